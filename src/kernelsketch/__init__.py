@@ -1,0 +1,54 @@
+"""kernelsketch: kernel PCA, kernel embeddings and kernel clustering at scale.
+
+Public estimators are re-exported here and imported lazily (PEP 562), so
+``import kernelsketch`` stays cheap and optional extras (dask, matplotlib) are
+never imported unless used.
+"""
+
+from __future__ import annotations
+
+import importlib
+
+from ._config import config_context, get_config, set_config
+
+__version__ = "0.1.0"
+
+# public name -> submodule that defines it
+_LAZY = {
+    # kernels
+    "get_kernel": "kernels",
+    "pairwise_kernel": "kernels",
+    "kernel_blocks": "kernels",
+    "estimate_bandwidth": "kernels",
+    "GramOperator": "kernels",
+    # feature maps
+    "Nystroem": "maps",
+    "RandomFourierFeatures": "maps",
+    "KernelJL": "maps",
+    # sketches
+    "FrequentDirections": "sketches",
+    # decomposition
+    "KernelPCA": "decomposition",
+    "SubsampleKPCA": "decomposition",
+    "RFKPCA": "decomposition",
+    "RNCA": "decomposition",
+    "StreamingKPCA": "decomposition",
+    # clustering
+    "NystroemKernelKMeans": "cluster",
+    # persistence
+    "save": "persistence",
+    "load": "persistence",
+}
+
+__all__ = ["config_context", "get_config", "set_config", "__version__", *_LAZY]
+
+
+def __getattr__(name):
+    if name in _LAZY:
+        module = importlib.import_module(f".{_LAZY[name]}", __name__)
+        return getattr(module, name)
+    raise AttributeError(f"module 'kernelsketch' has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_LAZY))

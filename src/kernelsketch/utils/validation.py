@@ -1,0 +1,89 @@
+"""Input validation with messages that name the problem.
+
+Thin wrappers over :func:`sklearn.utils.check_array` (which already rejects
+NaN/inf, complex and empty input with clear messages) plus the few checks it
+does not make for us (object/bool dtypes, feature counts at transform time).
+"""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+import scipy.sparse as sp
+from sklearn.utils import check_array
+
+FLOAT_DTYPES = (np.float64, np.float32)
+
+
+def check_input(X, *, accept_sparse=("csr",), dtype=FLOAT_DTYPES, ensure_min_samples=1,
+                ensure_min_features=1, name="X", reset=None, estimator=None, copy=False):
+    """Validate a data matrix: 2-D, finite, numeric, float32/float64, non-empty.
+
+    float32 is kept as float32; integer and boolean input become float64.
+    Sparse input is converted to CSR with sorted indices (when accepted).
+    """
+    if X is None:
+        raise TypeError(f"{name} is None; expected an array of shape (n_samples, n_features)")
+    if not sp.issparse(X):
+        arr_dtype = getattr(X, "dtype", None)
+        if arr_dtype is not None and np.issubdtype(arr_dtype, np.complexfloating):
+            raise TypeError(f"{name} has complex dtype {arr_dtype}; kernels are defined for real data only")
+    X = check_array(
+        X,
+        accept_sparse=list(accept_sparse) if accept_sparse else False,
+        dtype=list(dtype) if isinstance(dtype, tuple) else dtype,
+        ensure_all_finite=True,
+        ensure_min_samples=ensure_min_samples,
+        ensure_min_features=ensure_min_features,
+        input_name=name,
+        estimator=estimator,
+        copy=copy,
+    )
+    if sp.issparse(X):
+        if not X.has_sorted_indices:
+            X = X.copy()
+            X.sort_indices()
+        if X.dtype not in FLOAT_DTYPES:
+            X = X.astype(np.float64)
+    return X
+
+
+def check_n_features(estimator, X, name="X"):
+    """Raise a ValueError naming both counts when X has the wrong feature count."""
+    expected = getattr(estimator, "n_features_in_", None)
+    if expected is not None and X.shape[1] != expected:
+        raise ValueError(
+            f"{name} has {X.shape[1]} features, but {type(estimator).__name__} "
+            f"is expecting {expected} features as input."
+        )
+
+
+def check_random_state(seed) -> np.random.Generator:
+    """Turn ``None``, an int, a ``SeedSequence`` or a ``Generator`` into a ``Generator``.
+
+    A ``numpy.random.RandomState`` is accepted too (scikit-learn habit): a
+    Generator is seeded from it, so results stay reproducible.
+    """
+    if seed is None or isinstance(seed, (numbers.Integral, np.integer, np.random.SeedSequence)):
+        if isinstance(seed, numbers.Integral) and int(seed) < 0:
+            raise ValueError(f"random_state must be a non-negative int, got {seed}")
+        return np.random.default_rng(seed)
+    if isinstance(seed, np.random.Generator):
+        return seed
+    if isinstance(seed, np.random.RandomState):
+        return np.random.default_rng(seed.randint(0, 2**31 - 1))
+    raise TypeError(
+        f"random_state must be None, an int, a numpy Generator or RandomState; got {type(seed).__name__}"
+    )
+
+
+def derive_seed(random_state) -> int:
+    """A fixed 63-bit integer seed drawn once from ``random_state``.
+
+    Used where several independent streams must be derived reproducibly, e.g.
+    ``default_rng([seed, block_index])`` for chunk-independent randomness.
+    """
+    if isinstance(random_state, numbers.Integral) and not isinstance(random_state, bool):
+        return int(random_state)
+    return int(check_random_state(random_state).integers(0, 2**63 - 1))

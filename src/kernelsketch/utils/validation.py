@@ -79,11 +79,11 @@ def check_random_state(seed) -> np.random.Generator:
 
 
 def derive_seed(random_state) -> int:
-    """A fixed 63-bit integer seed drawn once from ``random_state``.
+    """A fixed 32-bit integer seed (accepted by scikit-learn too) drawn once from ``random_state``.
 
     Used where several independent streams must be derived reproducibly, e.g.
     ``default_rng([seed, block_index])`` for chunk-independent randomness.
     """
     if isinstance(random_state, numbers.Integral) and not isinstance(random_state, bool):
         return int(random_state)
-    return int(check_random_state(random_state).integers(0, 2**63 - 1))
+    return int(check_random_state(random_state).integers(0, 2**32 - 1))

@@ -1,0 +1,27 @@
+"""Kernels, bandwidth heuristics, chunked kernel blocks, the Gram matrix as an operator.
+
+See :mod:`kernelsketch.kernels.kernel_functions` for the parametrisation of
+every kernel and the conversions to scikit-learn's and the papers' forms.
+"""
+
+from .bandwidth import HEURISTICS, estimate_bandwidth, resolve_bandwidth
+from .blocks import get_kernel, kernel_blocks, kernel_diag, pairwise_kernel
+from .gram_operator import GramOperator
+from .kernel_functions import (
+    KERNELS,
+    SHIFT_INVARIANT,
+    CauchyKernel,
+    GaussianKernel,
+    Kernel,
+    LaplacianKernel,
+    LinearKernel,
+    PolynomialKernel,
+    ShiftInvariantKernel,
+)
+from .selection import make_kernel
+
+__all__ = [
+    "HEURISTICS", "KERNELS", "SHIFT_INVARIANT", "CauchyKernel", "GaussianKernel", "GramOperator", "Kernel",
+    "LaplacianKernel", "LinearKernel", "PolynomialKernel", "ShiftInvariantKernel", "estimate_bandwidth",
+    "get_kernel", "kernel_blocks", "kernel_diag", "make_kernel", "pairwise_kernel", "resolve_bandwidth",
+]

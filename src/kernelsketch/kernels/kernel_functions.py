@@ -1,0 +1,333 @@
+"""Kernel functions: what is computed, block by block, into a caller's buffer.
+
+Every kernel implements :meth:`Kernel.compute` ``(X_chunk, prepared_Y, out)``
+(Falkon's pattern: the kernel says *what*, :mod:`.blocks` says *how* it is
+chunked under the working-memory budget) and, for the shift-invariant ones,
+:meth:`ShiftInvariantKernel.sample_frequencies` from the kernel's spectral
+measure (Bochner), used by random Fourier features.
+
+Parametrisation (one everywhere in kernelsketch)
+------------------------------------------------
+==========  ======================================  ===============================
+kernel      k(x, y)                                 spectral measure of w (per dim)
+==========  ======================================  ===============================
+gaussian    exp(-||x - y||_2^2 / h^2)               N(0, 2 / h^2)
+laplacian   exp(-||x - y||_1 / h)                   Cauchy(0, 1 / h)
+cauchy      prod_j 1 / (1 + (x_j - y_j)^2 / h^2)    Laplace(0, 1 / h)
+polynomial  (gamma <x, y> + coef0)^degree           --
+linear      <x, y>                                  --
+==========  ======================================  ===============================
+
+Conversions for the Gaussian bandwidth ``h``:
+
+* scikit-learn ``rbf_kernel(gamma=g)``, ``exp(-g ||x-y||^2)``: ``g = 1 / h^2``.
+* Streaming KPCA paper (Ghashami et al.), ``exp(-||x-y||^2 / 2)`` (with a
+  scale sigma: ``exp(-||x-y||^2 / (2 sigma^2))``): ``h = sqrt(2) * sigma``.
+* Nystrom eigengap paper (Mahdavi et al.), ``exp(-lambda ||x-y||^2 / dbar^2)``:
+  ``h = dbar / sqrt(lambda)``.
+* Kernel JL paper (Kpotufe & Sriperumbudur): ``exp(-||x-y||^2 / h^2)`` as is.
+
+Accuracy of the Gaussian block
+------------------------------
+The exponent ``-(||x||^2 + ||y||^2 - 2 x.y) / h^2`` comes out of one GEMM on
+augmented matrices.  Its rounding error is about ``eps * (||x||^2 + ||y||^2)
+/ h^2`` (absolute) -- catastrophic *relative* cancellation for near points,
+but the kernel value is then close to 1 and its absolute error is that same
+small number.  To keep the norms small, both sides are centred on the mean of
+``Y`` (dense input) before the product, and the squared norms are computed
+in float64.  With float32 data whose spread is comparable to ``h`` the
+absolute error of every kernel value is below ~1e-6 (tested; float64: ~1e-15).
+Exponents are not clipped at 0 (a full extra pass over the block), so a value
+may exceed 1 by that rounding error; ``K(X, X)`` has an exact unit diagonal.
+"""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+import scipy.sparse as sp
+from scipy.spatial.distance import cdist
+
+
+def _check_positive(name, value):
+    if isinstance(value, bool) or not isinstance(value, (numbers.Real, np.floating, np.integer)):
+        raise TypeError(f"{name} must be a positive number, got {value!r}")
+    value = float(value)
+    if not np.isfinite(value) or value <= 0:
+        raise ValueError(f"{name} must be a positive finite number, got {value!r}")
+    return value
+
+
+class Kernel:
+    """Base class. Subclasses define ``compute`` and optionally ``prepare``."""
+
+    name = "kernel"
+    #: True when K(x, x) is 1 for every x and the block should get an exact unit diagonal
+    unit_diagonal = False
+    #: True when sparse (CSR) input is handled natively
+    accepts_sparse = True
+
+    def get_params(self) -> dict:
+        return {}
+
+    def __repr__(self):
+        params = ", ".join(f"{k}={v!r}" for k, v in self.get_params().items())
+        return f"{type(self).__name__}({params})"
+
+    def __eq__(self, other):
+        return type(self) is type(other) and self.get_params() == other.get_params()
+
+    def __hash__(self):
+        return hash((type(self).__name__, tuple(sorted(self.get_params().items()))))
+
+    # -- block protocol -------------------------------------------------
+    def prepare(self, Y, dtype):
+        """Precompute what every block against ``Y`` needs (done once)."""
+        return Y
+
+    def temp_bytes_per_row(self, n_features: int, n_cols: int, itemsize: int) -> int:
+        """Scratch bytes one row of ``compute`` needs beyond the output row."""
+        return n_features * itemsize
+
+    def compute(self, X, prepared, out):  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def diag(self, X):
+        """``k(x_i, x_i)`` for every row of X."""
+        raise NotImplementedError
+
+    def __call__(self, X, Y=None):
+        from .blocks import pairwise_kernel
+
+        return pairwise_kernel(X, Y, kernel=self)
+
+
+class ShiftInvariantKernel(Kernel):
+    """``k(x, y) = kappa(x - y)`` with ``kappa(0) = 1`` and a bandwidth ``h``."""
+
+    unit_diagonal = True
+
+    def __init__(self, bandwidth=1.0):
+        self.bandwidth = _check_positive("bandwidth", bandwidth)
+
+    def get_params(self):
+        return {"bandwidth": self.bandwidth}
+
+    def diag(self, X):
+        return np.ones(X.shape[0], dtype=X.dtype if X.dtype == np.float32 else np.float64)
+
+    def sample_frequencies(self, rng: np.random.Generator, n_features: int, n_components: int):
+        """Draw ``W`` of shape (n_features, n_components) from the spectral measure."""
+        raise NotImplementedError
+
+
+class GaussianKernel(ShiftInvariantKernel):
+    r"""Gaussian kernel :math:`k(x, y) = \exp(-\|x - y\|_2^2 / h^2)`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from kernelsketch.kernels import GaussianKernel
+    >>> K = GaussianKernel(bandwidth=2.0)(np.array([[0.0, 0.0], [2.0, 0.0]]))
+    >>> np.round(K, 4)
+    array([[1.    , 0.3679],
+           [0.3679, 1.    ]])
+    """
+
+    name = "gaussian"
+
+    def prepare(self, Y, dtype):
+        inv_h2 = 1.0 / self.bandwidth**2
+        if sp.issparse(Y):
+            # Sparse data cannot be centred without densifying it: the product
+            # runs in float64 so the cancellation stays at float64 level.
+            Y64 = Y.astype(np.float64)
+            yn = np.asarray(Y64.multiply(Y64).sum(axis=1)).ravel()
+            top = (Y64.T * (2.0 * inv_h2)).tocsc()
+            return {"sparse": True, "top": top, "ytail": -inv_h2 * yn, "inv_h2": inv_h2}
+        # Augmented right factor B (d + 2, m) so that [x_c, -|x_c|^2/h^2, 1] @ B
+        # is the exponent (2 x_c.y_c - |x_c|^2 - |y_c|^2) / h^2 in one GEMM;
+        # centring on mean(Y) keeps the norms (hence the rounding error) small.
+        Y64 = np.asarray(Y, dtype=np.float64)
+        center = Y64.mean(axis=0)
+        Yc = Y64 - center
+        d, m = Y.shape[1], Y.shape[0]
+        B = np.empty((d + 2, m), dtype=dtype)
+        B[:d] = (2.0 * inv_h2) * Yc.T
+        B[d] = 1.0
+        B[d + 1] = -inv_h2 * np.einsum("ij,ij->i", Yc, Yc)
+        return {"sparse": False, "B": B, "center": center, "inv_h2": inv_h2}
+
+    def temp_bytes_per_row(self, n_features, n_cols, itemsize):
+        # dense: the augmented chunk (d + 2 values, float64 while centring);
+        # sparse: a float64 product row before the cast into `out`.
+        return 8 * (n_features + 2) + 8 * n_cols
+
+    def compute(self, X, prepared, out):
+        inv_h2 = prepared["inv_h2"]
+        if not sp.issparse(X) and not prepared["sparse"]:
+            B = prepared["B"]
+            d = X.shape[1]
+            Xc = np.subtract(X, prepared["center"], dtype=np.float64)
+            A = np.empty((X.shape[0], d + 2), dtype=B.dtype)
+            A[:, :d] = Xc
+            A[:, d] = -inv_h2 * np.einsum("ij,ij->i", Xc, Xc)
+            A[:, d + 1] = 1.0
+            np.matmul(A, B, out=out)
+        else:
+            # Mixed or sparse input: float64 product, norms added by broadcasting.
+            X64 = X.astype(np.float64)
+            xn = np.asarray(X64.multiply(X64).sum(axis=1)).ravel() if sp.issparse(X) else np.einsum("ij,ij->i", X64, X64)
+            if prepared["sparse"]:
+                top, ytail = prepared["top"], prepared["ytail"]
+            else:
+                B, c = prepared["B"], prepared["center"]
+                d = X.shape[1]
+                top = np.asarray(B[:d], dtype=np.float64)
+                # |x - c|^2 = |x|^2 - 2 x.c + |c|^2 and (x - c).B = x.B - c.B
+                xn = xn - 2.0 * np.asarray(X64 @ c).ravel() + c @ c
+                ytail = np.asarray(B[d + 1], dtype=np.float64) - c @ top
+            prod = X64 @ top
+            prod = prod.toarray() if sp.issparse(prod) else np.asarray(prod)
+            prod -= (inv_h2 * xn)[:, None]
+            prod += ytail[None, :]
+            out[...] = prod
+        # No clip at 0 before the exp: it would cost a full extra pass (~45 %
+        # of the block time).  Rounding can leave an exponent of order
+        # eps * |x|^2 / h^2 above 0, i.e. a value above 1 by that much.
+        np.exp(out, out=out)
+
+    def sample_frequencies(self, rng, n_features, n_components):
+        # E[cos(w.(x-y))] = exp(-s^2 |x-y|^2 / 2) for w ~ N(0, s^2 I); s^2 = 2/h^2.
+        return rng.standard_normal((n_features, n_components)) * (np.sqrt(2.0) / self.bandwidth)
+
+
+class LaplacianKernel(ShiftInvariantKernel):
+    r"""Laplacian kernel :math:`k(x, y) = \exp(-\|x - y\|_1 / h)` (L1 distance).
+
+    Its spectral measure is a product of Cauchy(0, 1/h) laws (Rahimi & Recht, 2007).
+    Sparse input is densified chunk by chunk.
+    """
+
+    name = "laplacian"
+    accepts_sparse = False
+
+    def prepare(self, Y, dtype):
+        return np.asarray(Y.toarray() if sp.issparse(Y) else Y, dtype=np.float64)
+
+    def temp_bytes_per_row(self, n_features, n_cols, itemsize):
+        return 8 * (n_cols + n_features)
+
+    def compute(self, X, prepared, out):
+        Xd = X.toarray() if sp.issparse(X) else X
+        D = cdist(np.asarray(Xd, dtype=np.float64), prepared, metric="cityblock")
+        D *= -1.0 / self.bandwidth
+        np.exp(D, out=D)
+        out[...] = D
+
+    def sample_frequencies(self, rng, n_features, n_components):
+        return rng.standard_cauchy((n_features, n_components)) / self.bandwidth
+
+
+class CauchyKernel(ShiftInvariantKernel):
+    r"""Cauchy kernel :math:`k(x, y) = \prod_j 1 / (1 + (x_j - y_j)^2 / h^2)`.
+
+    Its spectral measure is a product of Laplace(0, 1/h) laws (Rahimi & Recht, 2007).
+    Cost O(n m d) elementwise work (no GEMM form exists).
+    """
+
+    name = "cauchy"
+    accepts_sparse = False
+
+    def prepare(self, Y, dtype):
+        Yd = Y.toarray() if sp.issparse(Y) else Y
+        return np.ascontiguousarray(np.asarray(Yd, dtype=np.float64).T / self.bandwidth)
+
+    def temp_bytes_per_row(self, n_features, n_cols, itemsize):
+        return 8 * (2 * n_cols + n_features)
+
+    def compute(self, X, prepared, out):
+        Xd = X.toarray() if sp.issparse(X) else X
+        Xs = np.asarray(Xd, dtype=np.float64) / self.bandwidth
+        acc = np.ones(out.shape, dtype=np.float64)
+        tmp = np.empty_like(acc)
+        for j in range(Xs.shape[1]):  # loop over features, never over rows
+            np.subtract(Xs[:, j, None], prepared[j][None, :], out=tmp)
+            np.square(tmp, out=tmp)
+            tmp += 1.0
+            acc /= tmp
+        out[...] = acc
+
+    def sample_frequencies(self, rng, n_features, n_components):
+        return rng.laplace(0.0, 1.0 / self.bandwidth, (n_features, n_components))
+
+
+class PolynomialKernel(Kernel):
+    r"""Polynomial kernel :math:`k(x, y) = (\gamma \langle x, y\rangle + c_0)^p`.
+
+    ``gamma=None`` means ``1 / n_features`` (scikit-learn's default).
+    """
+
+    name = "polynomial"
+
+    def __init__(self, degree=3, gamma=None, coef0=1.0):
+        if isinstance(degree, bool) or not isinstance(degree, (numbers.Integral, np.integer)) or degree < 1:
+            raise ValueError(f"degree must be an integer >= 1, got {degree!r}")
+        self.degree = int(degree)
+        self.gamma = None if gamma is None else _check_positive("gamma", gamma)
+        if isinstance(coef0, bool) or not isinstance(coef0, (numbers.Real, np.floating, np.integer)):
+            raise TypeError(f"coef0 must be a real number, got {coef0!r}")
+        self.coef0 = float(coef0)
+
+    def get_params(self):
+        return {"degree": self.degree, "gamma": self.gamma, "coef0": self.coef0}
+
+    def prepare(self, Y, dtype):
+        gamma = self.gamma if self.gamma is not None else 1.0 / Y.shape[1]
+        YT = (Y.T * gamma)
+        YT = YT.tocsc() if sp.issparse(Y) else np.asarray(YT, dtype=dtype)
+        return YT
+
+    def temp_bytes_per_row(self, n_features, n_cols, itemsize):
+        return n_features * itemsize
+
+    def compute(self, X, prepared, out):
+        prod = X @ prepared
+        out[...] = prod.toarray() if sp.issparse(prod) else prod
+        out += self.coef0
+        if self.degree != 1:
+            np.power(out, self.degree, out=out)
+
+    def diag(self, X):
+        gamma = self.gamma if self.gamma is not None else 1.0 / X.shape[1]
+        sq = np.asarray(X.multiply(X).sum(axis=1)).ravel() if sp.issparse(X) else np.einsum("ij,ij->i", X, X)
+        return (gamma * sq + self.coef0) ** self.degree
+
+
+class LinearKernel(Kernel):
+    r"""Linear kernel :math:`k(x, y) = \langle x, y \rangle`."""
+
+    name = "linear"
+
+    def prepare(self, Y, dtype):
+        return Y.T.tocsc() if sp.issparse(Y) else np.asarray(Y, dtype=dtype).T
+
+    def compute(self, X, prepared, out):
+        prod = X @ prepared
+        out[...] = prod.toarray() if sp.issparse(prod) else prod
+
+    def diag(self, X):
+        return np.asarray(X.multiply(X).sum(axis=1)).ravel() if sp.issparse(X) else np.einsum("ij,ij->i", X, X)
+
+
+KERNELS = {
+    "gaussian": GaussianKernel,
+    "rbf": GaussianKernel,
+    "laplacian": LaplacianKernel,
+    "cauchy": CauchyKernel,
+    "polynomial": PolynomialKernel,
+    "poly": PolynomialKernel,
+    "linear": LinearKernel,
+}
+SHIFT_INVARIANT = ("gaussian", "laplacian", "cauchy")

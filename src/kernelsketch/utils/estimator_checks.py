@@ -1,0 +1,32 @@
+"""Small helpers shared by estimators (kept out of the public API)."""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+from sklearn.utils._param_validation import Interval, StrOptions  # noqa: F401  (re-exported)
+
+from ..kernels.bandwidth import HEURISTICS
+from ..kernels.kernel_functions import KERNELS, Kernel
+
+#: constraints shared by every kernel estimator
+KERNEL_CONSTRAINTS = {
+    "kernel": [StrOptions(set(KERNELS)), Kernel],
+    "bandwidth": [Interval(numbers.Real, 0, None, closed="neither"), StrOptions(set(HEURISTICS))],
+    "kernel_params": [dict, None],
+    "random_state": ["random_state", np.random.Generator],
+}
+
+
+def deterministic_signs(V):
+    """Flip columns of V so that each column's largest-|.| entry is positive."""
+    idx = np.argmax(np.abs(V), axis=0)
+    signs = np.sign(V[idx, np.arange(V.shape[1])])
+    signs[signs == 0] = 1.0
+    V *= signs
+    return V
+
+
+def output_dtype(X):
+    return np.float32 if X.dtype == np.float32 else np.float64

@@ -1,5 +1,20 @@
-"""Kernel PCA: exact, on a subsample, on random features, streaming."""
+"""Kernel PCA: exact, on a subsample, on random features, streaming.
 
-from .kernel_pca import KernelPCA
+Names are imported lazily from their modules (PEP 562).
+"""
 
-__all__ = ["KernelPCA"]
+import importlib
+
+_LAZY = {"KernelPCA": "kernel_pca", "SubsampleKPCA": "subsample_kpca", "RFKPCA": "random_feature_pca", "RNCA": "random_feature_pca", "StreamingKPCA": "streaming_kpca"}
+
+__all__ = sorted(_LAZY)
+
+
+def __getattr__(name):
+    if name in _LAZY:
+        return getattr(importlib.import_module(f".{_LAZY[name]}", __name__), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_LAZY))

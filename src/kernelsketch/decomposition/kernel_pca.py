@@ -16,7 +16,7 @@ from ..kernels.blocks import kernel_blocks, pairwise_kernel
 from ..kernels.gram_operator import GramOperator
 from ..kernels.selection import make_kernel
 from ..utils.estimator_checks import KERNEL_CONSTRAINTS, Interval, StrOptions, deterministic_signs, output_dtype
-from ..utils.validation import check_input, check_n_features, check_random_state, derive_seed
+from ..utils.validation import check_input, check_random_state, derive_seed
 
 # Largest n for which the dense n x n Gram is formed by the "auto" solver
 # (n^2 * 8 bytes = 2 GiB at n = 16384); above it the Gram stays an operator.
@@ -164,7 +164,7 @@ class KernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y=None):
         """Fit on X (n_samples >= 2). Returns self."""
-        X = check_input(X, accept_sparse=("csr",), ensure_min_samples=2, estimator=self)
+        X = check_input(X, accept_sparse=("csr",), ensure_min_samples=2, estimator=self, reset=True)
         n = X.shape[0]
         rng = check_random_state(self.random_state)
         self.kernel_ = make_kernel(self.kernel, self.bandwidth, self.kernel_params, X,
@@ -218,8 +218,7 @@ class KernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
     def transform(self, X):
         """Embed new points with training-mean centring."""
         check_is_fitted(self)
-        X = check_input(X, accept_sparse=("csr",), estimator=self)
-        check_n_features(self, X)
+        X = check_input(X, accept_sparse=("csr",), estimator=self, reset=False)
         proj = self.eigenvectors_ / np.sqrt(self.eigenvalues_)
         out = np.empty((X.shape[0], proj.shape[1]), dtype=np.float64)
         for rows, Kb in kernel_blocks(X, self.X_fit_, self.kernel_, validate=False):

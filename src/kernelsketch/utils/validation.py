@@ -12,6 +12,7 @@ import numbers
 import numpy as np
 import scipy.sparse as sp
 from sklearn.utils import check_array
+from sklearn.utils.validation import validate_data
 
 FLOAT_DTYPES = (np.float64, np.float32)
 
@@ -20,26 +21,29 @@ def check_input(X, *, accept_sparse=("csr",), dtype=FLOAT_DTYPES, ensure_min_sam
                 ensure_min_features=1, name="X", reset=None, estimator=None, copy=False):
     """Validate a data matrix: 2-D, finite, numeric, float32/float64, non-empty.
 
+    With ``estimator`` and ``reset`` given, goes through scikit-learn's
+    ``validate_data`` so ``n_features_in_`` (and ``feature_names_in_``) are set
+    at fit (``reset=True``) and checked at transform (``reset=False``).
+    Complex input raises scikit-learn's ``ValueError("Complex data not supported")``.
+
     float32 is kept as float32; integer and boolean input become float64.
     Sparse input is converted to CSR with sorted indices (when accepted).
     """
     if X is None:
         raise TypeError(f"{name} is None; expected an array of shape (n_samples, n_features)")
-    if not sp.issparse(X):
-        arr_dtype = getattr(X, "dtype", None)
-        if arr_dtype is not None and np.issubdtype(arr_dtype, np.complexfloating):
-            raise TypeError(f"{name} has complex dtype {arr_dtype}; kernels are defined for real data only")
-    X = check_array(
-        X,
+    kwargs = dict(
         accept_sparse=list(accept_sparse) if accept_sparse else False,
         dtype=list(dtype) if isinstance(dtype, tuple) else dtype,
         ensure_all_finite=True,
         ensure_min_samples=ensure_min_samples,
         ensure_min_features=ensure_min_features,
-        input_name=name,
-        estimator=estimator,
         copy=copy,
     )
+    if estimator is not None and reset is not None:
+        # sets n_features_in_ (reset=True) or checks it (reset=False)
+        X = validate_data(estimator, X, reset=reset, **kwargs)
+    else:
+        X = check_array(X, input_name=name, estimator=estimator, **kwargs)
     if sp.issparse(X):
         if not X.has_sorted_indices:
             X = X.copy()

@@ -110,6 +110,8 @@ def test_adult_is_sparse_binary_csr(shared_dirs):
     assert X_tr.shape == (32561, 123) and X_te.shape == (16281, 123)
     assert _counts(y_tr) == {-1: 24720, 1: 7841} and _counts(y_te) == {-1: 12435, 1: 3846}
     assert X_te[0, 122] == 0 and X_te[:, 122].sum() == 0
+    X32, _ = load_dataset("adult", dtype=np.float32)
+    assert X32.dtype == np.float32 and sp.issparse(X32) and (X32 != X).nnz == 0
 
 
 @pytest.mark.data
@@ -240,6 +242,11 @@ def test_bad_csv_content_is_refused(tmp_path, no_defaults):
 def test_hash_cache_is_keyed_on_size_and_mtime(tmp_path):
     path = tmp_path / "f.bin"
     path.write_bytes(b"first")
+    assert _integrity.file_sha256(path) == hashlib.sha256(b"first").hexdigest()
+    # Same size and mtime: the cached digest is reused without reading the file again.
+    stat = path.stat()
+    path.write_bytes(b"FIRST")
+    os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns))
     assert _integrity.file_sha256(path) == hashlib.sha256(b"first").hexdigest()
     path.write_bytes(b"second version")
     os.utime(path, ns=(1, 1))  # any new (size, mtime) invalidates the cached digest

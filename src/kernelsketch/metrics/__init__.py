@@ -1,1 +1,35 @@
-"""kernelsketch.metrics"""
+"""Gram-approximation errors, Nystroem eigengap errors, Kernel JL Theorem 1, clustering scores."""
+
+from .clustering import adjusted_rand_index, rand_index
+from .gram_errors import (
+    kernel_frobenius_error,
+    kernel_frobenius_error_dense,
+    kernel_spectral_error,
+    kernel_spectral_error_dense,
+)
+from .kernel_jl import Theorem1Error, theorem1_inner_product_error
+from .nystrom_errors import (
+    NystroemErrors,
+    additional_approximation_error,
+    additional_approximation_error_dense,
+    eigengaps,
+    nystroem_errors,
+    top_eigen,
+)
+
+__all__ = [
+    "NystroemErrors",
+    "Theorem1Error",
+    "additional_approximation_error",
+    "additional_approximation_error_dense",
+    "adjusted_rand_index",
+    "eigengaps",
+    "kernel_frobenius_error",
+    "kernel_frobenius_error_dense",
+    "kernel_spectral_error",
+    "kernel_spectral_error_dense",
+    "nystroem_errors",
+    "rand_index",
+    "theorem1_inner_product_error",
+    "top_eigen",
+]

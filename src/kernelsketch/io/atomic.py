@@ -1,0 +1,137 @@
+"""Atomic output files: write to a temporary file beside the target, then rename.
+
+``os.replace`` within one directory is atomic on POSIX and Windows, so a
+reader sees either the previous file or the complete new one, never a half
+written file; an exception (including ``KeyboardInterrupt`` from Ctrl-C)
+removes the temporary file and leaves any previous output untouched.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+
+__all__ = ["AtomicPath", "OutputExistsError", "SameFileError", "check_output_path"]
+
+
+class OutputExistsError(FileExistsError):
+    """The output exists and overwriting it was not allowed (``force=False``)."""
+
+
+class SameFileError(ValueError):
+    """The output path is one of the inputs (after resolving symlinks)."""
+
+
+def _same_file(a: Path, b: Path) -> bool:
+    try:
+        if os.path.samefile(a, b):
+            return True
+    except OSError:
+        pass
+    return a.resolve() == b.resolve()
+
+
+def check_output_path(path, *, force=False, protect=()) -> Path:
+    """Check that ``path`` may be written; return it as a ``Path``.
+
+    Raises
+    ------
+    SameFileError
+        ``path`` is (a symlink to, or a hard link of) one of ``protect``: an
+        input is never overwritten, even with ``force``.
+    OutputExistsError
+        ``path`` exists and ``force`` is False.
+    FileNotFoundError
+        The folder that would hold ``path`` does not exist.
+    IsADirectoryError
+        ``path`` is a directory.
+    """
+    path = Path(os.fspath(path)).expanduser()
+    for other in protect:
+        if other is not None and _same_file(path, Path(os.fspath(other)).expanduser()):
+            raise SameFileError(f"output {str(path)!r} is the input file {str(other)!r}; refusing to write over an input")
+    if path.is_dir():
+        raise IsADirectoryError(f"output {str(path)!r} is a directory")
+    if (path.exists() or path.is_symlink()) and not force:
+        raise OutputExistsError(f"output {str(path)!r} exists; pass --force (force=True) to overwrite it")
+    parent = path.parent if str(path.parent) else Path(".")
+    if not parent.is_dir():
+        raise FileNotFoundError(f"folder {str(parent)!r} of output {str(path)!r} does not exist")
+    return path
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+class AtomicPath:
+    """A temporary file beside ``path`` that replaces ``path`` on :meth:`commit`.
+
+    Used as a context manager, the temporary file is renamed over ``path``
+    when the block succeeds and deleted when it raises (``KeyboardInterrupt``
+    included), so the previous content of ``path`` survives any failure.
+
+    Parameters
+    ----------
+    path : path-like
+        Final location.
+    force : bool, default=False
+        Allow replacing an existing ``path``.
+    protect : iterable of path-like
+        Inputs that must never be overwritten, even with ``force``.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> folder = tempfile.mkdtemp()
+    >>> target = os.path.join(folder, "out.txt")
+    >>> with AtomicPath(target) as tmp:
+    ...     with open(tmp, "w") as f:
+    ...         _ = f.write("done")
+    >>> open(target).read(), os.listdir(folder)
+    ('done', ['out.txt'])
+    """
+
+    def __init__(self, path, *, force=False, protect=()):
+        self.path = check_output_path(path, force=force, protect=protect)
+        self.force = force
+        fd, tmp = tempfile.mkstemp(dir=self.path.parent, prefix=f".{self.path.name}.", suffix=".part")
+        os.close(fd)
+        # mkstemp creates the file 0600; give the output the permissions a plain open() would.
+        os.chmod(tmp, 0o666 & ~_umask())
+        self.tmp = Path(tmp)
+        self._done = False
+
+    def commit(self) -> Path:
+        """Rename the temporary file over the target (re-checking ``force``)."""
+        if self._done:
+            return self.path
+        # The target may have appeared while we were writing.
+        if not self.force and (self.path.exists() or self.path.is_symlink()):
+            self.abort()
+            raise OutputExistsError(f"output {str(self.path)!r} appeared while writing; not overwritten")
+        os.replace(self.tmp, self.path)
+        self._done = True
+        return self.path
+
+    def abort(self) -> None:
+        """Delete the temporary file; the target is left as it was."""
+        if not self._done:
+            self._done = True
+            try:
+                self.tmp.unlink()
+            except FileNotFoundError:
+                pass
+
+    def __enter__(self) -> Path:
+        return self.tmp
+
+    def __exit__(self, exc_type, exc, tb):
+        if exc_type is None:
+            self.commit()
+        else:
+            self.abort()
+        return False

@@ -1,0 +1,132 @@
+"""Binary matrix files read in row blocks: ``.npy`` (memory-mapped) and Parquet."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import numpy as np
+
+from .source import MatrixSource, check_finite_block, default_block_rows, resolve_columns
+
+__all__ = ["NpySource", "ParquetSource"]
+
+
+def _float_dtype(dtype, requested):
+    return np.dtype(np.float32) if dtype == np.float32 and requested is None else np.dtype(requested or np.float64)
+
+
+class NpySource(MatrixSource):
+    """A 2-D numeric ``.npy`` file, memory-mapped (never unpickled).
+
+    float32 stays float32 unless ``dtype`` says otherwise; integers and
+    booleans become float64.
+    """
+
+    format = "npy"
+
+    def __init__(self, path, *, columns=None, label_column=None, dtype=None):
+        self.path = Path(os.fspath(path))
+        if self.path.stat().st_size == 0:
+            raise ValueError(f"{self.path}: the file is empty")
+        try:
+            arr = np.load(self.path, mmap_mode="r", allow_pickle=False)
+        except ValueError as exc:
+            msg = str(exc)
+            if "pickle" in msg or "Python objects" in msg:
+                msg = "not a .npy file, or an object array (pickled data is never loaded)"
+            elif "mmap length" in msg or "buffer is smaller" in msg:
+                msg = "truncated (the file is shorter than its header says)"
+            raise ValueError(f"{self.path}: corrupt .npy file: {msg}") from exc
+        except (OSError, EOFError) as exc:
+            raise ValueError(f"{self.path}: corrupt .npy file ({exc})") from exc
+        if not isinstance(arr, np.ndarray):
+            raise ValueError(f"{self.path}: expected a single array (.npy), got an archive")
+        if arr.dtype.kind not in "biuf":
+            raise ValueError(f"{self.path}: dtype {arr.dtype} is not numeric")
+        if arr.ndim != 2:
+            raise ValueError(f"{self.path}: expected a 2-D array (n_samples, n_features), got shape {arr.shape}")
+        if arr.shape[0] == 0 or arr.shape[1] == 0:
+            raise ValueError(f"{self.path}: the array is empty (shape {arr.shape})")
+        self._arr = arr
+        self.dtype = _float_dtype(arr.dtype, dtype)
+        self.features, self.label = resolve_columns(self.path, None, arr.shape[1], columns, label_column)
+        self.n_features = len(self.features)
+        self.n_rows = arr.shape[0]
+        self.has_labels = self.label is not None
+        self._contiguous = self.features == list(range(self.features[0], self.features[0] + self.n_features))
+
+    def iter_blocks(self, block_rows=None):
+        block_rows = block_rows or default_block_rows(self._arr.shape[1], 16)
+        f0 = self.features[0]
+        for start in range(0, self.n_rows, block_rows):
+            raw = self._arr[start:start + block_rows]
+            if self._contiguous:
+                X = np.array(raw[:, f0:f0 + self.n_features], dtype=self.dtype)
+            else:
+                X = np.asarray(raw[:, self.features], dtype=self.dtype)
+            check_finite_block(self.path, X, lambda i, s=start: s + i, None, self.features, row_label="row index")
+            y = None if self.label is None else np.array(raw[:, self.label])
+            yield X, y
+
+
+class ParquetSource(MatrixSource):
+    """A Parquet file read batch by batch with pyarrow (numeric feature columns)."""
+
+    format = "parquet"
+
+    def __init__(self, path, *, columns=None, label_column=None, dtype=None):
+        try:
+            import pyarrow.parquet as pq
+        except ImportError as exc:  # pragma: no cover - optional extra
+            raise ImportError("reading Parquet needs pyarrow: pip install 'kernelsketch[parquet]'") from exc
+        self.path = Path(os.fspath(path))
+        try:
+            self._file = pq.ParquetFile(self.path)
+        except Exception as exc:  # pyarrow raises ArrowInvalid / OSError for corrupt files
+            raise ValueError(f"{self.path}: corrupt or not a Parquet file ({exc})") from exc
+        names = list(self._file.schema_arrow.names)
+        self.features, self.label = resolve_columns(self.path, names, len(names), columns, label_column)
+        import pyarrow.types as pat
+
+        for j in self.features:
+            t = self._file.schema_arrow.field(j).type
+            if not (pat.is_integer(t) or pat.is_floating(t) or pat.is_boolean(t) or pat.is_decimal(t)):
+                raise ValueError(f"{self.path}: column {names[j]!r} has type {t}, not numeric "
+                                 "(use --columns / --label-column to choose the feature columns)")
+        self.feature_names = [names[j] for j in self.features]
+        self._names = names
+        self.n_features = len(self.features)
+        self.n_rows = self._file.metadata.num_rows
+        if self.n_rows == 0:
+            raise ValueError(f"{self.path}: no data rows")
+        self.has_labels = self.label is not None
+        types = {self._file.schema_arrow.field(j).type for j in self.features}
+        self.dtype = np.dtype(dtype or (np.float32 if all(str(t) == "float" for t in types) else np.float64))
+
+    def iter_blocks(self, block_rows=None):
+        block_rows = block_rows or default_block_rows(len(self._names), 16)
+        cols = [self._names[j] for j in self.features]
+        wanted = cols + ([self._names[self.label]] if self.label is not None else [])
+        start = 0
+        try:
+            batches = self._file.iter_batches(batch_size=block_rows, columns=wanted)
+            for batch in batches:
+                X = np.empty((batch.num_rows, len(cols)), dtype=self.dtype)
+                for j, name in enumerate(cols):
+                    col = batch.column(j)
+                    if col.null_count:
+                        i = int(np.flatnonzero(np.asarray(col.is_null()))[0])
+                        raise ValueError(f"{self.path}: row index {start + i}, column {name!r}: missing value (null)")
+                    X[:, j] = col.to_numpy(zero_copy_only=False)
+                check_finite_block(self.path, X, lambda i, s=start: s + i, self._names, self.features,
+                                   row_label="row index")
+                y = None
+                if self.label is not None:
+                    y = np.asarray(batch.column(len(cols)).to_numpy(zero_copy_only=False))
+                start += batch.num_rows
+                yield X, y
+        except ValueError:
+            raise
+        except Exception as exc:  # pyarrow errors on truncated/corrupt pages
+            raise ValueError(f"{self.path}: corrupt Parquet data after row {start} ({exc})") from exc

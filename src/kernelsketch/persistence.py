@@ -1,0 +1,440 @@
+"""Save and load fitted estimators in a safe, versioned file format.
+
+A model file is one ZIP archive (readable by ``numpy.load`` as an ``.npz``)
+holding ``meta.json`` and one ``.npy`` entry per array.  ``meta.json`` records
+the format name and version, the library version, the estimator tree
+(parameters and fitted state as JSON, arrays by reference), the dtype and
+shape of every array, and the sha256 of the arrays.
+
+Loading never unpickles and never imports or executes anything named by the
+file: classes are looked up by name in a fixed allowlist of kernelsketch
+estimators (and a few scikit-learn ones they may hold), kernels in the table
+of kernel classes, and arrays are read with ``allow_pickle=False`` after
+their header has been checked against the metadata.  A file with another
+format version, a missing or extra array, a shape or dtype mismatch or a
+checksum mismatch is refused with a :class:`ModelFormatError` naming the
+problem.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import numbers
+import os
+import zipfile
+from pathlib import Path
+
+import numpy as np
+import scipy.sparse as sp
+
+__all__ = ["FORMAT_NAME", "FORMAT_VERSION", "ModelFormatError", "load", "save"]
+
+FORMAT_NAME = "kernelsketch-model"
+FORMAT_VERSION = 1
+_META = "meta.json"
+# meta.json larger than this is not ours (protects json.loads from a crafted giant entry)
+_MAX_META_BYTES = 64 * 2**20
+# subpackages of kernelsketch whose exported classes are estimators
+_ESTIMATOR_PACKAGES = ("maps", "sketches", "decomposition", "cluster")
+# scikit-learn estimators a kernelsketch estimator may hold as fitted state
+_SKLEARN_CLASSES = {
+    "sklearn.KMeans": ("sklearn.cluster", "KMeans"),
+    "sklearn.MiniBatchKMeans": ("sklearn.cluster", "MiniBatchKMeans"),
+    "sklearn.PCA": ("sklearn.decomposition", "PCA"),
+    "sklearn.IncrementalPCA": ("sklearn.decomposition", "IncrementalPCA"),
+}
+
+
+class ModelFormatError(ValueError):
+    """The file is not a valid kernelsketch model (or was modified after saving)."""
+
+
+# -- the allowlists ---------------------------------------------------------------
+def _estimator_table():
+    """Class name -> (module, attribute) of every class that may appear in a model file."""
+    import kernelsketch
+
+    table = {name: (f"kernelsketch.{mod}", name) for name, mod in kernelsketch._LAZY.items()
+             if mod in _ESTIMATOR_PACKAGES and name[:1].isupper()}
+    table.update(_SKLEARN_CLASSES)
+    return table
+
+
+def _class_key(obj):
+    """Allowlist key of ``obj``'s class, or None if the class is not allowlisted."""
+    import importlib
+
+    cls = type(obj)
+    for key, (module, attr) in _estimator_table().items():
+        if cls.__name__ == attr and cls.__module__.startswith(module.split(".")[0]):
+            try:
+                if getattr(importlib.import_module(module), attr) is cls:
+                    return key
+            except (ImportError, AttributeError):
+                continue
+    return None
+
+
+def _resolve_class(key):
+    import importlib
+
+    table = _estimator_table()
+    if not isinstance(key, str) or key not in table:
+        raise ModelFormatError(f"class {key!r} is not a kernelsketch estimator this version can load "
+                               f"(known: {sorted(table)})")
+    module, attr = table[key]
+    try:
+        return getattr(importlib.import_module(module), attr)
+    except (ImportError, AttributeError) as exc:
+        raise ModelFormatError(f"class {key!r} is not available in this installation ({exc})") from exc
+
+
+def _kernel_classes():
+    from .kernels.kernel_functions import KERNELS
+
+    return {cls.__name__: cls for cls in set(KERNELS.values())}
+
+
+# -- encoding ---------------------------------------------------------------------
+class _Encoder:
+    def __init__(self):
+        self.arrays = {}
+        self.dropped = []
+
+    def array(self, a, where):
+        key = f"arr_{len(self.arrays)}"
+        a = np.asarray(a)
+        if a.dtype.hasobject:
+            raise TypeError(f"cannot save {where}: object arrays are not supported (they would need pickle)")
+        if a.dtype.kind not in "biufcUS" or a.dtype.names is not None:
+            raise TypeError(f"cannot save {where}: arrays of dtype {a.dtype} are not supported")
+        self.arrays[key] = (np.ascontiguousarray(a), where)
+        return {"__ndarray__": key}
+
+    def encode(self, v, where):
+        if v is None or isinstance(v, (bool, str)):
+            return v
+        if isinstance(v, numbers.Integral) and type(v) is int:
+            return v
+        if type(v) is float:
+            return v
+        if isinstance(v, np.ndarray):
+            return self.array(v, where)
+        if isinstance(v, np.generic):
+            if v.dtype.kind not in "biufc":
+                raise TypeError(f"cannot save {where}: numpy scalar of dtype {v.dtype}")
+            return {"__npscalar__": v.dtype.str, "value": self.encode(v.item(), where)}
+        if isinstance(v, complex):
+            return {"__complex__": [v.real, v.imag]}
+        if isinstance(v, np.dtype):
+            if v.kind not in "biufcUS" or v.names is not None:
+                raise TypeError(f"cannot save {where}: dtype {v}")
+            return {"__dtype__": v.str}
+        if isinstance(v, (list, tuple)):
+            items = [self.encode(x, f"{where}[{i}]") for i, x in enumerate(v)]
+            return items if isinstance(v, list) else {"__tuple__": items}
+        if isinstance(v, dict):
+            return {"__dict__": [[self.encode(k, f"{where} key"), self.encode(x, f"{where}[{k!r}]")]
+                                 for k, x in v.items()]}
+        if sp.issparse(v):
+            fmt = v.format
+            if fmt not in ("csr", "csc"):
+                v, fmt = v.tocsr(), "csr"
+            return {"__sparse__": fmt, "shape": list(v.shape), "data": self.array(v.data, f"{where}.data"),
+                    "indices": self.array(v.indices, f"{where}.indices"),
+                    "indptr": self.array(v.indptr, f"{where}.indptr")}
+        from .kernels.kernel_functions import Kernel
+
+        if isinstance(v, Kernel):
+            name = type(v).__name__
+            if _kernel_classes().get(name) is not type(v):
+                raise TypeError(f"cannot save {where}: kernel class {name} is not a kernelsketch kernel")
+            return {"__kernel__": name, "params": self.encode(v.get_params(), f"{where}.params")}
+        if isinstance(v, (np.random.Generator, np.random.RandomState, np.random.SeedSequence,
+                          np.random.BitGenerator)):
+            # Random generators are never stored (their state is not part of a fitted model).
+            self.dropped.append(where)
+            return None
+        key = _class_key(v)
+        if key is not None:
+            return self.estimator(v, key, where)
+        raise TypeError(f"cannot save {where}: values of type {type(v).__module__}.{type(v).__qualname__} "
+                        "are not supported by the model format")
+
+    def estimator(self, est, key, where):
+        params = est.get_params(deep=False)
+        state = {k: v for k, v in vars(est).items() if k not in params}
+        return {
+            "__estimator__": key,
+            "params": {k: self.encode(v, f"{where}.{k}") for k, v in params.items()},
+            "state": {k: self.encode(v, f"{where}.{k}") for k, v in state.items()},
+        }
+
+
+def _npy_bytes(a) -> bytes:
+    buf = io.BytesIO()
+    np.lib.format.write_array(buf, a, allow_pickle=False)
+    return buf.getvalue()
+
+
+def _digest(entries) -> str:
+    """sha256 over (name, bytes) pairs in name order."""
+    h = hashlib.sha256()
+    for name in sorted(entries):
+        h.update(name.encode())
+        h.update(b"\0")
+        h.update(entries[name])
+    return h.hexdigest()
+
+
+def save(estimator, path, *, overwrite=True):
+    """Save a kernelsketch estimator (fitted or not) to ``path``.
+
+    Parameters
+    ----------
+    estimator : kernelsketch estimator
+        Any estimator exported by :mod:`kernelsketch` (maps, sketches,
+        decompositions, clustering).
+    path : path-like
+        Target file (conventionally ``.npz``); written atomically.
+    overwrite : bool, default=True
+        Replace an existing file.
+
+    Returns
+    -------
+    pathlib.Path
+
+    Notes
+    -----
+    Parameters and every attribute of the instance that is not a parameter
+    (fitted ``*_`` attributes and private fitted state) are stored; arrays go
+    to ``.npy`` entries, the rest to JSON.  Random generators are not stored
+    (a ``random_state`` given as a Generator is saved as None): a loaded model
+    transforms exactly as the saved one but refitting it is not reproducible.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> import numpy as np
+    >>> from kernelsketch import KernelPCA, save, load
+    >>> X = np.random.default_rng(0).normal(size=(50, 3))
+    >>> model = KernelPCA(n_components=2, bandwidth=2.0).fit(X)
+    >>> path = save(model, os.path.join(tempfile.mkdtemp(), "kpca.npz"))
+    >>> np.allclose(load(path).transform(X), model.transform(X), rtol=1e-12, atol=1e-12)
+    True
+    """
+    from . import __version__
+    from .io.atomic import AtomicPath
+
+    key = _class_key(estimator)
+    if key is None or key.startswith("sklearn."):
+        raise TypeError(f"save() takes a kernelsketch estimator, got {type(estimator).__name__}")
+    enc = _Encoder()
+    root = enc.estimator(estimator, key, type(estimator).__name__)
+    entries = {f"{k}.npy": _npy_bytes(a) for k, (a, _) in enc.arrays.items()}
+    meta = {
+        "format": FORMAT_NAME,
+        "format_version": FORMAT_VERSION,
+        "library_version": __version__,
+        "estimator": key,
+        "root": root,
+        "arrays": {k: {"dtype": a.dtype.str, "shape": list(a.shape), "name": where}
+                   for k, (a, where) in enc.arrays.items()},
+        "arrays_sha256": _digest(entries),
+        "not_stored": enc.dropped,
+    }
+    with AtomicPath(path, force=overwrite) as tmp:
+        with zipfile.ZipFile(tmp, "w", compression=zipfile.ZIP_STORED) as zf:
+            zf.writestr(_META, json.dumps(meta, indent=1), compress_type=zipfile.ZIP_DEFLATED)
+            for name, data in entries.items():
+                zf.writestr(name, data)
+    return Path(os.fspath(path))
+
+
+# -- decoding ---------------------------------------------------------------------
+def _read_array(path, name, data, spec):
+    """Parse one ``.npy`` entry after checking its header against the metadata."""
+    f = io.BytesIO(data)
+    try:
+        version = np.lib.format.read_magic(f)
+        if version == (1, 0):
+            shape, fortran, dtype = np.lib.format.read_array_header_1_0(f)
+        elif version == (2, 0):
+            shape, fortran, dtype = np.lib.format.read_array_header_2_0(f)
+        else:
+            raise ValueError(f"npy version {version}")
+    except ValueError as exc:
+        raise ModelFormatError(f"{path}: array {spec.get('name', name)!r} ({name}) is corrupt: {exc}") from exc
+    if dtype.hasobject:
+        raise ModelFormatError(f"{path}: array {spec.get('name', name)!r} ({name}) holds Python objects; "
+                               "model files never contain pickled data")
+    if dtype.str != spec.get("dtype") or list(shape) != list(spec.get("shape", [])):
+        raise ModelFormatError(f"{path}: array {spec.get('name', name)!r} ({name}) has dtype {dtype.str} and shape "
+                               f"{tuple(shape)}, the metadata says {spec.get('dtype')} and {tuple(spec.get('shape', []))}")
+    f.seek(0)
+    try:
+        # A fresh, owned, writeable copy (partial_fit may update it in place), not a
+        # read-only view of the zip buffer.
+        return np.array(np.lib.format.read_array(f, allow_pickle=False), copy=True, order="K")
+    except ValueError as exc:
+        raise ModelFormatError(f"{path}: array {spec.get('name', name)!r} ({name}) is truncated or corrupt: {exc}") from exc
+
+
+class _Decoder:
+    def __init__(self, path, arrays):
+        self.path = path
+        self.arrays = arrays
+
+    def fail(self, msg):
+        raise ModelFormatError(f"{self.path}: {msg}")
+
+    def decode(self, node):
+        if node is None or isinstance(node, (bool, int, float, str)):
+            return node
+        if isinstance(node, list):
+            return [self.decode(x) for x in node]
+        if not isinstance(node, dict) or len(node) == 0:
+            self.fail(f"unexpected metadata node {node!r}")
+        if "__ndarray__" in node:
+            key = node["__ndarray__"]
+            if key not in self.arrays:
+                self.fail(f"array {key!r} is referenced but not listed")
+            return self.arrays[key]
+        if "__npscalar__" in node:
+            dt = self.dtype(node["__npscalar__"])
+            return dt.type(self.decode(node["value"]))
+        if "__complex__" in node:
+            re_, im = node["__complex__"]
+            return complex(re_, im)
+        if "__dtype__" in node:
+            return self.dtype(node["__dtype__"])
+        if "__tuple__" in node:
+            return tuple(self.decode(x) for x in node["__tuple__"])
+        if "__dict__" in node:
+            out = {}
+            for pair in node["__dict__"]:
+                if not isinstance(pair, list) or len(pair) != 2:
+                    self.fail("malformed dict entry")
+                k = self.decode(pair[0])
+                try:
+                    out[k] = self.decode(pair[1])
+                except TypeError:
+                    self.fail(f"unhashable dict key {k!r}")
+            return out
+        if "__sparse__" in node:
+            fmt = node["__sparse__"]
+            cls = {"csr": sp.csr_matrix, "csc": sp.csc_matrix}.get(fmt)
+            if cls is None:
+                self.fail(f"unknown sparse format {fmt!r}")
+            try:
+                return cls((self.decode(node["data"]), self.decode(node["indices"]), self.decode(node["indptr"])),
+                           shape=tuple(node["shape"]))
+            except (ValueError, TypeError, KeyError) as exc:
+                self.fail(f"inconsistent sparse matrix: {exc}")
+        if "__kernel__" in node:
+            cls = _kernel_classes().get(node["__kernel__"])
+            if cls is None:
+                self.fail(f"unknown kernel class {node['__kernel__']!r}")
+            params = self.decode(node.get("params", {"__dict__": []}))
+            try:
+                return cls(**params)
+            except (TypeError, ValueError) as exc:
+                self.fail(f"invalid kernel parameters {params!r}: {exc}")
+        if "__estimator__" in node:
+            return self.estimator(node)
+        self.fail(f"unknown metadata node with keys {sorted(node)}")
+
+    def dtype(self, s):
+        try:
+            dt = np.dtype(s)
+        except TypeError:
+            self.fail(f"invalid dtype {s!r}")
+        if dt.kind not in "biufcUS" or dt.names is not None:
+            self.fail(f"dtype {s!r} is not allowed")
+        return dt
+
+    def estimator(self, node):
+        cls = _resolve_class(node["__estimator__"])
+        params = {k: self.decode(v) for k, v in node.get("params", {}).items()}
+        known = set(cls().get_params(deep=False))
+        unknown = set(params) - known
+        if unknown:
+            self.fail(f"parameters {sorted(unknown)} are not parameters of {cls.__name__} in this version")
+        try:
+            est = cls(**params)
+        except (TypeError, ValueError) as exc:
+            self.fail(f"cannot rebuild {cls.__name__}({params}): {exc}")
+        for k, v in node.get("state", {}).items():
+            if not isinstance(k, str) or not k.isidentifier() or k.startswith("__"):
+                self.fail(f"invalid attribute name {k!r}")
+            est.__dict__[k] = self.decode(v)
+        return est
+
+
+def load(path):
+    """Load an estimator saved by :func:`save`.
+
+    Raises
+    ------
+    FileNotFoundError
+        No such file.
+    ModelFormatError (a ValueError)
+        Not a model file, another format version, an unknown class, a missing,
+        extra, mis-shaped or object array, or arrays whose sha256 differs from
+        the one recorded when saving (a modified file).
+    """
+    from . import __version__
+
+    path = Path(os.fspath(path)).expanduser()
+    if not path.is_file():
+        raise FileNotFoundError(f"model file {str(path)!r} does not exist")
+    if not zipfile.is_zipfile(path):
+        raise ModelFormatError(f"{path}: not a kernelsketch model file (not a ZIP/.npz archive)")
+    try:
+        with zipfile.ZipFile(path) as zf:
+            names = set(zf.namelist())
+            if _META not in names:
+                raise ModelFormatError(f"{path}: not a kernelsketch model file (no {_META}); "
+                                       "plain .npz/pickle files are never loaded")
+            if zf.getinfo(_META).file_size > _MAX_META_BYTES:
+                raise ModelFormatError(f"{path}: {_META} is implausibly large")
+            try:
+                meta = json.loads(zf.read(_META).decode("utf-8"))
+            except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+                raise ModelFormatError(f"{path}: {_META} is not valid JSON ({exc})") from exc
+            if not isinstance(meta, dict) or meta.get("format") != FORMAT_NAME:
+                raise ModelFormatError(f"{path}: not a kernelsketch model file (format {meta.get('format')!r})"
+                                       if isinstance(meta, dict) else f"{path}: malformed {_META}")
+            version = meta.get("format_version")
+            if version != FORMAT_VERSION:
+                raise ModelFormatError(
+                    f"{path}: model format version {version!r} is not supported by kernelsketch {__version__} "
+                    f"(reads version {FORMAT_VERSION}); the file was written by kernelsketch "
+                    f"{meta.get('library_version', '?')}")
+            specs = meta.get("arrays")
+            if not isinstance(specs, dict):
+                raise ModelFormatError(f"{path}: malformed {_META} (no array table)")
+            expected = {f"{k}.npy" for k in specs}
+            missing = sorted(expected - names)
+            if missing:
+                which = [specs[m[:-4]].get("name", m) for m in missing]
+                raise ModelFormatError(f"{path}: missing array(s) {which} ({', '.join(missing)})")
+            extra = sorted(names - expected - {_META})
+            if extra:
+                raise ModelFormatError(f"{path}: unexpected entries {extra}")
+            for k, spec in specs.items():
+                nbytes = int(np.prod(spec.get("shape", [0]), dtype=np.int64)) * np.dtype(spec.get("dtype", "u1")).itemsize
+                if zf.getinfo(f"{k}.npy").file_size > nbytes + 65536 + 1024:
+                    raise ModelFormatError(f"{path}: entry {k}.npy is larger than its recorded shape allows")
+            entries = {name: zf.read(name) for name in sorted(expected)}
+    except zipfile.BadZipFile as exc:
+        raise ModelFormatError(f"{path}: corrupt model file ({exc})") from exc
+    if _digest(entries) != meta.get("arrays_sha256"):
+        raise ModelFormatError(f"{path}: array checksum mismatch: the file was modified or corrupted after saving")
+    arrays = {name[:-4]: _read_array(path, name, data, specs[name[:-4]]) for name, data in entries.items()}
+    est = _Decoder(path, arrays).decode(meta.get("root"))
+    if _class_key(est) is None or _class_key(est).startswith("sklearn."):
+        raise ModelFormatError(f"{path}: the root object is not a kernelsketch estimator")
+    return est

@@ -1,0 +1,218 @@
+"""save/load: every exported estimator round-trips; tampered or crafted files are refused."""
+
+import importlib
+import io
+import json
+import zipfile
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+import kernelsketch
+from kernelsketch.persistence import ModelFormatError, load, save
+
+_ESTIMATOR_PACKAGES = ("maps", "sketches", "decomposition", "cluster")
+ESTIMATOR_NAMES = sorted(n for n, m in kernelsketch._LAZY.items() if m in _ESTIMATOR_PACKAGES and n[0].isupper())
+
+# small settings for every parameter name an estimator may have
+_SMALL = {"n_components": 3, "n_landmarks": 25, "n_random_features": 40, "sketch_size": 8, "n_clusters": 3,
+          "random_state": 0, "bandwidth": 1.5}
+
+
+def _make(name):
+    try:
+        cls = getattr(importlib.import_module(f"kernelsketch.{kernelsketch._LAZY[name]}"), name)
+    except (ImportError, AttributeError) as exc:
+        pytest.skip(f"{name} is not importable yet ({exc})")
+    names = cls().get_params(deep=False)
+    return cls(**{k: v for k, v in _SMALL.items() if k in names})
+
+
+def _output(est, X):
+    return est.transform(X) if hasattr(est, "transform") else est.predict(X)
+
+
+def _assert_same_state(a, b):
+    assert type(a) is type(b)
+    assert a.get_params(deep=False).keys() == b.get_params(deep=False).keys()
+    for key, va in vars(a).items():
+        vb = vars(b)[key]
+        if isinstance(va, np.ndarray):
+            assert va.dtype == vb.dtype and va.shape == vb.shape, key
+            np.testing.assert_array_equal(va, vb, err_msg=key)
+        elif sp.issparse(va):
+            assert (va != vb).nnz == 0, key
+        elif isinstance(va, (int, float, str, bool, type(None))):
+            assert va == vb or (va != va and vb != vb), key
+
+
+@pytest.mark.parametrize("name", ESTIMATOR_NAMES)
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_round_trip_every_estimator(name, dtype, tmp_path):
+    est = _make(name)
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(80, 4)).astype(dtype)
+    X_new = rng.normal(size=(17, 4)).astype(dtype)
+    est.fit(X)
+    expected = _output(est, X_new)
+    path = save(est, tmp_path / "model.npz")
+    loaded = load(path)
+    _assert_same_state(est, loaded)
+    got = _output(loaded, X_new)
+    assert got.dtype == expected.dtype and got.shape == expected.shape
+    # identical state; BLAS may round a last bit differently on differently aligned copies
+    np.testing.assert_allclose(got, expected, rtol=1e-12 if dtype == np.float64 else 1e-6, atol=1e-12)
+    # the loaded model saves to the same arrays again
+    path2 = save(loaded, tmp_path / "again.npz")
+    with zipfile.ZipFile(path) as a, zipfile.ZipFile(path2) as b:
+        assert json.loads(a.read("meta.json"))["arrays_sha256"] == json.loads(b.read("meta.json"))["arrays_sha256"]
+
+
+def test_unfitted_and_generator_random_state(tmp_path):
+    from kernelsketch import KernelPCA
+
+    est = KernelPCA(n_components=2, kernel_params={"degree": 2}, random_state=np.random.default_rng(1))
+    path = save(est, tmp_path / "m.npz")
+    back = load(path)
+    assert back.kernel_params == {"degree": 2} and back.random_state is None
+    assert json.loads(zipfile.ZipFile(path).read("meta.json"))["not_stored"] == ["KernelPCA.random_state"]
+    with pytest.raises(TypeError, match="kernelsketch estimator"):
+        save(object(), tmp_path / "x.npz")
+    with pytest.raises(FileExistsError):
+        save(est, path, overwrite=False)
+
+
+@pytest.fixture
+def saved(tmp_path):
+    from kernelsketch import KernelPCA
+
+    X = np.random.default_rng(0).normal(size=(40, 3))
+    est = KernelPCA(n_components=2, bandwidth=2.0).fit(X)
+    return save(est, tmp_path / "m.npz"), est, X
+
+
+def _rewrite(path, edit_meta=None, edit_entries=None):
+    with zipfile.ZipFile(path) as zf:
+        meta = json.loads(zf.read("meta.json"))
+        entries = {n: zf.read(n) for n in zf.namelist() if n != "meta.json"}
+    if edit_meta:
+        edit_meta(meta)
+    if edit_entries:
+        edit_entries(entries, meta)
+    with zipfile.ZipFile(path, "w") as zf:
+        zf.writestr("meta.json", json.dumps(meta))
+        for n, b in entries.items():
+            zf.writestr(n, b)
+
+
+def _npy(a, allow_pickle=False):
+    buf = io.BytesIO()
+    np.lib.format.write_array(buf, a, allow_pickle=allow_pickle)
+    return buf.getvalue()
+
+
+def test_flipped_byte_is_rejected(saved):
+    path, _, _ = saved
+    raw = bytearray(path.read_bytes())
+    # flip a byte inside the eigenvectors' data (stored uncompressed): the zip CRC or the sha256 catches it
+    with zipfile.ZipFile(path) as zf:
+        meta = json.loads(zf.read("meta.json"))
+        key = next(k for k, s in meta["arrays"].items() if s["name"].endswith("eigenvectors_"))
+        info = zf.getinfo(f"{key}.npy")
+    offset = info.header_offset + 30 + len(info.filename) + len(info.extra) + info.file_size - 5
+    raw[offset] ^= 0x01
+    path.write_bytes(bytes(raw))
+    with pytest.raises(ModelFormatError, match="corrupt|checksum"):
+        load(path)
+
+
+def test_modified_array_with_valid_zip_is_rejected(saved):
+    path, _, _ = saved
+
+    def edit(entries, meta):
+        name = sorted(entries)[0]
+        a = np.lib.format.read_array(io.BytesIO(entries[name]))
+        entries[name] = _npy(a + 1e-9)
+
+    _rewrite(path, edit_entries=edit)
+    with pytest.raises(ModelFormatError, match="checksum mismatch"):
+        load(path)
+
+
+@pytest.mark.parametrize("edit, match", [
+    (lambda m: m.update(format_version=2), "format version 2 is not supported"),
+    (lambda m: m.update(format="something-else"), "not a kernelsketch model"),
+    (lambda m: m["root"].update(__estimator__="os.system"), "not a kernelsketch estimator"),
+    (lambda m: m["root"]["params"].update(bogus=1), "bogus"),
+])
+def test_edited_metadata_is_rejected(saved, edit, match):
+    path, _, _ = saved
+    _rewrite(path, edit_meta=edit)
+    with pytest.raises(ModelFormatError, match=match):
+        load(path)
+
+
+def test_missing_and_misshapen_arrays_are_rejected(saved):
+    from kernelsketch.persistence import _digest
+
+    path, _, _ = saved
+    _rewrite(path, edit_entries=lambda e, m: e.pop(sorted(e)[0]))
+    with pytest.raises(ModelFormatError, match="missing array"):
+        load(path)
+
+    path2 = path.with_name("m2.npz")
+    save(load_fresh(saved), path2)
+
+    def reshape(entries, meta):  # a consistent checksum, but the shape disagrees with the metadata
+        key = next(k for k, s in meta["arrays"].items() if len(s["shape"]) == 2)
+        a = np.lib.format.read_array(io.BytesIO(entries[f"{key}.npy"]))
+        entries[f"{key}.npy"] = _npy(a[:-1])
+        meta["arrays_sha256"] = _digest(entries)
+
+    _rewrite(path2, edit_entries=reshape)
+    with pytest.raises(ModelFormatError, match="shape"):
+        load(path2)
+
+
+def load_fresh(saved):
+    return saved[1]
+
+
+class _Boom:
+    """Unpickling this would create a file: proof that nothing is unpickled."""
+
+    def __init__(self, target):
+        self.target = target
+
+    def __reduce__(self):
+        return (open, (self.target, "w"))
+
+
+def test_pickled_object_arrays_are_never_unpickled(saved, tmp_path):
+    from kernelsketch.persistence import _digest
+
+    path, _, _ = saved
+    sentinel = tmp_path / "unpickled"
+    evil = np.empty(1, dtype=object)
+    evil[0] = _Boom(str(sentinel))
+    # a plain .npz holding a pickled object array
+    plain = tmp_path / "plain.npz"
+    np.savez(plain, x=evil)
+    with pytest.raises(ModelFormatError, match="not a kernelsketch model"):
+        load(plain)
+    # a model whose array entry is replaced by a pickled object array, checksum recomputed
+    def swap(entries, meta):
+        key = sorted(entries)[0]
+        entries[key] = _npy(evil, allow_pickle=True)
+        meta["arrays"][key[:-4]].update(dtype="|O", shape=[1])
+        meta["arrays_sha256"] = _digest(entries)
+
+    _rewrite(path, edit_entries=swap)
+    with pytest.raises(ModelFormatError, match="Python objects"):
+        load(path)
+    assert not sentinel.exists()
+    # not a zip at all
+    (tmp_path / "junk.npz").write_bytes(b"\x80\x04junk")
+    with pytest.raises(ModelFormatError, match="not a kernelsketch model"):
+        load(tmp_path / "junk.npz")

@@ -440,6 +440,26 @@ def test_theorem1_sketching_error_shrinks_like_inverse_sqrt_d():
     assert sup[1600] < sup[25] / 3, sup
 
 
+def test_theorem1_projection_input_equals_sketch_input():
+    # KernelJL(centered=False) stores V_hat = K Z^T / (n sqrt(n d)) as projection_
+    rng = np.random.default_rng(1)
+    n, d = 50, 30
+    X, Z, F = rng.normal(size=(n, 2)), rng.standard_normal((d, n)), rng.normal(size=(n, 3))
+    kern = get_kernel("gaussian", bandwidth=1.0)
+    V = _dense_gram(X, kern) @ Z.T / (n * np.sqrt(n * d))
+    a = theorem1_inner_product_error(X, Z, F, kernel=kern)
+    b = theorem1_inner_product_error(X, None, F, kernel=kern, projection=V)
+    for field in ("sketched", "target", "normalized_error"):
+        np.testing.assert_allclose(getattr(b, field), getattr(a, field), rtol=1e-10)
+    assert np.isclose(b.sup_error, a.sup_error, rtol=1e-9)
+    with pytest.raises(ValueError, match="exactly one"):
+        theorem1_inner_product_error(X, Z, F, kernel=kern, projection=V)
+    with pytest.raises(ValueError, match="exactly one"):
+        theorem1_inner_product_error(X, None, F, kernel=kern)
+    with pytest.raises(ValueError, match="projection must have shape"):
+        theorem1_inner_product_error(X, None, F, kernel=kern, projection=V[:-1])
+
+
 def test_theorem1_validation():
     X = _data(10)
     Z = np.ones((4, 10))

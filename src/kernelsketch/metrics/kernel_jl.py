@@ -102,6 +102,18 @@ def _coefficients(F, n, name):
     return F
 
 
+def _real_matrix(A, name):
+    A = np.asarray(A)
+    if not np.issubdtype(A.dtype, np.number) or np.iscomplexobj(A):
+        raise TypeError(f"{name} must be a real numeric array, got dtype {A.dtype}")
+    if A.ndim != 2:
+        raise ValueError(f"{name} must be 2-D, got shape {A.shape}")
+    A = np.asarray(A, dtype=np.float64)
+    if not np.all(np.isfinite(A)):
+        raise ValueError(f"{name} contains NaN or infinity")
+    return A
+
+
 def _population_products(X_pop, X, kern, A):
     """``K_NN K_Nn A`` in bounded memory (K_Nn by row blocks, K_NN as an operator)."""
     B = np.empty((X_pop.shape[0], A.shape[1]), dtype=np.float64)
@@ -110,22 +122,25 @@ def _population_products(X_pop, X, kern, A):
     return GramOperator(X_pop, kern).matmat(B)
 
 
-def theorem1_inner_product_error(X, Z, F, G=None, kernel="gaussian", *, X_population=None, sup=True,
-                                 **kernel_params) -> Theorem1Error:
+def theorem1_inner_product_error(X, Z, F, G=None, kernel="gaussian", *, projection=None, X_population=None,
+                                 sup=True, **kernel_params) -> Theorem1Error:
     r"""Kernel JL Theorem 1: sketched vs exact ``<f, Sigma^3 g>_H`` for sets of functions.
 
     Parameters
     ----------
     X : array-like or CSR of shape (n, D)
         The subsample that defines the sketch.
-    Z : array-like of shape (d, n)
-        The Gaussian sketch matrix (i.i.d. N(0, 1) entries), as used by
-        :class:`kernelsketch.maps.KernelJL`.
+    Z : array-like of shape (d, n) or None
+        The Gaussian sketch matrix (i.i.d. N(0, 1) entries).  None when
+        ``projection`` is given instead.
     F : array-like of shape (n, p) or (n,)
         Column ``j`` holds the coefficients of ``f_j = sum_i F[i, j] k(., x_i)``.
     G : array-like of shape (n, q) or (n,), optional
         Coefficients of the ``g_l``; defaults to ``F``.
     kernel : str or Kernel, default="gaussian"
+    projection : array-like of shape (n, d), optional
+        The normalised sketch ``V_hat = K Z^T / (n^{3/2} sqrt(d))`` instead of
+        ``Z`` -- e.g. ``KernelJL(centered=False).projection_`` fitted on ``X``.
     X_population : array-like or CSR of shape (N, D), optional
         A larger sample whose empirical covariance ``Sigma_N`` stands in for
         the population ``Sigma`` of the theorem.  Default: ``Sigma_n`` of
@@ -150,8 +165,10 @@ def theorem1_inner_product_error(X, Z, F, G=None, kernel="gaussian", *, X_popula
         \frac{1}{n^3 d}\langle Z K f_{|X}, Z K g_{|X}\rangle_2
         = \frac{1}{n^3 d} (Z K^2 a)^\top (Z K^2 b),
 
-    and ``||f||_H^2 = a^T K a``.  Cost: O(n^2 D) for ``K``, O(n^2 (p + q) + d n
-    (p + q)) for the products, O(n^3 + d n^2) for the supremum; with
+    and ``||f||_H^2 = a^T K a``.  The sketched side is evaluated as
+    ``<V_hat^T K b, V_hat^T K a>`` with ``V_hat = K Z^T / (n^{3/2} sqrt(d))``.
+    Cost: O(n^2 (D + d)) for ``K`` and ``V_hat``, O(n^2 (p + q) + d n (p + q))
+    for the products, O(n^3 + d n^2) for the supremum; with
     ``X_population``, O(N n D + N^2 D) in the working-memory budget.
 
     References
@@ -171,24 +188,26 @@ def theorem1_inner_product_error(X, Z, F, G=None, kernel="gaussian", *, X_popula
     """
     X = data_float64(X)
     n = X.shape[0]
-    Z = np.asarray(Z)
-    if Z.ndim != 2 or Z.shape[1] != n or Z.shape[0] == 0:
-        raise ValueError(f"Z must have shape (d, {n}) with d >= 1 (one column per subsample point), got {Z.shape}")
-    if not np.issubdtype(Z.dtype, np.number) or np.iscomplexobj(Z):
-        raise TypeError(f"Z must be a real numeric array, got dtype {Z.dtype}")
-    Z = np.asarray(Z, dtype=np.float64)
-    if not np.all(np.isfinite(Z)):
-        raise ValueError("Z contains NaN or infinity")
-    d = Z.shape[0]
+    if (Z is None) == (projection is None):
+        raise ValueError("give exactly one of Z (the d x n Gaussian matrix) and projection (the n x d V_hat)")
+    if Z is not None:
+        Z = _real_matrix(Z, "Z")
+        if Z.shape[1] != n or Z.shape[0] == 0:
+            raise ValueError(f"Z must have shape (d, {n}) with d >= 1 (one column per subsample point), got {Z.shape}")
+    else:
+        projection = _real_matrix(projection, "projection")
+        if projection.shape[0] != n or projection.shape[1] == 0:
+            raise ValueError(f"projection must have shape ({n}, d) with d >= 1, got {projection.shape}")
     F = _coefficients(F, n, "F")
     G = F if G is None else _coefficients(G, n, "G")
     kern = resolve_kernel(kernel, kernel_params)
 
     K = pairwise_kernel(X, kernel=kern)
     K = (K + K.T) / 2.0
+    # V_hat = K Z^T / (n^{3/2} sqrt(d)): the sketched side is <V_hat^T g|X, V_hat^T f|X>
+    V = K @ Z.T / (n * np.sqrt(n * Z.shape[0])) if projection is None else projection
     KF, KG = K @ F, K @ G  # f|X, g|X
-    ZKF, ZKG = Z @ (K @ KF), Z @ (K @ KG)
-    sketched = (ZKF.T @ ZKG) / (n**3 * d)
+    sketched = (V.T @ KF).T @ (V.T @ KG)
 
     if X_population is None:
         target = ((K @ KF).T @ (K @ KG)) / n**3
@@ -212,10 +231,11 @@ def theorem1_inner_product_error(X, Z, F, G=None, kernel="gaussian", *, X_popula
     if sup and X_population is None:
         lam, U = scipy.linalg.eigh(K, check_finite=False)
         lam = np.maximum(lam, 0.0)  # K is PSD; negative eigenvalues are rounding
-        # In K's eigenbasis: (1/n^3) (Lam^{3/2} U^T Z^T Z U Lam^{3/2} / d - Lam^3)
-        M = (Z @ U) * lam**1.5
-        B = M.T @ M / d
-        B[np.diag_indices(n)] -= lam**3
+        # K^{1/2} (V V^T - K^2 / n^3) K^{1/2} in K's eigenbasis:
+        # Lam^{1/2} U^T V V^T U Lam^{1/2} - Lam^3 / n^3  (= (1/n^3)(Lam^{3/2} U^T Z^T Z U Lam^{3/2} / d - Lam^3))
+        M = (V.T @ U) * np.sqrt(lam)
+        B = M.T @ M
+        B[np.diag_indices(n)] -= lam**3 / float(n) ** 3
         w = scipy.linalg.eigvalsh(B, check_finite=False)
-        sup_error = float(max(abs(w[0]), abs(w[-1])) / n**3)
+        sup_error = float(max(abs(w[0]), abs(w[-1])))
     return Theorem1Error(sketched, target, abs_error, normalized, sup_error)

@@ -35,6 +35,12 @@ _LAZY = {
     "StreamingKPCA": "decomposition",
     # clustering
     "NystroemKernelKMeans": "cluster",
+    # datasets
+    "load_dataset": "datasets",
+    "list_datasets": "datasets",
+    "make_cluster_in_cluster": "datasets",
+    "make_crescent_fullmoon": "datasets",
+    "make_random_noisy": "datasets",
     # persistence
     "save": "persistence",
     "load": "persistence",

@@ -1,0 +1,180 @@
+"""Kernel Johnson-Lindenstrauss map: a Gaussian sketch of a subsample Gram (Kpotufe & Sriperumbudur)."""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin, _fit_context
+from sklearn.utils.validation import check_is_fitted
+
+from ..kernels.selection import make_kernel
+from ..utils.estimator_checks import KERNEL_CONSTRAINTS, Interval, StrOptions
+from ..utils.validation import check_input, check_n_features, check_random_state, derive_seed
+from .landmarks import landmark_map, select_landmarks
+from .nystroem import landmark_gram64
+
+
+class KernelJL(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
+    r"""Kernel JL: random projection in the RKHS through a Gaussian sketch ``Z K``.
+
+    Parameters
+    ----------
+    n_components : int >= 1
+        Sketch dimension ``d`` (required; the paper's clustering experiments
+        use ``d = 10 k`` for ``k`` clusters).  ``d`` may exceed ``n``.
+    n_landmarks : int or "auto", default="auto"
+        Subsample size ``n``; ``"auto"`` is the paper's ``max(200, N // 100)``,
+        capped at ``N``.  Ignored when ``landmarks`` is given.
+    centered : bool, default=True
+        Centre the feature maps on the subsample mean (the paper's
+        "centralized" K-JL, used in its figures and clustering experiments);
+        False gives the plain sketch of Theorem 1.
+    kernel : str or Kernel, default="gaussian"
+    bandwidth : float or {"percentile", "median", "mean_sq"}, default="percentile"
+        The paper uses the 25th percentile of interpoint distances (``"percentile"``).
+    kernel_params : dict, optional
+    landmarks : array-like or CSR of shape (n, n_features), optional
+        Use these points as the subsample.
+    random_state : int, Generator or None
+        Seeds the subsample, the Gaussian matrix ``Z`` and the bandwidth heuristic.
+
+    Attributes
+    ----------
+    landmarks_ : ndarray or CSR (n, n_features)
+        The subsample ``X_sub``.
+    landmark_indices_ : ndarray of int64 (n,) or None
+    random_matrix_ : ndarray (d, n)
+        The Gaussian matrix ``Z`` (i.i.d. N(0, 1)).
+    projection_ : ndarray (n, d)
+        ``P = K Z^T / (n sqrt(n d))`` (``K`` centred when ``centered``), i.e.
+        ``V_hat`` of the paper; ``transform(x) = K(x, X_sub) @ P + offset_``.
+    offset_ : ndarray (d,)
+        ``-kbar^T P`` with ``kbar`` the row means of the subsample Gram
+        (zeros when not centred).
+    landmark_means_ : ndarray (n,) or None
+        ``kbar``, when centred.
+    n_landmarks_ : int
+    kernel_ : Kernel
+
+    Notes
+    -----
+    **Sketch.** With ``X_sub = {x_1..x_n}``, Gram ``K``, and ``Z`` a ``d x n``
+    matrix of i.i.d. N(0, 1) entries, the paper's approximate random
+    projection is ``V_hat^T = Z K / (n sqrt(n d))`` and a point maps to
+    ``V_hat^T K(X_sub, x)``.  Theorem 1: for every ``f, g`` in the RKHS,
+    ``<V_hat^T f|X, V_hat^T g|X> = <f, Sigma_n^3 g>_H + O(d^{-1/2})``
+    uniformly, and ``<f, Sigma_n^3 g> -> <f, Sigma^3 g>`` at rate
+    ``n^{-1/2}``, where ``Sigma_n = (1/n) sum_i k(., x_i) (x) k(., x_i)`` --
+    a JL lemma for the weighted inner product ``<f, Sigma^3 g>``.
+
+    **Centralized variant (derivation).** Replace the feature map
+    ``phi(x) = k(., x)`` by ``phi_c(x) = phi(x) - mu_n`` with
+    ``mu_n = (1/n) sum_j phi(x_j)``.  Its kernel is
+    ``k_c(x, y) = k(x, y) - mean_j k(x, x_j) - mean_j k(y, x_j) + mean_{jl} k(x_j, x_l)``,
+    a positive semi-definite kernel (given the subsample) whose empirical
+    covariance operator is the *centred* covariance
+    ``C_n = (1/n) sum_i phi_c(x_i) (x) phi_c(x_i)``.  Applying the sketch to
+    ``k_c``: the subsample Gram becomes ``K_c = H K H`` (``H = I - 11^T/n``)
+    and the cross-kernel vector of a point becomes
+    ``k_c(x) = H (k(x) - kbar)`` with ``k(x) = K(X_sub, x)`` and ``kbar = K 1 / n``
+    -- the centring KernelPCA's ``transform`` applies.  Since ``K_c H = K_c``,
+    ``V_hat_c^T k_c(x) = Z K_c (k(x) - kbar) / (n sqrt(n d))``, i.e.
+    ``transform(x) = k(x)^T P - kbar^T P`` with ``P = K_c Z^T / (n sqrt(n d))``:
+    the same single GEMM per block plus a constant row ``offset_``.  Theorem 1
+    holds verbatim for ``k_c`` (conditionally on the subsample), with
+    ``Sigma_n`` replaced by ``C_n``: the map preserves ``<f, C_n^3 g>``, which
+    weights the KPCA directions by the cube of their variance.
+
+    **Cost.** ``fit``: O(n^2 D) for ``K`` and O(d n^2) for ``Z K`` (no
+    eigendecomposition).  ``transform``: O(N n D) kernel work plus one
+    ``(chunk x n) @ (n x d)`` GEMM per block, blocks sized by the
+    working-memory budget, in the input dtype.
+
+    References
+    ----------
+    S. Kpotufe, B. K. Sriperumbudur. Gaussian sketching yields a J-L lemma in
+    RKHS. AISTATS 2020.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from kernelsketch.maps import KernelJL
+    >>> X = np.random.default_rng(0).normal(size=(1000, 5))
+    >>> Z = KernelJL(n_components=20, random_state=0).fit_transform(X)
+    >>> Z.shape
+    (1000, 20)
+    """
+
+    _parameter_constraints = {
+        "n_components": [Interval(numbers.Integral, 1, None, closed="left"), None],
+        "n_landmarks": [Interval(numbers.Integral, 1, None, closed="left"), StrOptions({"auto"})],
+        "centered": ["boolean"],
+        **KERNEL_CONSTRAINTS,
+        "landmarks": ["array-like", "sparse matrix", None],
+    }
+
+    def __init__(self, *, n_components=None, n_landmarks="auto", centered=True, kernel="gaussian",
+                 bandwidth="percentile", kernel_params=None, landmarks=None, random_state=None):
+        self.n_components = n_components
+        self.n_landmarks = n_landmarks
+        self.centered = centered
+        self.kernel = kernel
+        self.bandwidth = bandwidth
+        self.kernel_params = kernel_params
+        self.landmarks = landmarks
+        self.random_state = random_state
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y=None):
+        """Draw the subsample, form its Gram once and the projection ``P``. Returns self."""
+        if self.n_components is None:
+            raise ValueError("KernelJL needs n_components (the sketch dimension d >= 1); "
+                             "the paper uses d = 10 * n_clusters for clustering")
+        X = check_input(X, accept_sparse=("csr",), estimator=self)
+        self.n_features_in_ = X.shape[1]
+        rng = check_random_state(self.random_state)
+        self.kernel_ = make_kernel(self.kernel, self.bandwidth, self.kernel_params, X,
+                                   random_state=derive_seed(rng))
+        L, idx = select_landmarks(X, self.landmarks, self.n_landmarks, rng)
+        n, d = L.shape[0], self.n_components
+        K = landmark_gram64(L, self.kernel_)
+        if self.centered:
+            # K <- H K H (doubly centred), kbar = K 1 / n
+            kbar = K.mean(axis=1)
+            K -= kbar[:, None]
+            K -= kbar[None, :]
+            K += kbar.mean()
+        Z = rng.standard_normal((d, n))
+        # V_hat^T = Z K / (n sqrt(n d)); K symmetric so P = V_hat = K Z^T / (n sqrt(n d)).
+        P = (K @ Z.T) / (n * np.sqrt(n * d))
+        if self.centered:
+            # H P = P in exact arithmetic (H K_c = K_c); re-centring makes the
+            # one-GEMM form k(x)^T P - kbar^T P exact to rounding.
+            P -= P.mean(axis=0)
+            self.offset_ = -(kbar @ P)
+            self.landmark_means_ = kbar
+        else:
+            self.offset_ = np.zeros(d)
+            self.landmark_means_ = None
+        self.landmarks_ = L
+        self.landmark_indices_ = idx
+        self.random_matrix_ = Z
+        self.projection_ = P
+        self.n_landmarks_ = n
+        self._n_features_out = d
+        return self
+
+    def transform(self, X):
+        """Map each x to ``V_hat^T K(X_sub, x)`` (centred if ``centered``), block by block."""
+        check_is_fitted(self)
+        X = check_input(X, accept_sparse=("csr",), estimator=self)
+        check_n_features(self, X)
+        return landmark_map(X, self.landmarks_, self.kernel_, self.projection_,
+                            self.offset_ if self.centered else None)
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = True
+        tags.transformer_tags.preserves_dtype = ["float64", "float32"]
+        return tags

@@ -1,0 +1,460 @@
+"""Timing, memory and reporting machinery shared by every benchmark case.
+
+Timing protocol (the same for every case): the competing callables run in the
+same process, interleaved ``ours, ref, ours, ref, ...`` so that frequency
+scaling, page-cache state and noisy neighbours hit both alike; one warm-up
+round is discarded and the median of the remaining ``repeats`` is reported.
+
+Memory: ``tracemalloc`` only sees Python allocations, not the BLAS / numpy
+buffers we care about, so peak memory is read from the kernel.  Before a
+measured call the process's resident high-water mark is reset (writing ``5``
+to ``/proc/self/clear_refs``, Linux >= 4.0) and ``ru_maxrss`` after the call
+minus the RSS before it is the peak *extra* memory of that call.  Where the
+reset is not permitted the measurement is reported as unavailable.  Whole
+cases run in a fresh subprocess whose peak RSS (``os.wait4`` rusage) is also
+reported, and the memory case measures its command's subprocess that way.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as _dt
+import gc
+import math
+import os
+import platform
+import resource
+import statistics
+import subprocess
+import sys
+import time
+from typing import Callable
+
+MiB = 2**20
+
+
+class NotAvailable(Exception):
+    """Raised by a case when the estimator it benchmarks does not exist (yet)."""
+
+
+def require(module: str, name: str):
+    """Import ``name`` from ``module`` or raise :class:`NotAvailable`."""
+    import importlib
+
+    try:
+        mod = importlib.import_module(module)
+        return getattr(mod, name)
+    except (ImportError, AttributeError) as exc:
+        raise NotAvailable(f"{module}.{name} not available ({type(exc).__name__}: {exc})") from None
+
+
+# ---------------------------------------------------------------------------
+# results
+# ---------------------------------------------------------------------------
+@dataclasses.dataclass
+class Comparison:
+    """One timed comparison; ``speedup = ref_s / ours_s`` must be ``>= target``.
+
+    A "within 1.3x of the floor" requirement is ``target = 1 / 1.3``.
+    ``ours_s`` is None when our side is not available.
+    """
+
+    label: str
+    ours: str
+    ref: str
+    ours_s: float | None
+    ref_s: float | None
+    target: float | None = None
+    target_text: str = ""
+    ours_mem_mb: float | None = None
+    ref_mem_mb: float | None = None
+    note: str = ""
+
+    @property
+    def available(self) -> bool:
+        return self.ours_s is not None and self.ref_s is not None
+
+    @property
+    def speedup(self) -> float | None:
+        if not self.available or self.ours_s <= 0:
+            return None
+        return self.ref_s / self.ours_s
+
+    @property
+    def met(self) -> bool | None:
+        if self.target is None or self.speedup is None:
+            return None
+        return self.speedup >= self.target
+
+
+@dataclasses.dataclass
+class Metric:
+    """A measured quantity (rows/s, an error, a peak RSS) with an optional bound."""
+
+    label: str
+    value: float | None
+    unit: str = ""
+    bound: float | None = None
+    op: str = "<="  # value <op> bound is the requirement
+    note: str = ""
+
+    @property
+    def met(self) -> bool | None:
+        if self.bound is None or self.value is None:
+            return None
+        return self.value <= self.bound if self.op == "<=" else self.value >= self.bound
+
+
+@dataclasses.dataclass
+class CaseResult:
+    name: str
+    title: str
+    available: bool = True
+    comparisons: list = dataclasses.field(default_factory=list)
+    metrics: list = dataclasses.field(default_factory=list)
+    notes: list = dataclasses.field(default_factory=list)
+    setup: str = ""
+    seconds: float | None = None
+    peak_rss_mb: float | None = None
+
+    def to_dict(self) -> dict:
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "CaseResult":
+        d = dict(d)
+        d["comparisons"] = [Comparison(**c) for c in d.get("comparisons", [])]
+        d["metrics"] = [Metric(**m) for m in d.get("metrics", [])]
+        return cls(**d)
+
+
+@dataclasses.dataclass
+class RunConfig:
+    """What a case needs to know about the run."""
+
+    quick: bool = False
+    repeats: int | None = None  # override of each case's default
+    measure_memory: bool = True
+    plots_dir: str | None = None  # where the scaling case writes figures (None: no figures)
+    log: Callable[[str], None] = dataclasses.field(default=lambda msg: print(msg, file=sys.stderr, flush=True))
+
+    def n_repeats(self, default: int) -> int:
+        if self.repeats is not None:
+            return self.repeats
+        return 2 if self.quick else default
+
+
+# ---------------------------------------------------------------------------
+# timing
+# ---------------------------------------------------------------------------
+@dataclasses.dataclass
+class Timing:
+    times: list
+
+    @property
+    def median(self) -> float:
+        return statistics.median(self.times)
+
+    @property
+    def min(self) -> float:
+        return min(self.times)
+
+
+def time_interleaved(fns: dict, repeats: int, warmup: int = 1) -> dict:
+    """Median wall time of each callable, run interleaved round by round.
+
+    Each call's result is dropped before the next call starts, so a fresh
+    output allocation is paid by every call and never accumulates.
+    """
+    if repeats < 1:
+        raise ValueError("repeats must be >= 1")
+    times = {name: [] for name in fns}
+    for r in range(warmup + repeats):
+        for name, fn in fns.items():
+            t0 = time.perf_counter()
+            result = fn()
+            t1 = time.perf_counter()
+            del result
+            if r >= warmup:
+                times[name].append(t1 - t0)
+    return {name: Timing(ts) for name, ts in times.items()}
+
+
+def time_once(fn) -> float:
+    t0 = time.perf_counter()
+    result = fn()
+    t1 = time.perf_counter()
+    del result
+    return t1 - t0
+
+
+# ---------------------------------------------------------------------------
+# memory
+# ---------------------------------------------------------------------------
+def _current_rss_bytes() -> int:
+    with open("/proc/self/statm") as fh:
+        pages = int(fh.read().split()[1])
+    return pages * os.sysconf("SC_PAGE_SIZE")
+
+
+def _reset_peak_rss() -> bool:
+    try:
+        with open("/proc/self/clear_refs", "w") as fh:
+            fh.write("5")
+        return True
+    except OSError:
+        return False
+
+
+def peak_extra_mb(fn) -> float | None:
+    """Peak resident memory (MiB) a call adds on top of the RSS before it.
+
+    None when the peak cannot be reset on this system (then the high-water
+    mark would include earlier, unrelated peaks).
+    """
+    gc.collect()
+    rss0 = _current_rss_bytes()
+    if not _reset_peak_rss():
+        return None
+    result = fn()
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024  # KiB on Linux
+    del result
+    gc.collect()
+    return max(peak - rss0, 0) / MiB
+
+
+def run_child(cmd: list, env=None, cwd=None, timeout=None):
+    """Run ``cmd``; return (exit code, wall seconds, peak RSS MiB of that child).
+
+    ``os.wait4`` returns the rusage of this one child (RUSAGE_CHILDREN would
+    be the maximum over every child ever waited for).
+    """
+    t0 = time.perf_counter()
+    proc = subprocess.Popen(cmd, env=env, cwd=cwd)
+    deadline = None if timeout is None else t0 + timeout
+    while True:
+        pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
+        if pid:
+            break
+        if deadline is not None and time.perf_counter() > deadline:
+            proc.kill()
+            pid, status, usage = os.wait4(proc.pid, 0)
+            break
+        time.sleep(0.01)
+    wall = time.perf_counter() - t0
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    return proc.returncode, wall, usage.ru_maxrss * 1024 / MiB
+
+
+# ---------------------------------------------------------------------------
+# machine description
+# ---------------------------------------------------------------------------
+def _cpu_model() -> str:
+    try:
+        with open("/proc/cpuinfo") as fh:
+            for line in fh:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+def _mem_total_gib() -> float | None:
+    try:
+        with open("/proc/meminfo") as fh:
+            for line in fh:
+                if line.startswith("MemTotal"):
+                    return int(line.split()[1]) / 2**20
+    except OSError:
+        pass
+    return None
+
+
+def _git_commit() -> str:
+    here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    try:
+        out = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=here, capture_output=True,
+                             text=True, timeout=10)
+        return out.stdout.strip() or "unknown"
+    except (OSError, subprocess.SubprocessError):
+        return "unknown"
+
+
+def blas_info() -> list:
+    """threadpoolctl's view of the loaded BLAS / OpenMP libraries (numpy and scipy imported first)."""
+    import numpy  # noqa: F401  (loads numpy's OpenBLAS)
+    import scipy.linalg  # noqa: F401  (loads scipy's OpenBLAS)
+    from threadpoolctl import threadpool_info
+
+    seen, out = set(), []
+    for info in threadpool_info():
+        key = (info.get("internal_api"), info.get("version"), info.get("architecture"), info.get("filepath"))
+        if key in seen:
+            continue
+        seen.add(key)
+        out.append({k: info.get(k) for k in ("user_api", "internal_api", "version", "architecture",
+                                              "num_threads", "threading_layer", "filepath")})
+    return out
+
+
+def machine_info() -> dict:
+    import numpy
+    import scipy
+    import sklearn
+
+    try:
+        import kernelsketch
+
+        ks_version = kernelsketch.__version__
+    except ImportError:  # pragma: no cover
+        ks_version = "not importable"
+    try:
+        affinity = len(os.sched_getaffinity(0))
+    except AttributeError:  # pragma: no cover
+        affinity = os.cpu_count()
+    env = {v: os.environ.get(v, "unset") for v in ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE", "OPENBLAS_NUM_THREADS",
+                                                     "OMP_NUM_THREADS")}
+    return {
+        "date": _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+        "cpu": _cpu_model(),
+        "cores": f"{os.cpu_count()} logical, {affinity} usable",
+        "memory_gib": _mem_total_gib(),
+        "python": platform.python_version(),
+        "numpy": numpy.__version__,
+        "scipy": scipy.__version__,
+        "sklearn": sklearn.__version__,
+        "kernelsketch": f"{ks_version} (git {_git_commit()})",
+        "blas": blas_info(),
+        "env": env,
+        "load_average": os.getloadavg() if hasattr(os, "getloadavg") else None,
+        "command": " ".join([os.path.basename(sys.executable), "-m", "benchmarks.run", *sys.argv[1:]]),
+    }
+
+
+# ---------------------------------------------------------------------------
+# Markdown
+# ---------------------------------------------------------------------------
+def fmt_s(x) -> str:
+    if x is None:
+        return "not available"
+    return f"{x * 1e3:.1f} ms" if x < 1 else f"{x:.2f} s"
+
+
+def fmt_num(x, digits=3) -> str:
+    if x is None:
+        return "n/a"
+    if isinstance(x, float) and not math.isfinite(x):
+        return str(x)
+    if x != 0 and (abs(x) >= 1e5 or abs(x) < 1e-3):
+        return f"{x:.{digits}g}"
+    return f"{x:,.{digits}g}" if abs(x) >= 1000 else f"{x:.{digits}g}"
+
+
+def fmt_mb(x) -> str:
+    return "n/a" if x is None else f"{x:,.0f}"
+
+
+def fmt_met(met) -> str:
+    return {True: "yes", False: "**NO**", None: "-"}[met]
+
+
+def render_case(res: CaseResult) -> str:
+    lines = [f"## {res.title}", ""]
+    if res.setup:
+        lines += [res.setup, ""]
+    if not res.available:
+        lines += ["**not available**: " + "; ".join(res.notes), ""]
+        return "\n".join(lines)
+    if res.comparisons:
+        lines += [
+            "| comparison | ours | reference | ours time | ref time | speedup (ref/ours) | target | met "
+            "| ours peak MiB | ref peak MiB |",
+            "|---|---|---|---:|---:|---:|---|---|---:|---:|",
+        ]
+        for c in res.comparisons:
+            sp = "not available" if c.speedup is None else f"{c.speedup:.2f}x"
+            lines.append(
+                f"| {c.label} | {c.ours} | {c.ref} | {fmt_s(c.ours_s)} | {fmt_s(c.ref_s)} | {sp} "
+                f"| {c.target_text or '-'} | {fmt_met(c.met)} | {fmt_mb(c.ours_mem_mb)} | {fmt_mb(c.ref_mem_mb)} |"
+            )
+        lines.append("")
+    if res.metrics:
+        lines += ["| measurement | value | requirement | met | note |", "|---|---:|---|---|---|"]
+        for m in res.metrics:
+            val = "not available" if m.value is None else f"{fmt_num(m.value)} {m.unit}".strip()
+            req = "-" if m.bound is None else f"{m.op} {fmt_num(m.bound)} {m.unit}".strip()
+            lines.append(f"| {m.label} | {val} | {req} | {fmt_met(m.met)} | {m.note} |")
+        lines.append("")
+    foot = []
+    if res.seconds is not None:
+        foot.append(f"case wall time {res.seconds:.1f} s")
+    if res.peak_rss_mb is not None:
+        foot.append(f"peak RSS of the case process {res.peak_rss_mb:,.0f} MiB")
+    if foot:
+        lines += ["_" + "; ".join(foot) + "_", ""]
+    for note in res.notes:
+        lines.append(f"- {note}")
+    if res.notes:
+        lines.append("")
+    return "\n".join(lines)
+
+
+def render_header(info: dict, quick: bool) -> str:
+    env = info["env"]
+    env_txt = ", ".join(f"`{k}={v}`" for k, v in env.items())
+    lines = [
+        "# kernelsketch benchmarks" + (" (quick mode: tiny sizes, not a measurement)" if quick else ""),
+        "",
+        f"- date: {info['date']}",
+        f"- command: `{info['command']}`",
+        f"- CPU: {info['cpu']}; cores: {info['cores']}; memory: "
+        + (f"{info['memory_gib']:.1f} GiB" if info["memory_gib"] else "unknown"),
+        f"- Python {info['python']}, numpy {info['numpy']}, scipy {info['scipy']}, scikit-learn {info['sklearn']}, "
+        f"kernelsketch {info['kernelsketch']}",
+        f"- environment: {env_txt}",
+        "- load average (1, 5, 15 min) at start: "
+        + (", ".join(f"{x:.2f}" for x in info["load_average"]) if info.get("load_average") else "unknown")
+        + (f"; at end: {', '.join(f'{x:.2f}' for x in info['load_average_end'])}" if info.get("load_average_end")
+           else ""),
+        "- threadpools (threadpoolctl):",
+    ]
+    for b in info["blas"]:
+        lines.append(
+            f"  - {b['internal_api']} {b['version'] or ''} ({b['user_api']}), kernel/architecture "
+            f"`{b['architecture'] or '-'}`, {b['num_threads']} threads, {os.path.basename(b['filepath'] or '')}"
+        )
+    lines += [
+        "",
+        "Protocol: in each comparison ours and the reference run in the same process, interleaved "
+        "(ours, ref, ours, ref, ...), one warm-up round, then the median of the timed rounds. "
+        "Speedup = reference time / our time; a \"within 1.3x of the floor\" target is a speedup >= 1/1.3. "
+        "Peak MiB = resident high-water mark of one call minus the RSS before it (reset through "
+        "`/proc/self/clear_refs`), so BLAS and numpy buffers are counted.",
+        "",
+    ]
+    return "\n".join(lines)
+
+
+def render_summary(results: list) -> str:
+    lines = ["## Summary of targets", "", "| case | requirement | measured | met |", "|---|---|---:|---|"]
+    for res in results:
+        if not res.available:
+            lines.append(f"| {res.title} | - | not available | - |")
+            continue
+        for c in res.comparisons:
+            if c.target is not None:
+                sp = "not available" if c.speedup is None else f"{c.speedup:.2f}x"
+                lines.append(f"| {res.name}: {c.label} | {c.target_text} | {sp} | {fmt_met(c.met)} |")
+        for m in res.metrics:
+            if m.bound is not None:
+                val = "not available" if m.value is None else f"{fmt_num(m.value)} {m.unit}".strip()
+                lines.append(f"| {res.name}: {m.label} | {m.op} {fmt_num(m.bound)} {m.unit} | {val} | {fmt_met(m.met)} |")
+    lines.append("")
+    return "\n".join(lines)
+
+
+def render_report(info: dict, results: list, quick: bool) -> str:
+    parts = [render_header(info, quick), render_summary(results)]
+    parts += [render_case(r) for r in results]
+    return "\n".join(parts).rstrip() + "\n"

@@ -1,0 +1,277 @@
+"""Streaming kernel PCA (SKPCA): random Fourier features sketched by Frequent Directions."""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin, _fit_context
+from sklearn.exceptions import NotFittedError
+from sklearn.utils.validation import check_is_fitted
+
+from ..kernels.selection import make_kernel
+from ..maps.random_fourier_features import VARIANTS, make_feature_map, rff_transform, same_feature_map
+from ..sketches.frequent_directions import FrequentDirections
+from ..utils.chunking import gen_row_slices, get_chunk_n_rows
+from ..utils.estimator_checks import KERNEL_CONSTRAINTS, Interval, StrOptions, deterministic_signs, output_dtype
+from ..utils.validation import check_input, derive_seed
+
+
+class StreamingKPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
+    r"""Streaming kernel PCA (Ghashami, Perry & Phillips): RFF rows fed to Frequent Directions.
+
+    Parameters
+    ----------
+    n_components : int or None, default=None
+        Output dimension ``k <= sketch_size`` (and ``<= n_random_features``);
+        None means ``min(sketch_size, n_random_features)``.
+    n_random_features : int, default=100
+        Number ``m`` of random Fourier features.
+    sketch_size : int, default=20
+        Rows ``l >= 2`` of the Frequent Directions sketch of the ``n x m``
+        feature matrix ``Z``.
+    shrink : {"l", "half"}, default="l"
+        Frequent Directions rule (see
+        :class:`~kernelsketch.sketches.FrequentDirections`); ``"half"`` is the
+        paper's Algorithm 1 (shrink by the ``l/2``-th squared singular value),
+        ``"l"`` the later rule with twice the buffer and half the error bound.
+    kernel : {"gaussian", "laplacian", "cauchy"} or ShiftInvariantKernel, default="gaussian"
+        Other kernels raise a ValueError (no random Fourier features).
+    bandwidth : float or {"percentile", "median", "mean_sq"}, default="percentile"
+        A heuristic is resolved on all of X by ``fit`` and on the first block
+        by a stream of ``partial_fit`` calls; give a number when sketches are
+        to be merged.
+    variant : {"cos", "paired"}, default="cos"
+    orthogonal : bool, default=False
+        Orthogonal random features (Gaussian kernel only).
+    random_state : int, Generator or None
+        Seeds the random features (drawn once, at the first fit/partial_fit).
+
+    Attributes
+    ----------
+    components_ : ndarray (k, m)
+        ``W^T``: the top-k right singular vectors of the sketch ``B``, each
+        with its largest-magnitude entry positive.
+    singular_values_ : ndarray (k,)
+        Singular values of ``B``.
+    eigenvalues_ : ndarray (k,)
+        ``singular_values_ ** 2``: approximate top eigenvalues of the
+        (uncentred) approximate Gram ``Z Z^T``, i.e. of the kernel Gram.
+    explained_variance_ : ndarray (k,)
+        ``eigenvalues_ / n_samples_seen_`` (uncentred second moments).
+    error_bound_ : float
+        Frequent Directions' certificate:
+        ``0 <= Z^T Z - B^T B <= error_bound_`` (in the PSD order).
+    sketch_ : FrequentDirections
+        The sketch of the feature rows (float64).
+    feature_map_ : RandomFourierFeatures
+    kernel_ : ShiftInvariantKernel
+    n_samples_seen_ : int
+
+    Notes
+    -----
+    Algorithm 1 of the paper: every row ``x_i`` is mapped to
+    ``z_i = sqrt(2/m) cos(W^T x_i + b)`` and appended to a Frequent Directions
+    sketch ``B`` (``l x m``); ``W`` (``m x k``) holds the top right singular
+    vectors of ``B``.  The approximate Gram is
+    ``G_tilde = Z W W^T Z^T = Y Y^T`` with ``Y = Z W``
+    (:meth:`gram_factor`, never forming the ``n x n`` matrix), and a point
+    maps to ``z(x)^T W`` (:meth:`transform`, ``O(d m + m k)``).
+
+    Guarantee: for every unit ``x`` orthogonal to ``W``,
+    ``||Z x||^2 <= ||B x||^2 + Delta``, so
+    ``||Z Z^T - Y Y^T||_2 <= sigma_{k+1}(B)^2 + Delta`` with
+    ``Delta = error_bound_ <= ||Z||_F^2 / l`` (``shrink="l"``;
+    ``2 ||Z||_F^2 / l`` for ``"half"``) and ``||Z||_F^2 <= 2n``: Lemma 2.2's
+    ``eps n`` with ``l = 2 / eps``.  With ``m = O(eps^-2 log(n / delta))``
+    features, ``||G - G_tilde||_2 <= eps n`` with probability ``1 - delta``
+    (Theorem 2.1).  Cost: ``O(n m (d + l))`` time and ``O(m (d + l))`` memory.
+
+    **No centring.**  Like the paper, the features are not centred: a
+    running mean cannot be subtracted from rows already folded into the
+    sketch, and centring would break mergeability.  ``G_tilde`` therefore
+    approximates the uncentred Gram ``K`` (the leading component carries the
+    mean); use :class:`RNCA` for centred components from a stream.
+
+    Mergeable like Frequent Directions: :meth:`merge` of sketches of two
+    streams (same parameters and seed) sketches their concatenation with the
+    summed error bound.
+
+    References
+    ----------
+    M. Ghashami, D. J. Perry, J. M. Phillips. Streaming kernel principal
+    component analysis. AISTATS 2016.
+    A. Rahimi, B. Recht. Random features for large-scale kernel machines. NIPS 2007.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from kernelsketch.decomposition import StreamingKPCA
+    >>> X = np.random.default_rng(0).normal(size=(500, 4))
+    >>> skpca = StreamingKPCA(5, n_random_features=100, sketch_size=10, bandwidth=2.0, random_state=0)
+    >>> for block in np.array_split(X, 5):
+    ...     skpca = skpca.partial_fit(block)
+    >>> skpca.transform(X).shape
+    (500, 5)
+    >>> Z, B = skpca.feature_map_.transform(X), skpca.sketch_.get_sketch()
+    >>> bool(np.linalg.norm(Z.T @ Z - B.T @ B, 2) <= skpca.error_bound_ + 1e-9)
+    True
+    """
+
+    _parameter_constraints = {
+        "n_components": [Interval(numbers.Integral, 1, None, closed="left"), None],
+        "n_random_features": [Interval(numbers.Integral, 1, None, closed="left")],
+        "sketch_size": [Interval(numbers.Integral, 2, None, closed="left")],
+        "shrink": [StrOptions({"l", "half"})],
+        "kernel": KERNEL_CONSTRAINTS["kernel"],
+        "bandwidth": KERNEL_CONSTRAINTS["bandwidth"],
+        "variant": [StrOptions(set(VARIANTS))],
+        "orthogonal": ["boolean"],
+        "random_state": KERNEL_CONSTRAINTS["random_state"],
+    }
+
+    def __init__(self, n_components=None, *, n_random_features=100, sketch_size=20, shrink="l",
+                 kernel="gaussian", bandwidth="percentile", variant="cos", orthogonal=False, random_state=None):
+        self.n_components = n_components
+        self.n_random_features = n_random_features
+        self.sketch_size = sketch_size
+        self.shrink = shrink
+        self.kernel = kernel
+        self.bandwidth = bandwidth
+        self.variant = variant
+        self.orthogonal = orthogonal
+        self.random_state = random_state
+
+    # -- fitting ----------------------------------------------------------
+    def _check_params(self):
+        k = self.n_components
+        if k is not None and k > self.sketch_size:
+            raise ValueError(f"n_components={k} must be <= sketch_size={self.sketch_size}")
+        if k is not None and k > self.n_random_features:
+            raise ValueError(f"n_components={k} must be <= n_random_features={self.n_random_features}")
+
+    def _start(self, X, kernel=None):
+        self._check_params()
+        self.feature_map_ = make_feature_map(self, X, kernel=kernel)
+        self.kernel_ = self.feature_map_.kernel_
+        self.sketch_ = FrequentDirections(sketch_size=self.sketch_size, shrink=self.shrink)
+
+    def _accumulate(self, X):
+        fm, m = self.feature_map_, self.n_random_features
+        # per row: the features (m values) and their float64 copy
+        chunk = get_chunk_n_rows(2 * 8 * m, X.shape[0])
+        for rows in gen_row_slices(X.shape[0], chunk):
+            Z = rff_transform(X[rows], fm.random_weights_, fm.random_offset_, np.sqrt(2.0 / m))
+            # the sketch is kept in float64 whatever the input dtype, so
+            # sketches of float32 and float64 streams merge
+            self.sketch_.partial_fit(Z.astype(np.float64, copy=False))
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y=None):
+        """Reset, then sketch the features of X's rows block by block."""
+        X = check_input(X, accept_sparse=("csr",), estimator=self, reset=True)
+        seed = derive_seed(self.random_state)
+        # the heuristic bandwidth sees all of X, not just the first block
+        self._start(X, kernel=make_kernel(self.kernel, self.bandwidth, None, X, random_state=seed))
+        self._accumulate(X)
+        return self
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def partial_fit(self, X, y=None):
+        """Add a block of rows; the first call draws the random features."""
+        first = not hasattr(self, "sketch_")
+        X = check_input(X, accept_sparse=("csr",), estimator=self, reset=first)
+        if first:
+            self._start(X)
+        self._accumulate(X)
+        return self
+
+    def merge(self, other):
+        """Merge another StreamingKPCA's sketch into this one (in place); returns self.
+
+        Refuses (ValueError) sketches with other parameters or other random
+        features (a different ``random_state`` or resolved bandwidth).
+        """
+        if not isinstance(other, StreamingKPCA):
+            raise TypeError(f"can only merge another StreamingKPCA, got {type(other).__name__}")
+        for est in (self, other):
+            if not hasattr(est, "sketch_"):
+                raise NotFittedError("both StreamingKPCA sketches must be fitted before merging")
+        for name in ("n_components", "n_random_features", "sketch_size", "shrink", "variant", "orthogonal"):
+            if getattr(self, name) != getattr(other, name):
+                raise ValueError(f"cannot merge StreamingKPCA sketches with different {name}: "
+                                 f"{getattr(self, name)!r} != {getattr(other, name)!r}")
+        if self.n_features_in_ != other.n_features_in_:
+            raise ValueError(f"cannot merge StreamingKPCA sketches of {self.n_features_in_} and "
+                             f"{other.n_features_in_} input features")
+        if not same_feature_map(self.feature_map_, other.feature_map_):
+            raise ValueError(
+                "cannot merge StreamingKPCA sketches built with different random features (seeds "
+                f"{self.feature_map_.seed_} vs {other.feature_map_.seed_}, kernels {self.kernel_!r} vs "
+                f"{other.kernel_!r}); build both with the same integer random_state and bandwidth"
+            )
+        self.sketch_.merge(other.sketch_)
+        return self
+
+    # -- results ----------------------------------------------------------
+    def _k(self):
+        if self.n_components is not None:
+            return self.n_components
+        return min(self.sketch_size, self.n_random_features)
+
+    def _fitted(self):
+        if not hasattr(self, "sketch_"):
+            raise NotFittedError(f"This {type(self).__name__} instance is not fitted yet; call fit first.")
+        return self.sketch_
+
+    @property
+    def components_(self):
+        # singular vectors are defined up to sign; fix it (largest entry > 0)
+        # so that the output does not flip with rounding-level changes
+        V = np.array(self._fitted().components_[: self._k()], dtype=np.float64).T
+        return deterministic_signs(V).T
+
+    @property
+    def singular_values_(self):
+        return np.asarray(self._fitted().singular_values_[: self._k()], dtype=np.float64)
+
+    @property
+    def eigenvalues_(self):
+        return self.singular_values_ ** 2
+
+    @property
+    def explained_variance_(self):
+        return self.eigenvalues_ / max(self.n_samples_seen_, 1)
+
+    @property
+    def error_bound_(self):
+        return float(self._fitted().error_bound_)
+
+    @property
+    def n_samples_seen_(self):
+        return int(self._fitted().n_samples_seen_)
+
+    @property
+    def _n_features_out(self):
+        return self._k()
+
+    def transform(self, X):
+        """``Y = Z(X) W``: coordinates on the top-k sketched directions, shape (n, k)."""
+        check_is_fitted(self)
+        X = check_input(X, accept_sparse=("csr",), estimator=self, reset=False)
+        W = self.components_.T
+        fm, m = self.feature_map_, self.n_random_features
+        out = np.empty((X.shape[0], W.shape[1]), dtype=np.float64)
+        for rows in gen_row_slices(X.shape[0], get_chunk_n_rows(2 * 8 * m, X.shape[0])):
+            Z = rff_transform(X[rows], fm.random_weights_, fm.random_offset_, np.sqrt(2.0 / m))
+            np.matmul(Z.astype(np.float64, copy=False), W, out=out[rows])
+        return out.astype(output_dtype(X), copy=False)
+
+    def gram_factor(self, X):
+        """Factor ``Y = Z(X) W`` of ``G_tilde = Z W W^T Z^T = Y Y^T`` (the n x n matrix is never formed)."""
+        return self.transform(X)
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = True
+        return tags

@@ -72,7 +72,6 @@ def theorem1_errors(X, h, d, seed, a, b, K, K4, Kh):
     return sup, pair
 
 
-@pytest.mark.slow
 def test_theorem1_concentration_rate_in_d():
     rng = np.random.default_rng(0)
     X = rng.normal(size=(100, 3))

@@ -5,7 +5,6 @@ from __future__ import annotations
 import numbers
 import warnings
 
-import numpy as np
 from sklearn.base import (
     BaseEstimator,
     ClassNamePrefixFeaturesOutMixin,

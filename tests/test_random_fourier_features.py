@@ -43,6 +43,12 @@ def test_fast_cos_special_points_and_shapes():
     t = np.concatenate([k * np.pi, k * np.pi / 2, k * np.pi / 4, [0.0, -0.0, 1e-300, 5e-324]])
     assert np.max(np.abs(fast_cos(t) - np.cos(t))) <= 5e-16
     assert np.max(np.abs(fast_sin(t) - np.sin(t))) <= 5e-16
+    # a few huge arguments in a tile of ordinary ones: only they take the libm path
+    t = np.random.default_rng(2).uniform(-20, 20, 5000)
+    t[[3, 700, 4999]] = [4e6, -1e12, 1e300]
+    c, s = fast_cos_sin(t, np.empty_like(t), np.empty_like(t), scale=2.0)
+    assert np.max(np.abs(c - 2 * np.cos(t))) <= 1e-15
+    assert np.max(np.abs(s - 2 * np.sin(t))) <= 1e-15
     # wide rows (tiles split columns), non-contiguous output, shift and scale
     rng = np.random.default_rng(1)
     T = rng.uniform(-30, 30, (3, TILE_ELEMENTS + 17))

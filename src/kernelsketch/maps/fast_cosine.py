@@ -1,8 +1,9 @@
 """Fast float64 cosine and sine for random Fourier features, accurate to a few ulps.
 
-numpy's float64 ``cos`` is a scalar libm call per element (about 16-30 ns
-per value on our 2-core AMD EPYC machine, numpy 2.4), while its float32
-``cos`` is SIMD-vectorised (about 1 ns).  A random Fourier feature transform
+numpy's float64 ``cos`` is a scalar libm call per element, while its float32
+``cos`` is SIMD-vectorised: on this project's 2-core AMD EPYC machine (numpy
+2.4) ``np.cos`` takes 0.16 s on 1e7 float64 values and 0.0097 s on float32
+(16x).  A random Fourier feature transform
 of ``n`` points into ``m`` features spends almost all of its time in that
 cosine, so :func:`fast_cos` evaluates it with vectorised numpy ufuncs
 instead, tile by tile so the temporaries stay in cache.
@@ -23,9 +24,10 @@ Method (measured numbers in the module's tests and the ``Notes`` below)
 3. **Sign**: ``cos(t) = (-1)^k cos(r)``: the parity bit of ``k`` is shifted to
    the sign position and XOR-ed into the result (two integer passes).
 
-Tiles whose ``|k|`` reaches ``2**20`` (``|t| > 3.3e6``; it happens with the
-heavy-tailed Cauchy frequencies of the Laplacian kernel) fall back to
-``np.cos`` for that tile, so the error bound holds for every input.
+Elements whose ``|k|`` reaches ``2**20`` (``|t| > 3.3e6``; it happens with
+the heavy-tailed Cauchy frequencies of the Laplacian kernel) are recomputed
+with ``np.cos`` (only those elements), so the error bound holds for every
+finite input.
 
 float32 arrays use ``np.cos``/``np.sin`` directly: numpy already vectorises
 them, and their error is float32-level anyway.
@@ -83,20 +85,24 @@ def _horner(u, coefs, scale, out):
     return out
 
 
-def _cos_sin_tile(t, cos_out, sin_out, scale, tmp):
+def _cos_sin_tile(t, cos_out, sin_out, scale, tmp, _checked=False):
     """cos/sin of a float64 tile ``t`` into ``cos_out``/``sin_out`` (either may be None or alias t)."""
     k, sign, u = tmp
     np.multiply(t, _INV_PI, out=sign)
     sign += _MAGIC
     np.subtract(sign, _MAGIC, out=k)
-    if k.size and max(k.max(), -k.min()) >= _K_MAX:
-        # k * _PI_HI would no longer be exact: use libm's full reduction.
+    if not _checked and k.size and max(k.max(), -k.min()) >= _K_MAX:
+        # k * _PI_HI is no longer exact for these few elements (heavy-tailed
+        # frequencies): keep their arguments, run the fast path on the whole
+        # tile, then redo just them with libm's full range reduction.
+        big = np.abs(k) >= _K_MAX
+        t_big = t[big]
+        with np.errstate(all="ignore"):
+            _cos_sin_tile(t, cos_out, sin_out, scale, tmp, _checked=True)
         if sin_out is not None:
-            np.sin(t, out=sin_out)
-            sin_out *= scale
+            sin_out[big] = scale * np.sin(t_big)
         if cos_out is not None:
-            np.cos(t, out=cos_out)
-            cos_out *= scale
+            cos_out[big] = scale * np.cos(t_big)
         return
     isign = sign.view(np.int64)
     np.left_shift(isign, 63, out=isign)  # parity of k -> sign bit
@@ -152,10 +158,11 @@ def fast_cos_sin(t, cos_out=None, sin_out=None, *, shift=None, scale=1.0):
     Notes
     -----
     Error (float64): at most about 4e-16 absolute against ``np.cos``/``np.sin``
-    for any finite input (1e7 uniform points on [-1e4, 1e4]: max 3.9e-16;
-    tested).  Speed on this project's machine: 3-5x faster than ``np.cos``
-    in float64.  Cost: about 28 vectorised passes over each cache-resident
-    tile.
+    for any finite input (measured on 1e7 uniform points: max 3.6e-16 on
+    [-10, 10], 3.7e-16 on [-1e4, 1e4] and [-1e7, 1e7]; tested with a 5e-16
+    bound).  Speed on this project's machine: 3.4-4.2x faster than float64
+    ``np.cos`` (2e7 values: 0.17-0.26 s against 0.62-1.10 s).  Cost: about 28
+    vectorised passes over each cache-resident tile.
 
     References
     ----------

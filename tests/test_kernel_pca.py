@@ -139,3 +139,21 @@ def test_in_a_pipeline(rng):
     Z = pipe.fit_transform(X)
     assert Z.shape == (100, 2)
     np.testing.assert_allclose(pipe.transform(X), Z, atol=1e-9)
+
+
+def test_bandwidth_far_above_spread_is_a_clear_error(rng):
+    """K -> all ones: the centred Gram is rounding noise, not components."""
+    X = rng.normal(size=(40, 3))
+    with pytest.raises(ValueError, match="numerically zero"):
+        KernelPCA(3, bandwidth=1e9).fit(X)
+    with pytest.raises(ValueError, match="numerically zero"):
+        KernelPCA(3, bandwidth=1e9, eigen_solver="operator", random_state=0).fit(X)
+
+
+def test_tiny_bandwidth_gives_identity_gram(rng):
+    """K -> I: centred Gram H, eigenvalues 1; held-out points map to 0."""
+    X = rng.normal(size=(30, 3))
+    est = KernelPCA(5, bandwidth=1e-6).fit(X)
+    np.testing.assert_allclose(est.eigenvalues_, 1.0, atol=1e-9)
+    np.testing.assert_allclose(est.transform(rng.normal(size=(4, 3))), 0.0, atol=1e-9)
+    assert np.all(np.isfinite(est.transform(X)))

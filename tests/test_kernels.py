@@ -184,3 +184,22 @@ def test_kernel_objects_compare_by_params():
     assert CauchyKernel(1.0) != CauchyKernel(2.0)
     assert "bandwidth=2.0" in repr(LaplacianKernel(2.0))
     assert np.allclose(GaussianKernel(1.0)(np.zeros((2, 1))), 1.0)
+
+
+@pytest.mark.parametrize("scale", [1e-8, 1e-3, 1.0, 1e3, 1e8])
+@pytest.mark.parametrize("sparse", [False, True], ids=["dense", "csr"])
+def test_gaussian_accurate_for_any_bandwidth(rng, dtype, scale, sparse):
+    """Points that coincide with landmarks get k = 1 even when h is tiny (no cancellation blow-up)."""
+    X = rng.normal(size=(60, 5)) * 3 + 10
+    L = X[::4].copy()  # landmarks are some of the points
+    if sparse:
+        X, L = sp.csr_matrix(X.astype(dtype)), sp.csr_matrix(L.astype(dtype))
+    else:
+        X, L = X.astype(dtype), L.astype(dtype)
+    h = 3.0 * scale
+    K = pairwise_kernel(X, L, "gaussian", bandwidth=h)
+    ref = naive_kernel(X, L, "gaussian", bandwidth=h)
+    tol = 3e-6 if dtype == np.float32 else 1e-9
+    assert np.abs(K - ref).max() < tol
+    if scale <= 1e-3:  # K(X, L) is a 0/1 selection matrix
+        np.testing.assert_allclose(K[::4], np.eye(L.shape[0]), atol=tol)

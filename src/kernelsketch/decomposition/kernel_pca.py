@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import numbers
-import warnings
 
 import numpy as np
 import scipy.linalg
-from scipy.sparse.linalg import LinearOperator, eigsh
+from scipy.sparse.linalg import ArpackError, ArpackNoConvergence, LinearOperator, eigsh
 from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin, _fit_context
 from sklearn.utils.extmath import randomized_svd
 from sklearn.utils.validation import check_is_fitted
@@ -16,6 +15,7 @@ from ..kernels.blocks import kernel_blocks, pairwise_kernel
 from ..kernels.gram_operator import GramOperator
 from ..kernels.selection import make_kernel
 from ..utils.estimator_checks import KERNEL_CONSTRAINTS, Interval, StrOptions, deterministic_signs, output_dtype
+from ..utils.eigen import drop_noise_eigenpairs
 from ..utils.validation import check_input, check_random_state, derive_seed
 
 # Largest n for which the dense n x n Gram is formed by the "auto" solver
@@ -41,7 +41,14 @@ def top_eigenpairs(A, k, solver, rng, tol=0.0, max_iter=None):
         w, V = scipy.linalg.eigh(A, subset_by_index=[n - k, n - 1], check_finite=False)
     elif solver in ("arpack", "operator"):
         v0 = rng.uniform(-1, 1, n)
-        w, V = eigsh(A, k=k, which="LA", v0=v0, tol=tol, maxiter=max_iter)
+        try:
+            w, V = eigsh(A, k=k, which="LA", v0=v0, tol=tol, maxiter=max_iter)
+        except ArpackNoConvergence as exc:
+            raise ValueError(f"ARPACK did not converge to {k} eigenpairs ({exc}); raise max_iter or "
+                             "use eigen_solver='dense'") from None
+        except ArpackError as exc:
+            raise ValueError(f"the centred Gram matrix is numerically zero or the eigensolver failed "
+                             f"({exc}); check the bandwidth against the data's spread") from None
     elif solver == "randomized":
         if isinstance(A, LinearOperator):
             raise ValueError("eigen_solver='randomized' needs the dense Gram; use 'arpack' for operators")
@@ -85,8 +92,10 @@ class KernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
     max_iter : int, optional
         ARPACK iteration cap.
     eigenvalue_tol : float, default=1e-10
-        Components whose eigenvalue is below ``eigenvalue_tol * lambda_max``
-        are dropped (with a warning if ``n_components`` asked for them).
+        Components whose eigenvalue is below ``eigenvalue_tol * lambda_max``,
+        or below the rounding-noise level ``10 n eps max|K_ij|`` of the centred
+        Gram, are dropped (with a warning if ``n_components`` asked for them);
+        if none is left, fit raises a ValueError.
     random_state : int, Generator or None
         Seeds the ARPACK start vector, randomized SVD, and bandwidth heuristics.
 
@@ -184,20 +193,16 @@ class KernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
             self._fit_row_means = np.asarray(A._row_means, dtype=np.float64)
             self._fit_total_mean = A._total_mean
             trace = A.trace()
+            # PSD kernel: max |K_ij| = max K_ii
+            kmax = float(np.max(np.abs(self.kernel_.diag(X))))
         else:
             K = pairwise_kernel(X, kernel=self.kernel_).astype(np.float64, copy=False)
+            kmax = float(np.max(np.abs(K)))
             A, self._fit_row_means, self._fit_total_mean = centered_gram(K)
             trace = float(np.trace(A))
         w, V = top_eigenpairs(A, k, solver, rng, tol=self.tol, max_iter=self.max_iter)
-        keep = w > self.eigenvalue_tol * max(w[0], np.finfo(np.float64).tiny)
-        if not np.all(keep):
-            if k_req is not None:
-                warnings.warn(
-                    f"KernelPCA: {np.sum(~keep)} of the {k} requested components have eigenvalues "
-                    f"below {self.eigenvalue_tol:g} * lambda_max (numerically zero) and were dropped",
-                    RuntimeWarning, stacklevel=2,
-                )
-            w, V = w[keep], V[:, keep]
+        w, V = drop_noise_eigenpairs(w, V, n=n, kmax=kmax, eigenvalue_tol=self.eigenvalue_tol,
+                                     requested=k_req, owner="KernelPCA", what="centred Gram matrix")
         self.eigenvalues_ = w
         self.eigenvectors_ = deterministic_signs(V)
         denom = n - 1 if self.covariance == "u_statistic" else n

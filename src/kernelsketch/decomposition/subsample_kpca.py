@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import numbers
-import warnings
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin, _fit_context
@@ -13,6 +12,7 @@ from ..kernels.selection import make_kernel
 from ..maps.landmarks import landmark_map, select_landmarks
 from ..maps.nystroem import landmark_gram64
 from ..utils.estimator_checks import KERNEL_CONSTRAINTS, Interval, StrOptions, deterministic_signs
+from ..utils.eigen import drop_noise_eigenpairs
 from ..utils.validation import check_input, check_n_features, check_random_state, derive_seed
 from .kernel_pca import centered_gram, top_eigenpairs
 
@@ -122,20 +122,12 @@ class SubsampleKPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstim
         if k_req is not None and k_req > n:
             raise ValueError(f"n_components={k_req} must be <= n_landmarks={n}")
         k = n if k_req is None else k_req
-        Kc, kbar, _ = centered_gram(landmark_gram64(L, self.kernel_))
+        K = landmark_gram64(L, self.kernel_)
+        kmax = float(np.max(np.abs(K)))
+        Kc, kbar, _ = centered_gram(K)
         w, V = top_eigenpairs(Kc, k, "dense", rng)
-        keep = w > self.eigenvalue_tol * max(w[0], np.finfo(np.float64).tiny)
-        if not np.all(keep):
-            if k_req is not None:
-                warnings.warn(
-                    f"SubsampleKPCA: {int(np.sum(~keep))} of the {k} requested components have eigenvalues "
-                    f"below {self.eigenvalue_tol:g} * lambda_max (numerically zero) and were dropped",
-                    RuntimeWarning, stacklevel=2,
-                )
-            w, V = w[keep], V[:, keep]
-        if w.size == 0:
-            raise ValueError("the centred subsample Gram is numerically zero (all landmarks identical in "
-                             "feature space); no component can be kept")
+        w, V = drop_noise_eigenpairs(w, V, n=n, kmax=kmax, eigenvalue_tol=self.eigenvalue_tol, requested=k_req,
+                                     owner="SubsampleKPCA", what="centred subsample Gram matrix")
         V = deterministic_signs(V)
         P = V / np.sqrt(w)
         P -= P.mean(axis=0)  # H P: exact one-GEMM centring (see Notes)

@@ -35,10 +35,19 @@ augmented matrices.  Its rounding error is about ``eps * (||x||^2 + ||y||^2)
 but the kernel value is then close to 1 and its absolute error is that same
 small number.  To keep the norms small, both sides are centred on the mean of
 ``Y`` (dense input) before the product, and the squared norms are computed
-in float64.  With float32 data whose spread is comparable to ``h`` the
-absolute error of every kernel value is below ~1e-6 (tested; float64: ~1e-15).
-Exponents are not clipped at 0 (a full extra pass over the block), so a value
-may exceed 1 by that rounding error; ``K(X, X)`` has an exact unit diagonal.
+in float64.  Each block then checks the bound ``eps * (max ||x_c||^2 + max
+||y_c||^2) / h^2`` and takes the cheapest route that keeps it small:
+
+* the GEMM in the output dtype when the bound is <= 2e-6 (float32) or
+  <= 1e-9 (float64) -- the normal case, data spread comparable to ``h``;
+* float32 data spread too wide for that: the same GEMM in float64;
+* a bandwidth tiny against the spread (bound > 1e-9 even in float64):
+  squared distances from explicit differences (``cdist``), exact to rounding.
+
+So every kernel value is accurate to ~2e-6 absolute in float32 and ~1e-9
+(typically 1e-15) in float64, whatever the bandwidth (tested from 1e-8 to
+1e8 times the data scale).  Exponents are not clipped at 0 (a full extra pass
+over the block); ``K(X, X)`` has an exact unit diagonal.
 """
 
 from __future__ import annotations
@@ -137,50 +146,88 @@ class GaussianKernel(ShiftInvariantKernel):
 
     name = "gaussian"
 
+    #: worst-case absolute error of a kernel value tolerated from the GEMM
+    #: route, per output dtype; beyond it a more accurate route is taken.
+    _GEMM_TOL = {np.dtype(np.float32): 2e-6, np.dtype(np.float64): 1e-9}
+
     def prepare(self, Y, dtype):
         inv_h2 = 1.0 / self.bandwidth**2
+        prepared = {"inv_h2": inv_h2, "Y": Y, "Y_dense64": None, "B64": None}
         if sp.issparse(Y):
             # Sparse data cannot be centred without densifying it: the product
             # runs in float64 so the cancellation stays at float64 level.
             Y64 = Y.astype(np.float64)
             yn = np.asarray(Y64.multiply(Y64).sum(axis=1)).ravel()
             top = (Y64.T * (2.0 * inv_h2)).tocsc()
-            return {"sparse": True, "top": top, "ytail": -inv_h2 * yn, "inv_h2": inv_h2}
+            prepared.update(sparse=True, top=top, ytail=-inv_h2 * yn, ymax=float(yn.max(initial=0.0)))
+            return prepared
         # Augmented right factor B (d + 2, m) so that [x_c, -|x_c|^2/h^2, 1] @ B
         # is the exponent (2 x_c.y_c - |x_c|^2 - |y_c|^2) / h^2 in one GEMM;
         # centring on mean(Y) keeps the norms (hence the rounding error) small.
         Y64 = np.asarray(Y, dtype=np.float64)
         center = Y64.mean(axis=0)
         Yc = Y64 - center
+        yn = np.einsum("ij,ij->i", Yc, Yc)
         d, m = Y.shape[1], Y.shape[0]
         B = np.empty((d + 2, m), dtype=dtype)
         B[:d] = (2.0 * inv_h2) * Yc.T
         B[d] = 1.0
-        B[d + 1] = -inv_h2 * np.einsum("ij,ij->i", Yc, Yc)
-        return {"sparse": False, "B": B, "center": center, "inv_h2": inv_h2}
+        B[d + 1] = -inv_h2 * yn
+        prepared.update(sparse=False, B=B, center=center, ymax=float(yn.max(initial=0.0)))
+        return prepared
 
     def temp_bytes_per_row(self, n_features, n_cols, itemsize):
         # dense: the augmented chunk (d + 2 values, float64 while centring);
-        # sparse: a float64 product row before the cast into `out`.
+        # sparse / fallback routes: a float64 row before the cast into `out`.
         return 8 * (n_features + 2) + 8 * n_cols
+
+    @staticmethod
+    def _gemm_error_bound(dtype, xmax, ymax, inv_h2):
+        # |fl(exponent) - exponent| <~ eps * (|x_c|^2 + |y_c|^2) / h^2, and a
+        # kernel value k = exp(-z) moves by at most that much (k <= 1).
+        return np.finfo(dtype).eps * (xmax + ymax) * inv_h2
+
+    def _exact_block(self, X, prepared, out):
+        # Accurate route for bandwidths tiny relative to the data's spread:
+        # squared distances from explicit differences (cdist), no cancellation.
+        if prepared["Y_dense64"] is None:
+            Y = prepared["Y"]
+            prepared["Y_dense64"] = np.asarray(Y.toarray() if sp.issparse(Y) else Y, dtype=np.float64)
+        Xd = np.asarray(X.toarray() if sp.issparse(X) else X, dtype=np.float64)
+        D = cdist(Xd, prepared["Y_dense64"], metric="sqeuclidean")
+        D *= -prepared["inv_h2"]
+        np.exp(D, out=D)
+        out[...] = D
 
     def compute(self, X, prepared, out):
         inv_h2 = prepared["inv_h2"]
+        tol64 = self._GEMM_TOL[np.dtype(np.float64)]
         if not sp.issparse(X) and not prepared["sparse"]:
             B = prepared["B"]
             d = X.shape[1]
             Xc = np.subtract(X, prepared["center"], dtype=np.float64)
+            xn = np.einsum("ij,ij->i", Xc, Xc)
+            xmax = float(xn.max(initial=0.0))
+            if self._gemm_error_bound(B.dtype, xmax, prepared["ymax"], inv_h2) > self._GEMM_TOL[np.dtype(out.dtype)]:
+                if self._gemm_error_bound(np.float64, xmax, prepared["ymax"], inv_h2) > tol64:
+                    return self._exact_block(X, prepared, out)
+                if prepared["B64"] is None:  # float32 data too spread for a float32 GEMM
+                    prepared["B64"] = B.astype(np.float64)
+                B = prepared["B64"]
             A = np.empty((X.shape[0], d + 2), dtype=B.dtype)
             A[:, :d] = Xc
-            A[:, d] = -inv_h2 * np.einsum("ij,ij->i", Xc, Xc)
+            A[:, d] = -inv_h2 * xn
             A[:, d + 1] = 1.0
-            np.matmul(A, B, out=out)
+            if B.dtype == out.dtype:
+                np.matmul(A, B, out=out)
+            else:
+                out[...] = A @ B
         else:
             # Mixed or sparse input: float64 product, norms added by broadcasting.
             X64 = X.astype(np.float64)
             xn = np.asarray(X64.multiply(X64).sum(axis=1)).ravel() if sp.issparse(X) else np.einsum("ij,ij->i", X64, X64)
             if prepared["sparse"]:
-                top, ytail = prepared["top"], prepared["ytail"]
+                top, ytail, ymax = prepared["top"], prepared["ytail"], prepared["ymax"]
             else:
                 B, c = prepared["B"], prepared["center"]
                 d = X.shape[1]
@@ -188,14 +235,17 @@ class GaussianKernel(ShiftInvariantKernel):
                 # |x - c|^2 = |x|^2 - 2 x.c + |c|^2 and (x - c).B = x.B - c.B
                 xn = xn - 2.0 * np.asarray(X64 @ c).ravel() + c @ c
                 ytail = np.asarray(B[d + 1], dtype=np.float64) - c @ top
+                ymax = prepared["ymax"]
+            if self._gemm_error_bound(np.float64, float(xn.max(initial=0.0)), ymax, inv_h2) > tol64:
+                return self._exact_block(X, prepared, out)
             prod = X64 @ top
             prod = prod.toarray() if sp.issparse(prod) else np.asarray(prod)
             prod -= (inv_h2 * xn)[:, None]
             prod += ytail[None, :]
             out[...] = prod
         # No clip at 0 before the exp: it would cost a full extra pass (~45 %
-        # of the block time).  Rounding can leave an exponent of order
-        # eps * |x|^2 / h^2 above 0, i.e. a value above 1 by that much.
+        # of the block time).  The route chosen above keeps the exponent's
+        # error below _GEMM_TOL, so no value exceeds 1 by more than that.
         np.exp(out, out=out)
 
     def sample_frequencies(self, rng, n_features, n_components):

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import numbers
-import warnings
 
 import numpy as np
 import scipy.linalg
@@ -14,6 +13,7 @@ from sklearn.utils.validation import check_is_fitted
 from ..kernels.blocks import kernel_blocks, pairwise_kernel
 from ..kernels.selection import make_kernel
 from ..utils.estimator_checks import KERNEL_CONSTRAINTS, Interval, deterministic_signs
+from ..utils.eigen import drop_noise_eigenpairs
 from ..utils.validation import check_input, check_n_features, check_random_state, derive_seed
 from .landmarks import ReservoirSampler, landmark_map, select_landmarks
 
@@ -193,18 +193,8 @@ class Nystroem(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator)
         w, U = w[::-1], np.ascontiguousarray(U[:, ::-1])
         # Tiny eigenvalues are rounding noise (duplicate or near-duplicate
         # landmarks, fast-decaying spectra); inverting them would blow up.
-        keep = w > self.eigenvalue_tol * max(w[0], np.finfo(np.float64).tiny)
-        if not np.all(keep):
-            if r_req is not None:
-                warnings.warn(
-                    f"Nystroem: {int(np.sum(~keep))} of the {r} requested eigenvalues of the landmark Gram are "
-                    f"below {self.eigenvalue_tol:g} * lambda_max (numerically zero, e.g. duplicate landmarks); "
-                    f"their components were dropped, keeping {int(np.sum(keep))}",
-                    RuntimeWarning, stacklevel=3,
-                )
-            w, U = w[keep], U[:, keep]
-        if w.size == 0:
-            raise ValueError("the landmark Gram matrix is numerically zero; no component can be kept")
+        w, U = drop_noise_eigenpairs(w, U, n=m, kmax=float(np.max(np.abs(W))), eigenvalue_tol=self.eigenvalue_tol,
+                                     requested=r_req, owner="Nystroem", what="landmark Gram matrix", stacklevel=4)
         self.landmarks_ = L
         self.landmark_indices_ = idx
         self.eigenvalues_ = w

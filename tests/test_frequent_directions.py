@@ -270,13 +270,13 @@ def test_gram_shrink_matches_svd_shrink(shape, spread):
     rng = np.random.default_rng(1)
     r, d = shape
     B = rng.standard_normal(shape) * np.logspace(0, -spread / 2, d)
-    out_gram, out_svd = np.empty_like(B), np.empty_like(B)
     for j in (1, r // 2, min(r, d), r):
-        k1, delta1 = _shrink_rows(B, j, False, out_gram)
-        k2, delta2 = _shrink_rows_svd(B, j, False, out_svd)
+        rows_gram, delta1 = _shrink_rows(B, j, False)
+        rows_svd, delta2 = _shrink_rows_svd(B, j, False)
+        assert rows_gram.shape[0] <= j - 1 and rows_svd.shape[0] <= j - 1
         assert delta1 == pytest.approx(delta2, rel=1e-9, abs=1e-12 * np.sum(B**2))
-        C1 = out_gram[:k1].T @ out_gram[:k1]
-        C2 = out_svd[:k2].T @ out_svd[:k2]
+        C1 = rows_gram.T @ rows_gram
+        C2 = rows_svd.T @ rows_svd
         np.testing.assert_allclose(C1, C2, atol=1e-10 * np.sum(B**2))
         gap = np.linalg.eigvalsh(B.T @ B - C1)
         assert gap[0] >= -1e-12 * np.sum(B**2)
@@ -421,6 +421,28 @@ def test_merge_refuses_mismatch(other, match):
 def test_bad_params(params, error, match):
     with pytest.raises(error, match=match):
         FrequentDirections(**params).fit(np.ones((4, 3)))
+
+
+def test_changed_params_refused_mid_stream():
+    fd = FrequentDirections(sketch_size=3).fit(np.ones((10, 5)))
+    fd.set_params(sketch_size=4)
+    with pytest.raises(ValueError, match="call fit to restart"):
+        fd.partial_fit(np.ones((2, 5)))
+    fd.fit(np.ones((10, 5)))  # fit restarts with the new parameters
+    assert fd.get_sketch().shape == (4, 5)
+
+
+def test_save_load_round_trip(tmp_path):
+    import kernelsketch
+
+    A = make_matrix("cauchy", 200, 12, 12, np.float32)
+    fd = FrequentDirections(sketch_size=4).fit(A[:110])
+    kernelsketch.save(fd, tmp_path / "fd.ks")
+    loaded = kernelsketch.load(tmp_path / "fd.ks")
+    fd.partial_fit(A[110:])
+    loaded.partial_fit(A[110:])
+    np.testing.assert_array_equal(loaded.get_sketch(), fd.get_sketch())
+    assert loaded.error_bound_ == fd.error_bound_
 
 
 def test_bad_data():

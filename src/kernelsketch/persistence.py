@@ -23,7 +23,9 @@ import io
 import json
 import numbers
 import os
+import struct
 import zipfile
+import zlib
 from pathlib import Path
 
 import numpy as np
@@ -429,8 +431,9 @@ def load(path):
                 if zf.getinfo(f"{k}.npy").file_size > nbytes + 65536 + 1024:
                     raise ModelFormatError(f"{path}: entry {k}.npy is larger than its recorded shape allows")
             entries = {name: zf.read(name) for name in sorted(expected)}
-    except zipfile.BadZipFile as exc:
-        raise ModelFormatError(f"{path}: corrupt model file ({exc})") from exc
+    except (zipfile.BadZipFile, zlib.error, EOFError, OSError, NotImplementedError, struct.error) as exc:
+        # a damaged archive fails in the zip layer (bad CRC, bad deflate stream, truncated member)
+        raise ModelFormatError(f"{path}: corrupt model file ({type(exc).__name__}: {exc})") from exc
     if _digest(entries) != meta.get("arrays_sha256"):
         raise ModelFormatError(f"{path}: array checksum mismatch: the file was modified or corrupted after saving")
     arrays = {name[:-4]: _read_array(path, name, data, specs[name[:-4]]) for name, data in entries.items()}

@@ -40,6 +40,8 @@ class NpySource(MatrixSource):
             raise ValueError(f"{self.path}: corrupt .npy file: {msg}") from exc
         except (OSError, EOFError) as exc:
             raise ValueError(f"{self.path}: corrupt .npy file ({exc})") from exc
+        except Exception as exc:  # noqa: BLE001 - a crafted header can raise SyntaxError, TokenError, ...
+            raise ValueError(f"{self.path}: corrupt .npy header ({type(exc).__name__}: {exc})") from exc
         if not isinstance(arr, np.ndarray):
             raise ValueError(f"{self.path}: expected a single array (.npy), got an archive")
         if arr.dtype.kind not in "biuf":

@@ -110,7 +110,8 @@ def coerce_labels(y):
         f = y.astype(np.float64)
     except (ValueError, TypeError):
         return y.astype(str)
-    if np.all(np.isfinite(f)) and np.all(f == np.round(f)):
+    # integral labels become int64 only where that is exact (|y| < 2^53)
+    if np.all(np.isfinite(f)) and np.all(f == np.round(f)) and np.all(np.abs(f) < 2.0**53):
         return f.astype(np.int64)
     return f
 

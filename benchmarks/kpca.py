@@ -36,7 +36,7 @@ def run(cfg: RunConfig) -> CaseResult:
 
     sizes = QUICK if cfg.quick else FULL
     n, nl, d, k = sizes["n_samples"], sizes["n_landmarks"], sizes["n_features"], sizes["n_components"]
-    repeats = cfg.n_repeats(5)
+    repeats = cfg.n_repeats(3)
     rng = np.random.default_rng(1)
     X = rng.standard_normal((n, d))
     h = float(np.sqrt(2.0 * d))

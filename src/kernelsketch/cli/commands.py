@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 
 from ..io import check_output_path, open_matrix, output_format
-from . import pipeline
+from . import dask_run, pipeline
 from .ui import UsageError
 
 
@@ -47,6 +47,8 @@ def _embed_params(args):
 
 def cmd_embed(args, ui, *, save_only=False):
     """``embed`` (fit + transform to -o) and ``fit`` (fit + --save)."""
+    if dask_run.wants_dask(args):
+        return _dask_embed(args, ui, save_only=save_only)
     if not save_only:
         _check_suffix(args.output)  # before reading anything
     _check_outputs(args, [getattr(args, "output", None), args.save, getattr(args, "plot", None)], [args.input])
@@ -90,12 +92,21 @@ def _transform_to_output(est, source, args, ui, data=None):
         ui.record(plot=str(args.plot))
 
 
+def _dask_embed(args, ui, save_only):
+    if not save_only:
+        _check_suffix(args.output)
+    _check_outputs(args, [getattr(args, "output", None), args.save], [args.input])
+    return dask_run.embed(args, ui, save_only=save_only)
+
+
 def cmd_transform(args, ui):
     from ..persistence import load
 
     _check_suffix(args.output)
     _check_outputs(args, [args.output, args.plot], [args.input, args.model])
     est = load(args.model)
+    if dask_run.wants_dask(args):
+        return dask_run.embed(args, ui, model=est)
     source = _open_source(args)
     expected = getattr(est, "n_features_in_", None)
     if expected is not None and expected != source.n_features:
@@ -115,6 +126,8 @@ def cmd_cluster(args, ui):
 
     from ..io import coerce_labels, open_writer
 
+    if dask_run.wants_dask(args):
+        raise UsageError("cluster does not run on Dask yet; use embed --scheduler/--workers, then cluster the embedding")
     _check_suffix(args.output)
     _check_outputs(args, [args.output, args.plot], [args.input])
     k = args.k

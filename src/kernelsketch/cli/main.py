@@ -82,6 +82,9 @@ def build_parser():
     g.add_argument("--columns", help="comma-separated feature columns (names or 0-based indices)")
     g.add_argument("--label-column", help="column holding class labels (name or 0-based index)")
     g.add_argument("--dtype", choices=["float64", "float32"], default="float64", help="computation dtype")
+    g.add_argument("--scheduler", metavar="ADDRESS", help="run on a running Dask cluster (INPUT: .npy/Parquet "
+                   "file or directory of shards)")
+    g.add_argument("--workers", type=_positive_int, metavar="N", help="run on a local Dask cluster of N processes")
 
     model = argparse.ArgumentParser(add_help=False)
     g = model.add_argument_group("model")

@@ -38,11 +38,12 @@ def broadcast(estimator, client=None):
     >>> handle.compute()
     {'projection': [1.0, 2.0]}
     """
+    # An explicit key: tokenizing would pickle the whole fitted state once more.
+    key = f"{type(estimator).__name__}-fitted-{uuid.uuid4().hex}"
     if client is not None:
-        return client.scatter(estimator, broadcast=True, hash=False)
+        return client.scatter({key: estimator}, broadcast=True)[key]
     dask = import_dask("dask")
-    # An explicit name: tokenizing would pickle the whole fitted state once more.
-    return dask.delayed(estimator, name=f"{type(estimator).__name__}-fitted-{uuid.uuid4().hex}", pure=False)
+    return dask.delayed(estimator, name=key, pure=False)
 
 
 def _apply(block, estimator, method):

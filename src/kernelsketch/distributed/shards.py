@@ -20,7 +20,7 @@ def _read_shard(path, fmt, columns, label_column, dtype):
 
 
 def read_shards(directory, *, columns=None, label_column=None, dtype=None):
-    """Open every ``*.npy`` or every ``*.parquet`` file of a directory as a dask array.
+    """Open every ``*.npy`` or every ``*.parquet`` file of a directory (or one such file) as a dask array.
 
     Shards are taken in file-name order, one row chunk each.  Only their
     headers (``.npy``) or footers (Parquet) are read here, for the shapes;
@@ -59,9 +59,14 @@ def read_shards(directory, *, columns=None, label_column=None, dtype=None):
     da = import_dask("dask.array")
     dask = import_dask("dask")
     root = Path(os.fspath(directory)).expanduser()
-    if not root.is_dir():
-        raise NotADirectoryError(f"{str(root)!r} is not a directory of shards")
-    files = sorted(p for p in root.iterdir() if p.is_file() and p.suffix.lower() in SHARD_SUFFIXES)
+    if root.is_file():
+        if root.suffix.lower() not in SHARD_SUFFIXES:
+            raise ValueError(f"{str(root)!r} is not a .npy or Parquet file")
+        files = [root]
+    elif root.is_dir():
+        files = sorted(p for p in root.iterdir() if p.is_file() and p.suffix.lower() in SHARD_SUFFIXES)
+    else:
+        raise FileNotFoundError(f"{str(root)!r} is neither a directory of shards nor a shard file")
     if not files:
         raise ValueError(f"{str(root)!r} holds no .npy or .parquet shard")
     formats = {SHARD_SUFFIXES[p.suffix.lower()] for p in files}

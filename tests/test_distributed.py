@@ -1,0 +1,375 @@
+"""kernelsketch.distributed on dask arrays and a real 2-process LocalCluster.
+
+One module-scoped cluster (2 worker processes, 1 thread each, loopback, no
+dashboard) is started and stopped here; while it is up it is dask's default
+scheduler, so every ``.compute()`` below runs on the worker processes.
+"""
+
+from __future__ import annotations
+
+import os
+import pickle
+import signal
+import sys
+import threading
+import time
+
+import numpy as np
+import pytest
+
+da = pytest.importorskip("dask.array")
+distributed = pytest.importorskip("distributed")
+
+from kernelsketch.cluster import NystroemKernelKMeans  # noqa: E402
+from kernelsketch.decomposition import RFKPCA, RNCA, KernelPCA, StreamingKPCA, SubsampleKPCA  # noqa: E402
+from kernelsketch.distributed import (  # noqa: E402
+    fit, gather_rows, maybe_dask_transform, predict, read_shards, transform, tree_reduce)
+from kernelsketch.maps import KernelJL, Nystroem, RandomFourierFeatures  # noqa: E402
+from kernelsketch.sketches import FrequentDirections  # noqa: E402
+
+pytestmark = pytest.mark.distributed
+
+
+@pytest.fixture(scope="module")
+def client():
+    import cloudpickle
+
+    # helpers defined in this module run on the workers: ship them by value
+    cloudpickle.register_pickle_by_value(sys.modules[__name__])
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1",
+                                  dashboard_address=None, memory_limit="2GiB") as cluster, \
+            distributed.Client(cluster) as c:
+        yield c
+    cloudpickle.unregister_pickle_by_value(sys.modules[__name__])
+
+
+def _data(n=600, d=4, seed=0, dtype=np.float64):
+    rng = np.random.default_rng(seed)
+    centers = rng.normal(0, 3, (3, d))
+    return (centers[rng.integers(0, 3, n)] + rng.normal(0, 0.5, (n, d))).astype(dtype)
+
+
+def _fitted(name, X):
+    params = dict(random_state=0)
+    est = {
+        "nystroem": lambda: Nystroem(n_landmarks=40, n_components=10, bandwidth=3.0, **params),
+        "kjl": lambda: KernelJL(n_components=8, n_landmarks=50, bandwidth=3.0, **params),
+        "subsample-kpca": lambda: SubsampleKPCA(n_components=5, n_landmarks=50, bandwidth=3.0, **params),
+        "rff": lambda: RandomFourierFeatures(64, bandwidth=3.0, **params),
+        "rf-kpca": lambda: RFKPCA(4, n_random_features=64, bandwidth=3.0, **params),
+        "rnca": lambda: RNCA(4, n_random_features=64, bandwidth=3.0, **params),
+        "skpca": lambda: StreamingKPCA(4, n_random_features=64, sketch_size=8, bandwidth=3.0, **params),
+        "fd": lambda: FrequentDirections(sketch_size=3),
+        "kpca": lambda: KernelPCA(n_components=4, bandwidth=3.0),
+        "nkkm": lambda: NystroemKernelKMeans(n_clusters=3, n_landmarks=40, n_init=2, bandwidth=3.0, **params),
+    }[name]()
+    return est.fit(X)
+
+
+ALL = ["nystroem", "kjl", "subsample-kpca", "rff", "rf-kpca", "rnca", "skpca", "fd", "kpca", "nkkm"]
+
+
+# -- transform: identical to the in-memory map ---------------------------------
+@pytest.mark.parametrize("name", ALL)
+def test_transform_on_cluster_equals_in_memory(client, name):
+    X = _data()
+    est = _fitted(name, X[:300])
+    Xd = da.from_array(X, chunks=(130, 4))  # uneven last chunk
+    Z = transform(est, Xd)
+    assert Z.chunks[0] == Xd.chunks[0]
+    np.testing.assert_allclose(Z.compute(), est.transform(X), rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("name", ["nystroem", "kjl", "rff", "fd"])
+def test_transform_keeps_float32(client, name):
+    X = _data(dtype=np.float32)
+    est = _fitted(name, X)
+    Z = transform(est, da.from_array(X, chunks=(200, 4)))
+    assert Z.dtype == np.float32
+    out = Z.compute()
+    assert out.dtype == np.float32
+    np.testing.assert_allclose(out, est.transform(X), rtol=1e-5, atol=1e-5)
+
+
+def test_fitted_state_is_one_key_in_the_graph():
+    """The estimator is one graph key that all chunk tasks share, not a copy per chunk."""
+    X = _data(n=2000, d=20)
+    est = Nystroem(n_landmarks=400, n_components=200, bandwidth=5.0, random_state=0).fit(X)
+    n_chunks = 40
+    Xd = da.ones((4000, 20), chunks=(100, 20))
+    Z = transform(est, Xd)
+    graph = dict(Z.__dask_graph__())
+    state = len(pickle.dumps(est))
+    holders = [k for k, v in graph.items() if "fitted" in str(k)]
+    assert len(holders) == 1
+    # 40 input tasks + 40 map tasks + the estimator
+    assert len(graph) == 2 * n_chunks + 1
+    transform_tasks = [k for k in graph if isinstance(k, tuple) and k[0] == Z.name]
+    assert len(transform_tasks) == n_chunks
+    for k in transform_tasks:
+        assert holders[0] in graph[k].dependencies
+    # the whole graph weighs one copy of the state plus a little per task
+    size = len(pickle.dumps(graph))
+    assert state > 1_000_000
+    assert size < state + 2000 * 2 * n_chunks, (size, state)
+
+
+def test_scattered_state_reaches_both_workers_once(client):
+    X = _data()
+    est = _fitted("nystroem", X)
+    Z = transform(est, da.ones((600, 4), chunks=(100, 4)), client=client)
+    graph = dict(Z.__dask_graph__())
+    assert len(pickle.dumps(graph)) < len(pickle.dumps(est))  # a future, not the state
+    futures = {d for k in graph if isinstance(k, tuple) and k[0] == Z.name for d in graph[k].dependencies
+               if "fitted" in str(d)}
+    assert len(futures) == 1
+    futures = list(futures)
+    assert len(client.who_has()[futures[0]]) == 2
+    np.testing.assert_allclose(Z.compute(), est.transform(np.ones((600, 4))), rtol=1e-12, atol=1e-12)
+    Z = transform(est, da.from_array(X, chunks=(100, 4)), client=client)
+    np.testing.assert_allclose(Z.compute(), est.transform(X), rtol=1e-12, atol=1e-12)
+
+
+def test_maybe_dask_transform_hook(client):
+    X = _data()
+    est = _fitted("rff", X)
+    assert maybe_dask_transform(est, X) is None
+    Z = maybe_dask_transform(est, da.from_array(X, chunks=(250, 4)))
+    assert isinstance(Z, da.Array)
+    np.testing.assert_allclose(Z.compute(), est.transform(X), rtol=1e-12, atol=1e-12)
+    labels = maybe_dask_transform(_fitted("nkkm", X), da.from_array(X, chunks=(250, 4)), method="predict")
+    assert labels.ndim == 1 and labels.compute().shape == (600,)
+
+
+def test_transform_errors_are_raised_on_the_client():
+    X = _data()
+    with pytest.raises(ValueError, match="features"):
+        transform(_fitted("nystroem", X), da.zeros((10, 3), chunks=5))
+    with pytest.raises(TypeError, match="dask array"):
+        transform(_fitted("nystroem", X), X)
+    with pytest.raises(ValueError, match="2-D"):
+        transform(_fitted("nystroem", X), da.zeros(10, chunks=5))
+
+
+# -- fit: the same results as in memory ---------------------------------------------
+@pytest.mark.parametrize("bandwidth", [3.0, "percentile"])
+@pytest.mark.parametrize("cls", [Nystroem, SubsampleKPCA])
+def test_landmark_fit_identical_to_in_memory(client, cls, bandwidth):
+    X = _data(n=700)
+    kw = dict(n_components=6, n_landmarks=60, bandwidth=bandwidth, random_state=3)
+    ref = cls(**kw).fit(X)
+    est = fit(cls(**kw), da.from_array(X, chunks=(150, 4)))
+    assert est.get_params()["bandwidth"] == bandwidth and est.landmarks is None
+    assert est.kernel_ == ref.kernel_
+    np.testing.assert_array_equal(est.landmark_indices_, ref.landmark_indices_)
+    np.testing.assert_array_equal(est.landmarks_, ref.landmarks_)
+    np.testing.assert_array_equal(est.projection_, ref.projection_)
+    np.testing.assert_array_equal(est.transform(X), ref.transform(X))
+
+
+def test_kernel_jl_fit_same_landmarks_and_kernel(client):
+    X = _data(n=700)
+    kw = dict(n_components=8, n_landmarks=60, bandwidth="median", random_state=5)
+    ref = KernelJL(**kw).fit(X)
+    est = fit(KernelJL(**kw), da.from_array(X, chunks=(150, 4)))
+    np.testing.assert_array_equal(est.landmark_indices_, ref.landmark_indices_)
+    assert est.kernel_ == ref.kernel_
+    # the projection is the KernelJL sketch of those landmarks: V_hat = K_c Z^T / (n sqrt(n d))
+    n, d = 60, 8
+    from kernelsketch.kernels import pairwise_kernel
+
+    G = pairwise_kernel(est.landmarks_, kernel=est.kernel_)
+    H = np.eye(n) - 1.0 / n
+    P = H @ G @ H @ est.random_matrix_.T / (n * np.sqrt(n * d))
+    np.testing.assert_allclose(est.projection_, P - P.mean(axis=0), atol=1e-12)
+
+
+def test_kernel_kmeans_fit_identical_to_in_memory(client):
+    X = _data(n=500)
+    kw = dict(n_clusters=3, n_landmarks=40, n_init=2, bandwidth="percentile", random_state=1)
+    ref = NystroemKernelKMeans(**kw).fit(X)
+    est = fit(NystroemKernelKMeans(**kw), da.from_array(X, chunks=(120, 4)))
+    np.testing.assert_array_equal(est.nystroem_.landmarks_, ref.nystroem_.landmarks_)
+    np.testing.assert_array_equal(est.cluster_centers_, ref.cluster_centers_)
+    assert isinstance(est.labels_, da.Array)
+    np.testing.assert_array_equal(est.labels_.compute(), ref.labels_)
+
+
+def test_random_fourier_features_fit_identical(client):
+    X = _data(n=400)
+    kw = dict(n_random_features=32, bandwidth="median", random_state=2)
+    ref = RandomFourierFeatures(**kw).fit(X)
+    est = fit(RandomFourierFeatures(**kw), da.from_array(X, chunks=(100, 4)))
+    assert est.kernel_ == ref.kernel_
+    np.testing.assert_array_equal(est.random_weights_, ref.random_weights_)
+
+
+@pytest.mark.parametrize("chunks", [(100, 4), (37, 4), (700, 4)])
+def test_rnca_tree_reduction_equals_one_pass(client, chunks):
+    X = _data(n=700)
+    kw = dict(n_components=4, n_random_features=48, bandwidth="percentile", random_state=4)
+    ref = RNCA(**kw).fit(X)
+    est = fit(RNCA(**kw), da.from_array(X, chunks=chunks), split_every=3)
+    assert est.n_samples_seen_ == 700 and est.get_params() == RNCA(**kw).get_params()
+    np.testing.assert_allclose(est.mean_, ref.mean_, rtol=1e-12, atol=1e-14)
+    np.testing.assert_allclose(est.explained_variance_, ref.explained_variance_, rtol=1e-10)
+    np.testing.assert_allclose(est.transform(X), ref.transform(X), rtol=1e-8, atol=1e-10)
+
+
+def _fd_bound_check(est, A, k):
+    B = est.get_sketch()
+    E = A.T @ A - B.T @ B
+    w = np.linalg.eigvalsh(E)
+    tol = 1e-9 * np.linalg.norm(A, "fro") ** 2
+    assert w.min() >= -tol  # B^T B never over-estimates
+    assert w.max() <= est.error_bound_ + tol
+    s = np.linalg.svd(A, compute_uv=False)
+    assert est.error_bound_ <= np.sum(s[k:] ** 2) / (est.sketch_size - k) + tol
+    return B
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_frequent_directions_merged_sketch_keeps_the_guarantee(client, seed):
+    rng = np.random.default_rng(seed)
+    A = (rng.standard_normal((900, 6)) * [5, 3, 2, 1, 1, 1]) @ rng.standard_normal((6, 30))
+    A += 0.1 * rng.standard_normal(A.shape)
+    ref = FrequentDirections(sketch_size=8).fit(A)
+    est = fit(FrequentDirections(sketch_size=8), da.from_array(A, chunks=(70, 30)), split_every=4)
+    assert est.n_samples_seen_ == 900
+    np.testing.assert_allclose(est.squared_frobenius_, np.sum(A * A), rtol=1e-10)
+    for k in (0, 2, 5):
+        B = _fd_bound_check(est, A, k)
+    B_ref = ref.get_sketch()
+    # both sketches are below A^T A by at most their bounds, so they are that close to each other
+    gap = np.linalg.norm(B.T @ B - B_ref.T @ B_ref, 2)
+    assert gap <= max(est.error_bound_, ref.error_bound_) * (1 + 1e-9)
+
+
+def test_streaming_kpca_merged_sketch_within_guarantee(client):
+    X = _data(n=800)
+    kw = dict(n_components=4, n_random_features=64, sketch_size=10, bandwidth="percentile", random_state=6)
+    ref = StreamingKPCA(**kw).fit(X)
+    est = fit(StreamingKPCA(**kw), da.from_array(X, chunks=(90, 4)), split_every=2)
+    assert est.kernel_ == ref.kernel_ and est.n_samples_seen_ == 800
+    Z = ref.feature_map_.transform(X)
+    np.testing.assert_array_equal(est.feature_map_.transform(X), Z)  # same random features
+    B = est.sketch_.get_sketch()
+    gap = np.linalg.eigvalsh(Z.T @ Z - B.T @ B)
+    assert gap.min() >= -1e-9 and gap.max() <= est.error_bound_ + 1e-9
+    assert est.error_bound_ <= np.sum(Z * Z) / 10 + 1e-9
+
+
+def test_heuristic_bandwidth_from_a_sample_is_close(client):
+    X = _data(n=3000, d=3, seed=9)
+    ref = Nystroem(n_landmarks=30, bandwidth="median", random_state=0).fit(X)
+    est = fit(Nystroem(n_landmarks=30, bandwidth="median", random_state=0),
+              da.from_array(X, chunks=(500, 3)), bandwidth_rows=800)
+    assert est.kernel_.bandwidth == pytest.approx(ref.kernel_.bandwidth, rel=0.05)
+    assert est.kernel_.bandwidth != ref.kernel_.bandwidth  # it really came from the sample
+
+
+def test_fit_with_unknown_chunk_sizes(client):
+    X = _data(n=500)
+    Xd = da.from_array(X, chunks=(100, 4))
+    Xd = Xd[Xd[:, 0] > -np.inf]  # boolean mask: row chunk sizes become unknown
+    assert np.isnan(Xd.shape[0])
+    est = fit(Nystroem(n_landmarks=30, bandwidth=3.0, random_state=0), Xd)
+    ref = Nystroem(n_landmarks=30, bandwidth=3.0, random_state=0).fit(X)
+    np.testing.assert_array_equal(est.landmarks_, ref.landmarks_)
+
+
+def test_fit_refuses_what_it_cannot_do():
+    Xd = da.zeros((10, 2), chunks=5)
+    with pytest.raises(TypeError, match="SubsampleKPCA"):
+        fit(KernelPCA(), Xd)
+    with pytest.raises(TypeError, match="RNCA"):
+        fit(RFKPCA(), Xd)
+    with pytest.raises(ValueError, match="bandwidth_rows"):
+        fit(Nystroem(), Xd, bandwidth_rows=0)
+
+
+def test_tree_reduce_and_gather_rows_no_client():
+    X = np.arange(60.0).reshape(20, 3)
+    Xd = da.from_array(X, chunks=(3, 3))
+    total = tree_reduce(Xd, lambda b: b.sum(axis=0), merge=lambda parts: sum(parts), split_every=2)
+    np.testing.assert_array_equal(total.compute().item(), X.sum(axis=0))
+    (rows,) = gather_rows(Xd, np.array([19, 0, 7, 7]))
+    np.testing.assert_array_equal(rows, X[[19, 0, 7, 7]])
+
+
+# -- shards and the CLI ------------------------------------------------------------
+def test_read_shards_npy_and_parquet(tmp_path):
+    pa = pytest.importorskip("pyarrow")
+    import pyarrow.parquet as pq
+
+    X = _data(n=90)
+    (tmp_path / "npy").mkdir()
+    (tmp_path / "pq").mkdir()
+    for i, part in enumerate(np.array_split(X, 3)):
+        np.save(tmp_path / "npy" / f"part-{i}.npy", part)
+        table = pa.table({f"f{j}": part[:, j] for j in range(4)} | {"label": np.arange(len(part))})
+        pq.write_table(table, tmp_path / "pq" / f"part-{i}.parquet")
+    a = read_shards(tmp_path / "npy")
+    assert a.numblocks == (3, 1)
+    np.testing.assert_array_equal(a.compute(), X)
+    b = read_shards(tmp_path / "pq", label_column="label")
+    np.testing.assert_array_equal(b.compute(), X)
+    np.save(tmp_path / "npy" / "part-9.npy", np.zeros((2, 5)))
+    with pytest.raises(ValueError, match="part-9.npy: 5 features"):
+        read_shards(tmp_path / "npy")
+    with pytest.raises(FileNotFoundError, match="neither"):
+        read_shards(tmp_path / "missing")
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(ValueError, match="no .npy or .parquet"):
+        read_shards(tmp_path / "empty")
+
+
+def test_cli_embed_on_the_cluster(client, tmp_path):
+    from kernelsketch.cli.main import main
+
+    X = _data(n=400)
+    shards = tmp_path / "shards"
+    shards.mkdir()
+    for i, part in enumerate(np.array_split(X, 4)):
+        np.save(shards / f"part-{i}.npy", part)
+    out, model = tmp_path / "z.npy", tmp_path / "m.npz"
+    code = main(["embed", str(shards), "--method", "nystroem", "-d", "5", "-n", "30", "--bandwidth", "3",
+                 "--seed", "0", "-o", str(out), "--save", str(model), "--scheduler", client.scheduler.address, "-q"])
+    assert code == 0
+    ref = Nystroem(n_landmarks=30, n_components=5, bandwidth=3.0, random_state=0).fit(X)
+    np.testing.assert_allclose(np.load(out), ref.transform(X), rtol=1e-12, atol=1e-12)
+    out2 = tmp_path / "z2.npy"
+    code = main(["transform", str(model), str(shards), "-o", str(out2), "--scheduler",
+                 client.scheduler.address, "-q"])
+    assert code == 0
+    np.testing.assert_array_equal(np.load(out2), np.load(out))
+    # both flags at once is a usage error (exit 2), and nothing is written
+    code = main(["embed", str(shards), "--method", "rff", "-o", str(tmp_path / "z3.npy"), "--scheduler",
+                 client.scheduler.address, "--workers", "2", "-q"])
+    assert code == 2 and not (tmp_path / "z3.npy").exists()
+
+
+# -- failures: a worker killed mid-job ---------------------------------------------
+def _slow_block(block):
+    time.sleep(0.15)
+    return block
+
+
+@pytest.mark.slow
+def test_worker_killed_mid_job_still_gives_the_right_result(client):
+    """SIGKILL one worker process while a tree-merge fit runs: Dask reruns its tasks; the result is exact."""
+    X = _data(n=1200)
+    kw = dict(n_components=4, n_random_features=32, bandwidth=3.0, random_state=0)
+    ref = RNCA(**kw).fit(X)
+    Xd = da.from_array(X, chunks=(50, 4)).map_blocks(_slow_block, dtype=X.dtype)  # 24 chunks, ~3.6 s of work
+    pids = list(client.run(os.getpid).values())
+    killer = threading.Timer(1.0, os.kill, args=(pids[0], signal.SIGKILL))
+    killer.start()
+    try:
+        est = fit(RNCA(**kw), Xd, split_every=3)
+    finally:
+        killer.join()
+    np.testing.assert_allclose(est.explained_variance_, ref.explained_variance_, rtol=1e-10)
+    np.testing.assert_allclose(est.transform(X), ref.transform(X), rtol=1e-8, atol=1e-10)
+    client.wait_for_workers(2, timeout=60)
+    assert pids[0] not in client.run(os.getpid).values()  # the nanny started a new process

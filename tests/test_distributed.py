@@ -23,7 +23,7 @@ distributed = pytest.importorskip("distributed")
 from kernelsketch.cluster import NystroemKernelKMeans  # noqa: E402
 from kernelsketch.decomposition import RFKPCA, RNCA, KernelPCA, StreamingKPCA, SubsampleKPCA  # noqa: E402
 from kernelsketch.distributed import (  # noqa: E402
-    fit, gather_rows, maybe_dask_transform, predict, read_shards, transform, tree_reduce)
+    fit, gather_rows, maybe_dask_transform, read_shards, transform, tree_reduce)
 from kernelsketch.maps import KernelJL, Nystroem, RandomFourierFeatures  # noqa: E402
 from kernelsketch.sketches import FrequentDirections  # noqa: E402
 

@@ -18,7 +18,6 @@ Three strategies, by what the estimator needs from the data:
 from __future__ import annotations
 
 import numbers
-import warnings
 
 import numpy as np
 
@@ -163,11 +162,9 @@ def _fit_kernel_kmeans(est, X, n, *, bandwidth_rows, fit_rows):
     temporary = {"kernel": _resolved_kernel(est, sample, bw_seed)}
     if idx is not None:
         temporary["landmarks"] = L
-    with warnings.catch_warnings():
-        # k-means may warn about fewer distinct rows than clusters on a sample
-        warnings.simplefilter("default")
-        _fit_with_params(est, X_fit, temporary)
-    # Seeds of the in-memory fit: the same rng sequence gives the same two seeds.
+    # est.fit draws the same two seeds from random_state, so its Nystroem
+    # takes the landmarks and kernel given here and k-means the same seed.
+    _fit_with_params(est, X_fit, temporary)
     est.nystroem_.set_params(landmarks=None, kernel=est.kernel)
     if idx is not None:
         est.nystroem_.landmark_indices_ = idx

@@ -1,0 +1,588 @@
+"""Reproduction of Ghashami, Perry & Phillips, "Streaming kernel principal component analysis", Figures 1-4.
+
+One function, :func:`figures`, runs the paper's Section 3 on every dataset
+(Figure 1 RandomNoisy, Figure 2 CPU, Figure 3 Adult, Figure 4 Forest) and
+writes, per dataset, a six-panel figure (log-log kernel spectral and
+Frobenius error against sample size and against space, train time and test
+time per point against sample size), one results table for all datasets, and
+a table checking the paper's claims (holds / partly / does not hold, with the
+numbers).
+
+Protocol (what the paper states, plus what it leaves open, fixed here and
+printed with every run):
+
+* **Data.** RandomNoisy ``20000 x 1000`` (``s = 50``, ``zeta = 10``,
+  :func:`~kernelsketch.datasets.make_random_noisy`); CPU (DELVE cpu_act,
+  ``8192 x 21``, z-scored with the training set's mean and standard
+  deviation: its raw columns span six orders of magnitude); Adult (LIBSVM
+  a9a, sparse binary ``123`` features: the 32,561 rows of the a9a training
+  file train, 1000 rows of a9a.t test -- the paper's ``33561 = 32561 + 1000``);
+  Forest when its file is present (z-scored), otherwise MNIST as a stand-in
+  for a larger dense set (pixels / 255, a uniform subsample of the 60,000
+  training images, 1000 test images from t10k), labelled as such.  A random
+  test set of 1000 points (800 for CPU) is held out of the synthetic and
+  single-file sets.
+* **Kernel.** Gaussian ``k(x, y) = exp(-|x - y|^2 / h^2)``; the paper does
+  not give its bandwidth, so ``h`` is the 25th percentile of interpoint
+  distances (:func:`~kernelsketch.kernels.estimate_bandwidth`, 100,000
+  sampled pairs of the training set), resolved once per dataset and shared by
+  every method and by the exact Gram the errors are measured against.
+* **Methods.** :class:`~kernelsketch.decomposition.StreamingKPCA` with
+  ``l in {2, 5, 10, 20, 30, 50}`` (all ``l`` sketched directions kept,
+  ``G' = Z W W^T Z^T``; ``shrink="half"`` is the paper's Algorithm 1,
+  shrinking an ``l``-row buffer by its ``l/2``-th squared singular value;
+  versions with ``l >= m`` are skipped), :class:`~kernelsketch.decomposition.RNCA`
+  with all ``m`` components (``G' = Z Z^T``, the paper's ``G_hat``), and
+  :class:`~kernelsketch.maps.Nystroem` on ``c`` uniform landmarks with the
+  full pseudo-inverse (``G' = C W^+ C^T``).  The sample size (``m`` random
+  features or ``c`` landmarks) runs over a log grid.
+* **Errors.** Kernel spectral error ``||G - G'||_2 / n`` and kernel Frobenius
+  error ``||G - G'||_F / n^2`` on a uniform subsample of ``n_eval`` training
+  points (default 5000; the approximations are fitted on the whole training
+  set).  The ``n_eval x n_eval`` Gram is computed once per dataset and every
+  approximation is scored against it (a dense residual, Lanczos for its
+  largest-magnitude eigenvalue); recomputing kernel blocks for each of the
+  ~200 evaluations, as :func:`kernelsketch.metrics.kernel_spectral_error`
+  does to stay in bounded memory, would cost ``O(n^2 d)`` per Lanczos step.
+  Every run checks this evaluator against
+  :func:`~kernelsketch.metrics.kernel_spectral_error` and
+  :func:`~kernelsketch.metrics.kernel_frobenius_error` on 1000 of the points
+  (table ``metric_check``).
+* **Times and space.** Train time = wall time of ``fit`` on the training set
+  (bandwidth given); test time = wall time of ``transform`` of the test set
+  divided by its size; space in floats, the paper's formulas: SKPCA
+  ``m d + m l``, Nystroem ``c^2 + c d``, RNCA ``m^2 + m d``.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+
+import numpy as np
+
+from ..datasets import DatasetNotFoundError, load_dataset, make_random_noisy
+from ..utils.progress import progress as _progress
+from ._report import Report, pyplot
+
+__all__ = ["figures", "PAPER_CLAIMS", "space_usage"]
+
+#: The paper's figure number and title of each dataset.
+FIGURE_OF = {"randomnoisy": ("figure1", "RandomNoisy"), "cpu": ("figure2", "CPU"), "adult": ("figure3", "Adult"),
+             "forest": ("figure4", "Forest")}
+
+#: The claims of the paper's Results paragraph checked by :func:`figures`.
+PAPER_CLAIMS = {
+    "small_errors": "all methods have a very small error range, typically less than 0.01",
+    "nystroem_best_small": "for small sample size Nystroem performs quite well under all error measures "
+                           "(most accurate)",
+    "frobenius_crossover_rnca": "Frobenius error: a cross-over point where RNCA beats Nystroem",
+    "frobenius_crossover_skpca": "Frobenius error: a cross-over where often most versions of SKPCA beat Nystroem",
+    "spectral_crossover_skpca_not_rnca": "spectral error: often a cross-over for SKPCA, but not for RNCA",
+    "skpca_le_rnca_equal_space": "SKPCA has as good or better error than RNCA for the same space",
+    "skpca_train_far_below_rnca": "train time: SKPCA has a very large advantage; RNCA is the slowest",
+    "nystroem_test_orders_above_skpca": "test time: Nystroem is slowest by several orders of magnitude "
+                                        "(vs SKPCA)",
+}
+
+SKETCH_SIZES = (2, 5, 10, 20, 30, 50)
+SAMPLE_SIZES = (16, 32, 64, 128, 256, 512, 1024, 2048)
+
+
+def space_usage(method, sample_size, n_features, sketch_size=None):
+    """Space in floats as the paper counts it (Section 3, "We measure the SPACE ...").
+
+    SKPCA ``m d + m l``, Nystroem ``c^2 + c d``, RNCA ``m^2 + m d``.
+
+    Examples
+    --------
+    >>> space_usage("SKPCA", 100, 21, sketch_size=10), space_usage("RNCA", 100, 21), space_usage("Nystrom", 100, 21)
+    (3100, 12100, 12100)
+    """
+    m, d = int(sample_size), int(n_features)
+    if method == "SKPCA":
+        return m * d + m * int(sketch_size)
+    if method == "RNCA" or method == "Nystrom":
+        return m * m + m * d
+    raise ValueError(f"unknown method {method!r}; choose 'SKPCA', 'RNCA' or 'Nystrom'")
+
+
+# ----------------------------------------------------------------------------- helpers
+
+def _rng(seed, *stream):
+    """A Generator for one named stream of one run: results do not depend on run order."""
+    return np.random.default_rng([int(seed), *[int(s) for s in stream]])
+
+
+def _int_seed(rng):
+    return int(rng.integers(0, 2**31 - 1))
+
+
+def _zscore(X_train, X_test):
+    """z-score both with the training columns' mean and std (constant columns left at 0)."""
+    mu, sd = X_train.mean(axis=0), X_train.std(axis=0)
+    sd[sd == 0] = 1.0
+    return (X_train - mu) / sd, (X_test - mu) / sd
+
+
+def _holdout(X, n_test, rng):
+    perm = rng.permutation(X.shape[0])
+    return X[np.sort(perm[n_test:])], X[np.sort(perm[:n_test])]
+
+
+def _subsample_rows(X, n, rng):
+    if n is None or n >= X.shape[0]:
+        return X
+    return X[np.sort(rng.choice(X.shape[0], size=n, replace=False))]
+
+
+def _load_split(name, seed, *, quick, max_train, random_noisy_shape):
+    """(X_train, X_test, title, note) of one dataset; raises DatasetNotFoundError when missing."""
+    rng = _rng(seed, 1, sum(map(ord, name)))
+    note = ""
+    if name == "randomnoisy":
+        n, d = random_noisy_shape
+        X = make_random_noisy(n, d, signal_dim=min(50, d // 2), zeta=10.0, random_state=_int_seed(rng))
+        X_train, X_test = _holdout(X, 1000 if not quick else 100, rng)
+        title = f"RandomNoisy ({n} x {d})"
+    elif name == "cpu":
+        X, _ = load_dataset("cpu")
+        X_train, X_test = _holdout(X, 800 if not quick else 80, rng)
+        X_train, X_test = _zscore(X_train, X_test)
+        title = "CPU (cpu_act, z-scored)"
+    elif name == "adult":
+        X_train, _, X_test_all, _ = load_dataset("adult", return_split=True)
+        X_test = X_test_all[np.sort(rng.choice(X_test_all.shape[0], size=1000 if not quick else 100,
+                                               replace=False))]
+        title = "Adult (a9a, sparse)"
+    elif name == "forest":
+        try:
+            X, _ = load_dataset("forest")
+        except DatasetNotFoundError as exc:
+            X_train, _, X_test_all, _ = load_dataset("mnist", return_split=True)
+            X_train = _subsample_rows(X_train, max_train, rng) / 255.0
+            X_test = X_test_all[np.sort(rng.choice(X_test_all.shape[0], size=1000 if not quick else 100,
+                                                   replace=False))] / 255.0
+            note = (f"Forest: dataset not available offline ({str(exc).splitlines()[0]}); Figure 4 uses MNIST "
+                    f"(pixels / 255, {X_train.shape[0]} training images) as a stand-in for a larger dense set")
+            return X_train, X_test, "MNIST (stand-in for Forest, not in the paper)", note
+        X_train, X_test = _holdout(X, 1000 if not quick else 100, rng)
+        X_train, X_test = _zscore(X_train, X_test)
+        title = "Forest (covtype, z-scored)"
+    else:
+        raise ValueError(f"unknown dataset {name!r}; choose from {sorted(FIGURE_OF)}")
+    if max_train is not None and X_train.shape[0] > max_train:
+        X_train = _subsample_rows(X_train, max_train, rng)
+        note = f"{title}: training set subsampled to {max_train} points"
+    return X_train, X_test, title, note
+
+
+class _GramResidual:
+    """Errors of factors ``Y`` (``G' = Y Y^T``) against one exact Gram, formed once.
+
+    ``spectral = ||G - Y Y^T||_2 / n`` (ARPACK on the dense residual, whose
+    products cost ``O(n^2)``) and ``frobenius = ||G - Y Y^T||_F / n^2`` (the
+    residual's entries summed directly, no cancellation) -- the same
+    quantities as :func:`kernelsketch.metrics.kernel_spectral_error` and
+    :func:`~kernelsketch.metrics.kernel_frobenius_error`, which recompute the
+    Gram's blocks on every call.
+    """
+
+    def __init__(self, X, kernel):
+        from ..kernels.blocks import pairwise_kernel
+
+        X = X.astype(np.float64)
+        self.G = pairwise_kernel(X, kernel=kernel)
+        self.n = self.G.shape[0]
+        self._R = np.empty_like(self.G)
+
+    def __call__(self, Y, seed=0, tol=1e-8):
+        from scipy.sparse.linalg import eigsh
+
+        Y = np.ascontiguousarray(Y, dtype=np.float64)
+        R = self._R
+        np.matmul(Y, Y.T, out=R)
+        np.subtract(self.G, R, out=R)
+        flat = R.reshape(-1)
+        frob = math.sqrt(float(np.dot(flat, flat)))
+        v0 = _rng(seed, 99).uniform(-1.0, 1.0, self.n)
+        # G - Y Y^T is symmetric but indefinite for random features: largest |eigenvalue|
+        top = eigsh(R, k=1, which="LM", v0=v0, tol=tol, return_eigenvectors=False)
+        return abs(float(top[0])) / self.n, frob / self.n**2
+
+
+def _make_estimator(method, sample_size, sketch_size, bandwidth, seed, shrink):
+    if method == "SKPCA":
+        from ..decomposition import StreamingKPCA
+
+        return StreamingKPCA(n_components=None, n_random_features=sample_size, sketch_size=sketch_size,
+                             shrink=shrink, bandwidth=bandwidth, random_state=seed)
+    if method == "RNCA":
+        from ..decomposition import RNCA
+
+        return RNCA(n_components=None, n_random_features=sample_size, bandwidth=bandwidth, random_state=seed)
+    from ..maps import Nystroem
+
+    return Nystroem(n_landmarks=sample_size, n_components=None, bandwidth=bandwidth, random_state=seed)
+
+
+def _factor(est, X):
+    """``Y`` with ``G' = Y Y^T`` on the rows of X (uncentred, as in the paper)."""
+    if hasattr(est, "gram_factor"):
+        return est.gram_factor(X)
+    return est.transform(X)
+
+
+def _blas_threads():
+    """Threads of each BLAS / OpenMP pool (timings depend on them)."""
+    try:
+        from threadpoolctl import threadpool_info
+    except ImportError:  # pragma: no cover - threadpoolctl ships with scikit-learn
+        return "unknown"
+    return ", ".join(f"{p['internal_api']}={p['num_threads']}" for p in threadpool_info()) or "none"
+
+
+def _label(method, sketch_size):
+    return f"SKPCA l={sketch_size}" if method == "SKPCA" else method
+
+
+# ----------------------------------------------------------------------------- claims
+
+def _curve(rows, label, key):
+    pts = sorted((r["sample_size"], r[key], r["space"]) for r in rows if r["method_label"] == label)
+    return pts
+
+
+def _interp_loglog(xs, ys, x):
+    """log-log linear interpolation of the curve (xs ascending) at x; None outside its range."""
+    if not xs or x < xs[0] or x > xs[-1]:
+        return None
+    return float(np.exp(np.interp(np.log(x), np.log(xs), np.log(ys))))
+
+
+def _verdict(ok, partly=False):
+    return "holds" if ok else ("partly" if partly else "does not hold")
+
+
+def _fmt(v):
+    return f"{v:.3g}"
+
+
+def _check_claims(rows, title):
+    """One row per claim of :data:`PAPER_CLAIMS` for one dataset's averaged results."""
+    labels = sorted({r["method_label"] for r in rows})
+    sk_labels = [lab for lab in labels if lab.startswith("SKPCA")]
+    sizes = sorted({r["sample_size"] for r in rows})
+    at = {(r["method_label"], r["sample_size"]): r for r in rows}
+    out = []
+
+    def add(key, verdict, numbers, criterion):
+        out.append({"dataset": title, "claim": key, "paper": PAPER_CLAIMS[key], "verdict": verdict,
+                    "numbers": numbers, "criterion": criterion})
+
+    # errors below 0.01
+    frac = {k: float(np.mean([r[k] < 0.01 for r in rows])) for k in ("spectral_error", "frobenius_error")}
+    add("small_errors", _verdict(min(frac.values()) >= 0.5),
+        f"fraction of points < 0.01: spectral {frac['spectral_error']:.2f}, Frobenius {frac['frobenius_error']:.2f}; "
+        f"max spectral {_fmt(max(r['spectral_error'] for r in rows))}",
+        "holds if >= half of all (method, sample size) points are < 0.01 in both errors")
+
+    # Nystroem best at the smallest sample size
+    m0 = sizes[0]
+    parts, ok = [], []
+    for key, name in (("spectral_error", "spectral"), ("frobenius_error", "Frobenius")):
+        others = [(at[(lab, m0)][key], lab) for lab in labels if lab != "Nystrom" and (lab, m0) in at]
+        best, who = min(others)
+        ny = at[("Nystrom", m0)][key]
+        ok.append(ny <= best)
+        parts.append(f"{name} at {m0}: Nystrom {_fmt(ny)} vs best other {_fmt(best)} ({who})")
+    add("nystroem_best_small", _verdict(all(ok), any(ok)), "; ".join(parts),
+        "holds if Nystroem has the lowest spectral and Frobenius error at the smallest sample size")
+
+    def crossover(label, key):
+        """First sample size where ``label`` beats Nystroem after Nystroem led, or None."""
+        led = False
+        for m in sizes:
+            if (label, m) not in at:
+                continue
+            d = at[(label, m)][key] - at[("Nystrom", m)][key]
+            if d > 0:
+                led = True
+            elif led:
+                return m
+        return None
+
+    c = crossover("RNCA", "frobenius_error")
+    add("frobenius_crossover_rnca", _verdict(c is not None),
+        f"RNCA first below Nystroem at m = {c}" if c else "RNCA never crosses below Nystroem",
+        "holds if Nystroem is better at small m and RNCA better at some larger m")
+    cs = {lab: crossover(lab, "frobenius_error") for lab in sk_labels}
+    crossed = [lab for lab, v in cs.items() if v is not None]
+    add("frobenius_crossover_skpca", _verdict(len(crossed) > len(sk_labels) / 2, bool(crossed)),
+        f"{len(crossed)}/{len(sk_labels)} SKPCA versions cross below Nystroem: "
+        + (", ".join(f"{lab.split()[1]} at m={cs[lab]}" for lab in crossed) or "none"),
+        "holds if most SKPCA versions cross; partly if at least one does")
+    cs_sp = {lab: crossover(lab, "spectral_error") for lab in sk_labels}
+    crossed_sp = [lab for lab, v in cs_sp.items() if v is not None]
+    c_rnca_sp = crossover("RNCA", "spectral_error")
+    add("spectral_crossover_skpca_not_rnca", _verdict(bool(crossed_sp) and c_rnca_sp is None,
+                                                      bool(crossed_sp) or c_rnca_sp is None),
+        f"{len(crossed_sp)}/{len(sk_labels)} SKPCA versions cross ("
+        + (", ".join(f"{lab.split()[1]} at m={cs_sp[lab]}" for lab in crossed_sp) or "none")
+        + f"); RNCA {'crosses at m = ' + str(c_rnca_sp) if c_rnca_sp else 'does not cross'}",
+        "holds if some SKPCA version crosses below Nystroem in spectral error and RNCA does not")
+
+    # SKPCA <= RNCA at equal space (log-log interpolation of each SKPCA curve at RNCA's space)
+    parts, fracs = [], []
+    for key, name in (("spectral_error", "spectral"), ("frobenius_error", "Frobenius")):
+        rn = _curve(rows, "RNCA", key)
+        wins = total = best_wins = best_total = 0
+        for _, err_r, s in rn:
+            vals = []
+            for lab in sk_labels:
+                cur = _curve(rows, lab, key)
+                v = _interp_loglog([p[2] for p in cur], [p[1] for p in cur], s)
+                if v is not None:
+                    vals.append(v)
+                    total += 1
+                    wins += v <= err_r
+            if vals:
+                best_total += 1
+                best_wins += min(vals) <= err_r
+        f = wins / total if total else float("nan")
+        fracs.append(f)
+        parts.append(f"{name}: SKPCA <= RNCA in {wins}/{total} (space point, l) pairs, best l in "
+                     f"{best_wins}/{best_total} space points")
+    eq_size = []
+    for key in ("spectral_error", "frobenius_error"):
+        pairs = [(at[(lab, m)][key], at[("RNCA", m)][key]) for lab in sk_labels for m in sizes
+                 if (lab, m) in at and ("RNCA", m) in at]
+        eq_size.append(sum(a <= b for a, b in pairs) / max(len(pairs), 1))
+    parts.append(f"at equal sample size: {eq_size[0]:.2f} (spectral), {eq_size[1]:.2f} (Frobenius) of pairs")
+    ok_all = all(f >= 0.5 for f in fracs if np.isfinite(f))
+    add("skpca_le_rnca_equal_space", _verdict(ok_all and all(np.isfinite(fracs)), any(f >= 0.5 for f in fracs)),
+        "; ".join(parts),
+        "holds if SKPCA <= RNCA in >= half of the comparable (space, l) pairs for both errors; partly for one")
+
+    # times at the largest sample size
+    m1 = sizes[-1]
+    sk_train = {lab: at[(lab, m1)]["train_time_s"] for lab in sk_labels if (lab, m1) in at}
+    rn_train = at[("RNCA", m1)]["train_time_s"]
+    ratios = np.array([rn_train / v for v in sk_train.values()])
+    ny_train = at[("Nystrom", m1)]["train_time_s"]
+    slowest = max(("RNCA", rn_train), ("Nystrom", ny_train), *[(k, v) for k, v in sk_train.items()],
+                  key=lambda kv: kv[1])[0]
+    add("skpca_train_far_below_rnca",
+        _verdict(ratios.min() > 1 and np.median(ratios) >= 2, ratios.min() > 1 or np.median(ratios) >= 2),
+        f"at m = {m1}: RNCA {_fmt(rn_train)} s, SKPCA {_fmt(min(sk_train.values()))}-"
+        f"{_fmt(max(sk_train.values()))} s (RNCA / SKPCA = {_fmt(ratios.min())}-{_fmt(ratios.max())}x), "
+        f"Nystrom {_fmt(ny_train)} s; slowest: {slowest}",
+        "holds if RNCA is slower than every SKPCA version and >= 2x the median one at the largest m")
+    sk_test = {lab: at[(lab, m1)]["test_time_per_point_s"] for lab in sk_labels if (lab, m1) in at}
+    ny_test = at[("Nystrom", m1)]["test_time_per_point_s"]
+    r_test = np.array([ny_test / v for v in sk_test.values()])
+    add("nystroem_test_orders_above_skpca", _verdict(r_test.min() >= 100, r_test.min() >= 10),
+        f"at m = {m1}: Nystrom {_fmt(ny_test)} s/point, SKPCA {_fmt(min(sk_test.values()))}-"
+        f"{_fmt(max(sk_test.values()))} s/point (ratio {_fmt(r_test.min())}-{_fmt(r_test.max())}x)",
+        "holds if >= 100x over every SKPCA version at the largest m; partly if >= 10x")
+    return out
+
+
+# ----------------------------------------------------------------------------- plotting
+
+def _plot(rows, title, fig_name, params, plt):
+    from matplotlib.ticker import NullFormatter
+
+    labels = [f"SKPCA l={l}" for l in params["sketch_sizes"]] + ["RNCA", "Nystrom"]
+    cmap = plt.get_cmap("viridis")
+    style = {f"SKPCA l={l}": dict(color=cmap(i / max(len(params["sketch_sizes"]) - 1, 1)), marker="o", ms=3, lw=1)
+             for i, l in enumerate(params["sketch_sizes"])}
+    style["RNCA"] = dict(color="tab:red", marker="s", ms=4, lw=1.6)
+    style["Nystrom"] = dict(color="black", marker="^", ms=4, lw=1.6)
+    panels = [("sample_size", "spectral_error", "kernel spectral error  ||G-G'||_2 / n"),
+              ("sample_size", "frobenius_error", "kernel Frobenius error  ||G-G'||_F / n^2"),
+              ("sample_size", "train_time_s", "train time (s)"),
+              ("space", "spectral_error", "kernel spectral error"),
+              ("space", "frobenius_error", "kernel Frobenius error"),
+              ("sample_size", "test_time_per_point_s", "test time per point (s)")]
+    fig, axes = plt.subplots(2, 3, figsize=(15, 8.5))
+    for ax, (x, y, ylabel) in zip(axes.ravel(), panels):
+        for lab in labels:
+            pts = sorted((r[x], r[y]) for r in rows if r["method_label"] == lab)
+            if pts:
+                ax.plot([p[0] for p in pts], [p[1] for p in pts], label=lab, **style[lab])
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        # unlabelled minor ticks: matplotlib labels them on log axes spanning < 1 decade, and laying out
+        # those labels was most of a quick run's time
+        ax.xaxis.set_minor_formatter(NullFormatter())
+        ax.yaxis.set_minor_formatter(NullFormatter())
+        ax.set_xlabel("sample size (m or c)" if x == "sample_size" else "space (floats)")
+        ax.set_ylabel(ylabel)
+        ax.grid(True, which="major", alpha=0.3)
+    axes[0, 0].legend(fontsize=7, ncol=2)
+    r0 = rows[0]
+    fig.suptitle(f"{fig_name.replace('figure', 'Figure ')}: {title}  (n_train={r0['n_train']}, d={r0['d']}, "
+                 f"errors on n_eval={r0['n_eval']}, h={r0['bandwidth']:.4g}, seed {params['seed']})", fontsize=10)
+    fig.subplots_adjust(wspace=0.28, hspace=0.25, top=0.93)
+    return fig
+
+
+# ----------------------------------------------------------------------------- the reproduction
+
+def figures(output_dir, *, quick=False, seed=0, progress=None, datasets=("randomnoisy", "cpu", "adult", "forest"),
+            sketch_sizes=SKETCH_SIZES, sample_sizes=None, n_eval=None, n_repetitions=None, shrink="half",
+            bandwidth_percentile=25.0, max_train=None, forest_max_train=None, random_noisy_shape=None):
+    """Figures 1-4: error, space and time of SKPCA, RNCA and Nystroem against sample size.
+
+    Parameters
+    ----------
+    output_dir : path-like
+    quick : bool
+        Tiny subsets (training sets of at most 800 points, 100 test points,
+        errors on 300 points), sample sizes ``(8, 32, 96)``, one repetition,
+        for tests.
+    seed : int
+    progress : bool or None
+        Show progress bars (None: when stderr is a terminal).
+    datasets : sequence of str
+        Any of ``"randomnoisy"``, ``"cpu"``, ``"adult"``, ``"forest"``
+        (MNIST stands in for Forest when Forest's file is missing).
+    sketch_sizes : sequence of int
+        SKPCA's ``l`` (the paper's ``{2, 5, 10, 20, 30, 50}``).
+    sample_sizes : sequence of int, optional
+        The log grid of ``m`` (random features) and ``c`` (landmarks);
+        default ``16, 32, ..., 2048``.
+    n_eval : int, optional
+        Training points the errors are measured on (default 5000).
+    n_repetitions : int, optional
+        Independent draws of features/landmarks, averaged (default 1).
+    shrink : {"half", "l"}
+        Frequent Directions rule of SKPCA (``"half"``: the paper's Algorithm 1).
+    bandwidth_percentile : float
+        ``h`` = this percentile of interpoint distances of the training set.
+    max_train : int, optional
+        Cap on training points for every dataset (default: none).
+    forest_max_train : int, optional
+        Training images of the MNIST stand-in for Forest (default 20000).
+    random_noisy_shape : (int, int), optional
+        Default ``(20000, 1000)``, the paper's.
+
+    Returns
+    -------
+    dict
+        ``tables``: ``results`` (one row per dataset, method and sample size:
+        errors, train/test time, space), ``claims`` (one row per dataset and
+        claim: verdict and numbers), ``metric_check``; ``figures``;
+        ``params``; ``notes`` (unavailable datasets, stand-ins, subsamples).
+    """
+    from ..kernels import estimate_bandwidth
+    from ..metrics import kernel_frobenius_error, kernel_spectral_error
+
+    if sample_sizes is None:
+        sample_sizes = (8, 32, 96) if quick else SAMPLE_SIZES
+    n_eval = n_eval if n_eval is not None else (300 if quick else 5000)
+    reps = n_repetitions if n_repetitions is not None else 1
+    if quick:
+        max_train = min(max_train or 800, 800)
+    forest_max_train = forest_max_train if forest_max_train is not None else (max_train or 20000)
+    if random_noisy_shape is None:
+        random_noisy_shape = (900, 200) if quick else (20000, 1000)
+    params = dict(quick=quick, seed=seed, datasets=list(datasets), sketch_sizes=list(sketch_sizes),
+                  sample_sizes=list(sample_sizes), n_eval=n_eval, n_repetitions=reps, shrink=shrink,
+                  max_train=max_train, forest_max_train=forest_max_train,
+                  random_noisy_shape=list(random_noisy_shape),
+                  kernel="gaussian exp(-|x-y|^2/h^2)",
+                  bandwidth=f"{bandwidth_percentile:g}th percentile of training interpoint distances "
+                            "(100000 sampled pairs), shared by all methods",
+                  test_set="1000 points (CPU 800; quick 100 / 80)",
+                  errors="||G-G'||_2/n and ||G-G'||_F/n^2 on a uniform subsample of n_eval training points",
+                  space="SKPCA m d + m l, Nystrom c^2 + c d, RNCA m^2 + m d (floats)",
+                  skpca="StreamingKPCA, all l sketched directions (n_components=None)",
+                  rnca="RNCA, all m components (G' = Z Z^T)", nystrom="Nystroem, c uniform landmarks, full rank",
+                  train_time="fit on the training set (bandwidth given)",
+                  test_time="transform of the test set / its size", blas_threads=_blas_threads())
+    rep = Report("skpca-figures", output_dir, params)
+    plt = pyplot()
+    all_rows, claims, checks = [], [], []
+    for ds_index, name in enumerate(datasets):
+        fig_name, _ = FIGURE_OF[name]
+        cap = forest_max_train if name == "forest" else max_train
+        try:
+            X_train, X_test, title, note = _load_split(name, seed, quick=quick, max_train=cap,
+                                                       random_noisy_shape=random_noisy_shape)
+        except DatasetNotFoundError as exc:
+            rep.note(f"{name}: dataset not available offline, skipped ({str(exc).splitlines()[0]})")
+            continue
+        if note:
+            rep.note(note)
+        n_train, d = X_train.shape
+        h = float(estimate_bandwidth(X_train, "percentile", percentile=bandwidth_percentile,
+                                     random_state=_int_seed(_rng(seed, 2, ds_index))))
+        from ..kernels.blocks import get_kernel
+
+        kern = get_kernel("gaussian", bandwidth=h)
+        X_eval = _subsample_rows(X_train, n_eval, _rng(seed, 3, ds_index))
+        ne = X_eval.shape[0]
+        rep.note(f"{title}: n_train={n_train}, n_test={X_test.shape[0]}, d={d}, bandwidth h={h:.6g}; errors on "
+                 + (f"a uniform subsample of {ne} of the {n_train} training points" if ne < n_train
+                    else f"all {n_train} training points"))
+        t_dataset = time.perf_counter()
+        residual = _GramResidual(X_eval, kern)
+        jobs = [(r, m, meth, l) for r in range(reps) for m in sample_sizes
+                for meth, l in [("SKPCA", l) for l in sketch_sizes] + [("RNCA", None), ("Nystrom", None)]
+                if not (meth == "SKPCA" and l >= m) and not (meth == "Nystrom" and m > n_train)]
+        acc = {}
+        check_done = False
+        for r, m, meth, l in _progress(jobs, total=len(jobs), desc=f"skpca {name}", enabled=progress):
+            # common random numbers: every random-feature method at (r, m) uses the same features, so
+            # SKPCA and RNCA differ only by the sketch; Nystroem draws its landmarks from its own stream
+            est_seed = _int_seed(_rng(seed, 4, ds_index, r, m, meth == "Nystrom"))
+            est = _make_estimator(meth, m, l, h, est_seed, shrink)
+            t0 = time.perf_counter()
+            est.fit(X_train)
+            t_train = time.perf_counter() - t0
+            t0 = time.perf_counter()
+            est.transform(X_test)
+            t_test = (time.perf_counter() - t0) / X_test.shape[0]
+            Y = _factor(est, X_eval)
+            spec, frob = residual(Y, seed=est_seed)
+            if not check_done and meth == "Nystrom":
+                # cross-check the cached-Gram evaluator against the library's metrics on 1000 points
+                k = min(ne, 1000)
+                sub = _GramResidual(X_eval[:k], kern)
+                ours = sub(Y[:k], seed=est_seed)
+                lib = (kernel_spectral_error(X_eval[:k], Y[:k], kern, random_state=0),
+                       kernel_frobenius_error(X_eval[:k], Y[:k], kern))
+                checks.append({"dataset": title, "method": _label(meth, l), "sample_size": m, "n_points": k,
+                               "spectral_ours": ours[0], "spectral_metrics": lib[0],
+                               "frobenius_ours": ours[1], "frobenius_metrics": lib[1],
+                               "max_rel_diff": max(abs(ours[0] - lib[0]) / max(lib[0], 1e-300),
+                                                   abs(ours[1] - lib[1]) / max(lib[1], 1e-300))})
+                check_done = True
+            acc.setdefault((meth, l, m), []).append((spec, frob, t_train, t_test))
+        rows = []
+        for (meth, l, m), vals in acc.items():
+            v = np.mean(np.asarray(vals), axis=0)
+            rows.append({"dataset": title, "figure": fig_name, "method": meth, "sketch_size": l if l else "",
+                         "method_label": _label(meth, l), "sample_size": m,
+                         "space": space_usage(meth, m, d, l), "spectral_error": float(v[0]),
+                         "frobenius_error": float(v[1]), "train_time_s": float(v[2]),
+                         "test_time_per_point_s": float(v[3]), "n_train": n_train, "n_test": X_test.shape[0],
+                         "n_eval": ne, "d": d, "bandwidth": h, "repetitions": len(vals)})
+        rows.sort(key=lambda r: (r["method"] != "SKPCA", r["method"], r["sketch_size"] or 0, r["sample_size"]))
+        del residual
+        rep.note(f"{title}: {len(jobs)} fits in {time.perf_counter() - t_dataset:.1f} s")
+        rep.figure(_plot(rows, title, fig_name, params, plt), fig_name)
+        claims.extend(_check_claims(rows, title))
+        all_rows.extend(rows)
+    columns = ["dataset", "figure", "method_label", "method", "sketch_size", "sample_size", "space",
+               "spectral_error", "frobenius_error", "train_time_s", "test_time_per_point_s", "n_train", "n_test",
+               "n_eval", "d", "bandwidth", "repetitions"]
+    rep.table("results", all_rows, columns,
+              title="Kernel spectral / Frobenius error, train time, test time per point and space")
+    rep.table("claims", claims, ["dataset", "claim", "verdict", "numbers", "criterion", "paper"],
+              title="The paper's claims checked on our runs")
+    rep.table("metric_check", checks,
+              title="Cached-Gram evaluator vs kernelsketch.metrics (kernel_spectral_error, kernel_frobenius_error)")
+    return rep.finish()

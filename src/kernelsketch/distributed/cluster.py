@@ -17,7 +17,7 @@ def connect(scheduler=None, n_workers=None, *, threads_per_worker=1, memory_limi
         Address of a running scheduler (``tcp://host:8786``).
     n_workers : int, optional
         Start a ``LocalCluster`` of that many worker processes on this
-        machine (loopback only, no dashboard), stopped on exit.
+        machine (loopback only, dashboard on a free port if bokeh is installed), stopped on exit.
     threads_per_worker : int, default=1
         For a local cluster: kernelsketch's hot paths are BLAS calls, so
         one thread per process avoids oversubscribing the cores.
@@ -42,6 +42,6 @@ def connect(scheduler=None, n_workers=None, *, threads_per_worker=1, memory_limi
     if isinstance(n_workers, bool) or not isinstance(n_workers, int) or n_workers < 1:
         raise ValueError(f"n_workers must be an int >= 1, got {n_workers!r}")
     with distributed.LocalCluster(n_workers=n_workers, threads_per_worker=threads_per_worker, processes=True,
-                                  host="127.0.0.1", dashboard_address=None, memory_limit=memory_limit) as cluster, \
+                                  host="127.0.0.1", dashboard_address=":0", memory_limit=memory_limit) as cluster, \
             distributed.Client(cluster) as client:
         yield client

@@ -8,7 +8,7 @@ import json
 import numpy as np
 import pytest
 
-from kernelsketch.datasets import DatasetNotFoundError, load_dataset
+from kernelsketch.datasets import DatasetNotFoundError, dataset_path
 from kernelsketch.experiments import get_reproduction
 from kernelsketch.experiments import streaming_kpca as sk
 from kernelsketch.kernels.blocks import get_kernel
@@ -31,7 +31,7 @@ def _read_csv(path):
 
 def _forest_available():
     try:
-        load_dataset("forest")
+        dataset_path("forest")
     except DatasetNotFoundError:
         return False
     return True
@@ -125,6 +125,11 @@ def test_interp_loglog_is_exact_on_power_laws():
 
 @pytest.fixture(scope="module")
 def quick_run(tmp_path_factory):
+    for name in ("cpu", "adult", "mnist"):
+        try:
+            dataset_path(name)
+        except DatasetNotFoundError:
+            pytest.skip(f"the quick run needs the shared {name!r} dataset")
     out = tmp_path_factory.mktemp("skpca-figures")
     buf = io.StringIO()
     with contextlib.redirect_stdout(buf):
@@ -133,6 +138,7 @@ def quick_run(tmp_path_factory):
 
 
 @pytest.mark.slow
+@pytest.mark.data
 def test_quick_run_outputs(quick_run):
     out, result, printed = quick_run
     for t in ("results", "claims", "metric_check"):
@@ -169,6 +175,7 @@ def test_quick_run_outputs(quick_run):
 
 
 @pytest.mark.slow
+@pytest.mark.data
 def test_quick_run_robust_claims(quick_run):
     """What must hold even on tiny subsets: errors fall with the sample size; Nystroem leads at the smallest."""
     out, _, _ = quick_run

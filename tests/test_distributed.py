@@ -130,6 +130,20 @@ def test_scattered_state_reaches_both_workers_once(client):
     np.testing.assert_allclose(Z.compute(), est.transform(X), rtol=1e-12, atol=1e-12)
 
 
+@pytest.mark.parametrize("name", ALL)
+def test_estimator_transform_accepts_a_dask_array(client, name):
+    """est.transform(dask_array) itself returns a dask array, equal to the in-memory map."""
+    X = _data()
+    est = _fitted(name, X[:300])
+    Z = est.transform(da.from_array(X, chunks=(130, 4)))
+    assert isinstance(Z, da.Array)
+    np.testing.assert_allclose(Z.compute(), est.transform(X), rtol=1e-12, atol=1e-12)
+    if name == "nkkm":
+        labels = est.predict(da.from_array(X, chunks=(130, 4)))
+        assert isinstance(labels, da.Array)
+        np.testing.assert_array_equal(labels.compute(), est.predict(X))
+
+
 def test_maybe_dask_transform_hook(client):
     X = _data()
     est = _fitted("rff", X)
@@ -167,7 +181,7 @@ def test_landmark_fit_identical_to_in_memory(client, cls, bandwidth):
     np.testing.assert_array_equal(est.transform(X), ref.transform(X))
 
 
-def test_kernel_jl_fit_same_landmarks_and_kernel(client):
+def test_kernel_jl_fit_identical_to_in_memory(client):
     X = _data(n=700)
     kw = dict(n_components=8, n_landmarks=60, bandwidth="median", random_state=5)
     ref = KernelJL(**kw).fit(X)
@@ -182,6 +196,9 @@ def test_kernel_jl_fit_same_landmarks_and_kernel(client):
     H = np.eye(n) - 1.0 / n
     P = H @ G @ H @ est.random_matrix_.T / (n * np.sqrt(n * d))
     np.testing.assert_allclose(est.projection_, P - P.mean(axis=0), atol=1e-12)
+    # and the Gaussian matrix has its own seed stream: the whole fit is identical
+    np.testing.assert_array_equal(est.random_matrix_, ref.random_matrix_)
+    np.testing.assert_array_equal(est.transform(X), ref.transform(X))
 
 
 def test_kernel_kmeans_fit_identical_to_in_memory(client):

@@ -19,6 +19,7 @@ from ..maps.landmarks import resolve_n_landmarks
 from ..maps.nystroem import Nystroem
 from ..utils.estimator_checks import KERNEL_CONSTRAINTS, Interval, StrOptions
 from ..utils.validation import check_input, check_n_features, check_random_state
+from ..utils.dispatch import maybe_dask_transform
 
 
 class NystroemKernelKMeans(ClusterMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
@@ -157,6 +158,8 @@ class NystroemKernelKMeans(ClusterMixin, ClassNamePrefixFeaturesOutMixin, Transf
 
     def transform(self, X):
         """The Nystroem embedding ``K(X, landmarks) U_d Lambda_d^{-1/2}`` (not distances to centres)."""
+        if (Z := maybe_dask_transform(self, X)) is not None:  # a dask array: map over its blocks
+            return Z
         check_is_fitted(self)
         X = check_input(X, accept_sparse=("csr",), estimator=self)
         check_n_features(self, X)
@@ -164,6 +167,8 @@ class NystroemKernelKMeans(ClusterMixin, ClassNamePrefixFeaturesOutMixin, Transf
 
     def predict(self, X):
         """Index of the closest centre in the embedding space."""
+        if (Z := maybe_dask_transform(self, X, method="predict")) is not None:  # a dask array: map over its blocks
+            return Z
         check_is_fitted(self)
         return self.kmeans_.predict(self.transform(X))
 

@@ -17,6 +17,7 @@ from ..kernels.selection import make_kernel
 from ..utils.estimator_checks import KERNEL_CONSTRAINTS, Interval, StrOptions, deterministic_signs, output_dtype
 from ..utils.eigen import drop_noise_eigenpairs
 from ..utils.validation import check_input, check_random_state, derive_seed
+from ..utils.dispatch import maybe_dask_transform
 
 # Largest n for which the dense n x n Gram is formed by the "auto" solver
 # (n^2 * 8 bytes = 2 GiB at n = 16384); above it the Gram stays an operator.
@@ -222,6 +223,8 @@ class KernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
 
     def transform(self, X):
         """Embed new points with training-mean centring."""
+        if (Z := maybe_dask_transform(self, X)) is not None:  # a dask array: map over its blocks
+            return Z
         check_is_fitted(self)
         X = check_input(X, accept_sparse=("csr",), estimator=self, reset=False)
         proj = self.eigenvectors_ / np.sqrt(self.eigenvalues_)

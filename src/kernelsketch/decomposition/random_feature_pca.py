@@ -20,6 +20,7 @@ from ..kernels.selection import make_kernel
 from ..utils.chunking import gen_row_slices, get_chunk_n_rows
 from ..utils.estimator_checks import KERNEL_CONSTRAINTS, Interval, StrOptions, deterministic_signs, output_dtype
 from ..utils.validation import check_input, derive_seed
+from ..utils.dispatch import maybe_dask_transform
 
 
 def _chunk_rows(m, n):
@@ -159,6 +160,8 @@ class _RandomFeaturePCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseE
 
     def transform(self, X):
         """Principal-component scores ``(z(x) - mean_) @ components_.T``, shape (n, k)."""
+        if (Z := maybe_dask_transform(self, X)) is not None:  # a dask array: map over its blocks
+            return Z
         return self._project(X, centered=True)
 
     def gram_factor(self, X, centered=False):

@@ -15,6 +15,7 @@ from ..sketches.frequent_directions import FrequentDirections
 from ..utils.chunking import gen_row_slices, get_chunk_n_rows
 from ..utils.estimator_checks import KERNEL_CONSTRAINTS, Interval, StrOptions, deterministic_signs, output_dtype
 from ..utils.validation import check_input, derive_seed
+from ..utils.dispatch import maybe_dask_transform
 
 
 class StreamingKPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
@@ -257,6 +258,8 @@ class StreamingKPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstim
 
     def transform(self, X):
         """``Y = Z(X) W``: coordinates on the top-k sketched directions, shape (n, k)."""
+        if (Z := maybe_dask_transform(self, X)) is not None:  # a dask array: map over its blocks
+            return Z
         check_is_fitted(self)
         X = check_input(X, accept_sparse=("csr",), estimator=self, reset=False)
         W = self.components_.T

@@ -15,6 +15,7 @@ from ..utils.estimator_checks import KERNEL_CONSTRAINTS, Interval, StrOptions, d
 from ..utils.eigen import drop_noise_eigenpairs
 from ..utils.validation import check_input, check_n_features, check_random_state, derive_seed
 from .kernel_pca import centered_gram, top_eigenpairs
+from ..utils.dispatch import maybe_dask_transform
 
 
 class SubsampleKPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
@@ -144,6 +145,8 @@ class SubsampleKPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstim
 
     def transform(self, X):
         """Project X on the subsample's kernel principal components (centred)."""
+        if (Z := maybe_dask_transform(self, X)) is not None:  # a dask array: map over its blocks
+            return Z
         check_is_fitted(self)
         X = check_input(X, accept_sparse=("csr",), estimator=self)
         check_n_features(self, X)

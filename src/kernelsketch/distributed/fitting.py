@@ -123,8 +123,13 @@ def _fit_landmarks(est, X, *, bandwidth_rows, fit_rows):
         return _fit_kernel_kmeans(est, X, n, bandwidth_rows=bandwidth_rows, fit_rows=fit_rows)
     # The in-memory fit's order of draws: bandwidth seed, then landmark
     # indices from the same generator -- so the same seed picks the same rows.
+    from ..maps.kernel_jl import KernelJL
+
     rng = check_random_state(est.random_state)
     bw_seed = derive_seed(rng)
+    is_kjl = isinstance(est, KernelJL)
+    if is_kjl:
+        derive_seed(rng)  # KernelJL draws its Gaussian-matrix seed before the landmarks
     idx = None
     if est.landmarks is None:
         replace = bool(getattr(est, "replace", False))
@@ -132,6 +137,9 @@ def _fit_landmarks(est, X, *, bandwidth_rows, fit_rows):
         idx = sample_landmarks(n, m, rng, replace=replace)
     L, sample = gather_rows(X, idx, _bandwidth_indices(est, n, bandwidth_rows, bw_seed))
     temporary = {"kernel": _resolved_kernel(est, sample, bw_seed), "random_state": rng}
+    if is_kjl and isinstance(est.random_state, numbers.Integral):
+        # replay the same seed: fit redraws (bandwidth seed, Z seed), skips the given landmarks
+        temporary["random_state"] = est.random_state
     if idx is not None:
         temporary["landmarks"] = L
     else:

@@ -77,7 +77,8 @@ class Kernel:
     #: True when sparse (CSR) input is handled natively
     accepts_sparse = True
 
-    def get_params(self) -> dict:
+    def get_params(self, deep=True) -> dict:
+        # deep is accepted so sklearn.base.clone treats a Kernel like an estimator parameter
         return {}
 
     def __repr__(self):
@@ -120,7 +121,7 @@ class ShiftInvariantKernel(Kernel):
     def __init__(self, bandwidth=1.0):
         self.bandwidth = _check_positive("bandwidth", bandwidth)
 
-    def get_params(self):
+    def get_params(self, deep=True):
         return {"bandwidth": self.bandwidth}
 
     def diag(self, X):
@@ -330,7 +331,7 @@ class PolynomialKernel(Kernel):
             raise TypeError(f"coef0 must be a real number, got {coef0!r}")
         self.coef0 = float(coef0)
 
-    def get_params(self):
+    def get_params(self, deep=True):
         return {"degree": self.degree, "gamma": self.gamma, "coef0": self.coef0}
 
     def prepare(self, Y, dtype):

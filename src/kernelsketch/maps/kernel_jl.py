@@ -13,6 +13,7 @@ from ..utils.estimator_checks import KERNEL_CONSTRAINTS, Interval, StrOptions
 from ..utils.validation import check_input, check_n_features, check_random_state, derive_seed
 from .landmarks import landmark_map, select_landmarks
 from .nystroem import landmark_gram64
+from ..utils.dispatch import maybe_dask_transform
 
 
 class KernelJL(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
@@ -136,6 +137,9 @@ class KernelJL(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator)
         rng = check_random_state(self.random_state)
         self.kernel_ = make_kernel(self.kernel, self.bandwidth, self.kernel_params, X,
                                    random_state=derive_seed(rng))
+        # The Gaussian matrix gets its own stream, drawn before the landmarks:
+        # a fit given the same landmarks (e.g. the Dask path) draws the same Z.
+        z_rng = np.random.default_rng(derive_seed(rng))
         L, idx = select_landmarks(X, self.landmarks, self.n_landmarks, rng)
         n, d = L.shape[0], self.n_components
         K = landmark_gram64(L, self.kernel_)
@@ -145,7 +149,7 @@ class KernelJL(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator)
             K -= kbar[:, None]
             K -= kbar[None, :]
             K += kbar.mean()
-        Z = rng.standard_normal((d, n))
+        Z = z_rng.standard_normal((d, n))
         # V_hat^T = Z K / (n sqrt(n d)); K symmetric so P = V_hat = K Z^T / (n sqrt(n d)).
         P = (K @ Z.T) / (n * np.sqrt(n * d))
         if self.centered:
@@ -167,6 +171,8 @@ class KernelJL(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator)
 
     def transform(self, X):
         """Map each x to ``V_hat^T K(X_sub, x)`` (centred if ``centered``), block by block."""
+        if (Z := maybe_dask_transform(self, X)) is not None:  # a dask array: map over its blocks
+            return Z
         check_is_fitted(self)
         X = check_input(X, accept_sparse=("csr",), estimator=self)
         check_n_features(self, X)

@@ -16,6 +16,7 @@ from ..utils.estimator_checks import KERNEL_CONSTRAINTS, Interval, deterministic
 from ..utils.eigen import drop_noise_eigenpairs
 from ..utils.validation import check_input, check_n_features, check_random_state, derive_seed
 from .landmarks import ReservoirSampler, landmark_map, select_landmarks
+from ..utils.dispatch import maybe_dask_transform
 
 
 def landmark_gram64(landmarks, kernel):
@@ -206,6 +207,8 @@ class Nystroem(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator)
 
     def transform(self, X):
         """Map X to ``K(X, landmarks_) U_r Lambda_r^{-1/2}`` (shape (N, n_components_))."""
+        if (Z := maybe_dask_transform(self, X)) is not None:  # a dask array: map over its blocks
+            return Z
         check_is_fitted(self)
         X = check_input(X, accept_sparse=("csr",), estimator=self)
         check_n_features(self, X)

@@ -15,6 +15,7 @@ from ..utils.chunking import gen_row_slices, get_chunk_n_rows
 from ..utils.estimator_checks import KERNEL_CONSTRAINTS, Interval, StrOptions, output_dtype
 from ..utils.validation import check_input, derive_seed
 from .fast_cosine import fast_cos_sin
+from ..utils.dispatch import maybe_dask_transform
 
 VARIANTS = ("cos", "paired")
 
@@ -259,6 +260,8 @@ class RandomFourierFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, B
 
     def transform(self, X):
         """Map X (n, d) to Z (n, m); float32 stays float32."""
+        if (Z := maybe_dask_transform(self, X)) is not None:  # a dask array: map over its blocks
+            return Z
         check_is_fitted(self)
         X = check_input(X, accept_sparse=("csr",), estimator=self, reset=False)
         return rff_transform(X, self.random_weights_, self.random_offset_,

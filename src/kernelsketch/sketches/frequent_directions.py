@@ -19,6 +19,7 @@ from threadpoolctl import ThreadpoolController
 
 from ..utils.chunking import gen_row_slices, get_chunk_n_rows
 from ..utils.validation import check_input, check_n_features
+from ..utils.dispatch import maybe_dask_transform
 
 __all__ = ["FrequentDirections"]
 
@@ -509,6 +510,8 @@ class FrequentDirections(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Base
         X_new : ndarray of shape (n_samples, n_components)
             ``X @ components_[:n_components].T``, in the dtype of ``X``.
         """
+        if (Z := maybe_dask_transform(self, X)) is not None:  # a dask array: map over its blocks
+            return Z
         check_is_fitted(self)
         X = check_input(X, estimator=self)
         check_n_features(self, X)

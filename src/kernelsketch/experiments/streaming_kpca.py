@@ -48,10 +48,15 @@ printed with every run):
   :func:`~kernelsketch.metrics.kernel_spectral_error` and
   :func:`~kernelsketch.metrics.kernel_frobenius_error` on 1000 of the points
   (table ``metric_check``).
-* **Times and space.** Train time = wall time of ``fit`` on the training set
-  (bandwidth given); test time = wall time of ``transform`` of the test set
-  divided by its size; space in floats, the paper's formulas: SKPCA
-  ``m d + m l``, Nystroem ``c^2 + c d``, RNCA ``m^2 + m d``.
+* **Times and space.** Train time = time of ``fit`` on the training set
+  (bandwidth given); test time = time of ``transform`` of the test set
+  divided by its size.  Both are measured as the process's CPU time
+  (``time.process_time``, the columns and claims) and as wall time (the
+  ``*_wall_*`` columns): on a shared machine the wall time mostly measures the
+  other processes, while the CPU time of a single-threaded run
+  (``OPENBLAS_NUM_THREADS=1``) is what the wall time would be on an idle core
+  (with more BLAS threads it sums their work).  Space in floats, the paper's
+  formulas: SKPCA ``m d + m l``, Nystroem ``c^2 + c d``, RNCA ``m^2 + m d``.
 """
 
 from __future__ import annotations
@@ -374,9 +379,9 @@ def _check_claims(rows, title):
                   key=lambda kv: kv[1])[0]
     add("skpca_train_far_below_rnca",
         _verdict(ratios.min() > 1 and np.median(ratios) >= 2, ratios.min() > 1 or np.median(ratios) >= 2),
-        f"at m = {m1}: RNCA {_fmt(rn_train)} s, SKPCA {_fmt(min(sk_train.values()))}-"
-        f"{_fmt(max(sk_train.values()))} s (RNCA / SKPCA = {_fmt(ratios.min())}-{_fmt(ratios.max())}x), "
-        f"Nystrom {_fmt(ny_train)} s; slowest: {slowest}",
+        f"at m = {m1}: RNCA {_fmt(rn_train)} CPU s, SKPCA {_fmt(min(sk_train.values()))}-"
+        f"{_fmt(max(sk_train.values()))} CPU s (RNCA / SKPCA = {_fmt(ratios.min())}-{_fmt(ratios.max())}x), "
+        f"Nystrom {_fmt(ny_train)} CPU s; slowest: {slowest}",
         "holds if RNCA is slower than every SKPCA version and >= 2x the median one at the largest m")
     sk_test = {lab: at[(lab, m1)]["test_time_per_point_s"] for lab in sk_labels if (lab, m1) in at}
     ny_test = at[("Nystrom", m1)]["test_time_per_point_s"]
@@ -401,10 +406,10 @@ def _plot(rows, title, fig_name, params, plt):
     style["Nystrom"] = dict(color="black", marker="^", ms=4, lw=1.6)
     panels = [("sample_size", "spectral_error", "kernel spectral error  ||G-G'||_2 / n"),
               ("sample_size", "frobenius_error", "kernel Frobenius error  ||G-G'||_F / n^2"),
-              ("sample_size", "train_time_s", "train time (s)"),
+              ("sample_size", "train_time_s", "train time (CPU s)"),
               ("space", "spectral_error", "kernel spectral error"),
               ("space", "frobenius_error", "kernel Frobenius error"),
-              ("sample_size", "test_time_per_point_s", "test time per point (s)")]
+              ("sample_size", "test_time_per_point_s", "test time per point (CPU s)")]
     fig, axes = plt.subplots(2, 3, figsize=(15, 8.5))
     for ax, (x, y, ylabel) in zip(axes.ravel(), panels):
         for lab in labels:
@@ -432,7 +437,7 @@ def _plot(rows, title, fig_name, params, plt):
 
 def figures(output_dir, *, quick=False, seed=0, progress=None, datasets=("randomnoisy", "cpu", "adult", "forest"),
             sketch_sizes=SKETCH_SIZES, sample_sizes=None, n_eval=None, n_repetitions=None, shrink="half",
-            bandwidth_percentile=25.0, max_train=None, forest_max_train=None, random_noisy_shape=None):
+            bandwidth_percentile=25.0, bandwidth=None, max_train=None, forest_max_train=None, random_noisy_shape=None):
     """Figures 1-4: error, space and time of SKPCA, RNCA and Nystroem against sample size.
 
     Parameters
@@ -461,6 +466,9 @@ def figures(output_dir, *, quick=False, seed=0, progress=None, datasets=("random
         Frequent Directions rule of SKPCA (``"half"``: the paper's Algorithm 1).
     bandwidth_percentile : float
         ``h`` = this percentile of interpoint distances of the training set.
+    bandwidth : float, optional
+        A fixed ``h`` for every dataset instead (e.g. ``sqrt(2)``: the
+        kernel ``exp(-|x - y|^2 / 2)`` of the paper's Section 2).
     max_train : int, optional
         Cap on training points for every dataset (default: none).
     forest_max_train : int, optional
@@ -493,15 +501,18 @@ def figures(output_dir, *, quick=False, seed=0, progress=None, datasets=("random
                   max_train=max_train, forest_max_train=forest_max_train,
                   random_noisy_shape=list(random_noisy_shape),
                   kernel="gaussian exp(-|x-y|^2/h^2)",
-                  bandwidth=f"{bandwidth_percentile:g}th percentile of training interpoint distances "
-                            "(100000 sampled pairs), shared by all methods",
+                  bandwidth=(f"fixed h = {bandwidth:g}" if bandwidth is not None else
+                             f"{bandwidth_percentile:g}th percentile of training interpoint distances "
+                             "(100000 sampled pairs)") + ", shared by all methods",
                   test_set="1000 points (CPU 800; quick 100 / 80)",
                   errors="||G-G'||_2/n and ||G-G'||_F/n^2 on a uniform subsample of n_eval training points",
                   space="SKPCA m d + m l, Nystrom c^2 + c d, RNCA m^2 + m d (floats)",
                   skpca="StreamingKPCA, all l sketched directions (n_components=None)",
                   rnca="RNCA, all m components (G' = Z Z^T)", nystrom="Nystroem, c uniform landmarks, full rank",
-                  train_time="fit on the training set (bandwidth given)",
-                  test_time="transform of the test set / its size", blas_threads=_blas_threads())
+                  train_time="CPU time (process_time) of fit on the training set (bandwidth given); wall time "
+                             "in train_wall_s",
+                  test_time="CPU time of transform of the test set / its size; wall time in test_wall_per_point_s",
+                  blas_threads=_blas_threads())
     rep = Report("skpca-figures", output_dir, params)
     plt = pyplot()
     all_rows, claims, checks = [], [], []
@@ -517,8 +528,11 @@ def figures(output_dir, *, quick=False, seed=0, progress=None, datasets=("random
         if note:
             rep.note(note)
         n_train, d = X_train.shape
-        h = float(estimate_bandwidth(X_train, "percentile", percentile=bandwidth_percentile,
-                                     random_state=_int_seed(_rng(seed, 2, ds_index))))
+        if bandwidth is not None:
+            h = float(bandwidth)
+        else:
+            h = float(estimate_bandwidth(X_train, "percentile", percentile=bandwidth_percentile,
+                                         random_state=_int_seed(_rng(seed, 2, ds_index))))
         from ..kernels.blocks import get_kernel
 
         kern = get_kernel("gaussian", bandwidth=h)
@@ -539,12 +553,13 @@ def figures(output_dir, *, quick=False, seed=0, progress=None, datasets=("random
             # SKPCA and RNCA differ only by the sketch; Nystroem draws its landmarks from its own stream
             est_seed = _int_seed(_rng(seed, 4, ds_index, r, m, meth == "Nystrom"))
             est = _make_estimator(meth, m, l, h, est_seed, shrink)
-            t0 = time.perf_counter()
+            w0, c0 = time.perf_counter(), time.process_time()
             est.fit(X_train)
-            t_train = time.perf_counter() - t0
-            t0 = time.perf_counter()
+            w1, c1 = time.perf_counter(), time.process_time()
             est.transform(X_test)
-            t_test = (time.perf_counter() - t0) / X_test.shape[0]
+            w2, c2 = time.perf_counter(), time.process_time()
+            n_te = X_test.shape[0]
+            times = (c1 - c0, (c2 - c1) / n_te, w1 - w0, (w2 - w1) / n_te)
             Y = _factor(est, X_eval)
             spec, frob = residual(Y, seed=est_seed)
             if not check_done and meth == "Nystrom":
@@ -560,7 +575,7 @@ def figures(output_dir, *, quick=False, seed=0, progress=None, datasets=("random
                                "max_rel_diff": max(abs(ours[0] - lib[0]) / max(lib[0], 1e-300),
                                                    abs(ours[1] - lib[1]) / max(lib[1], 1e-300))})
                 check_done = True
-            acc.setdefault((meth, l, m), []).append((spec, frob, t_train, t_test))
+            acc.setdefault((meth, l, m), []).append((spec, frob, *times))
         rows = []
         for (meth, l, m), vals in acc.items():
             v = np.mean(np.asarray(vals), axis=0)
@@ -568,7 +583,8 @@ def figures(output_dir, *, quick=False, seed=0, progress=None, datasets=("random
                          "method_label": _label(meth, l), "sample_size": m,
                          "space": space_usage(meth, m, d, l), "spectral_error": float(v[0]),
                          "frobenius_error": float(v[1]), "train_time_s": float(v[2]),
-                         "test_time_per_point_s": float(v[3]), "n_train": n_train, "n_test": X_test.shape[0],
+                         "test_time_per_point_s": float(v[3]), "train_wall_s": float(v[4]),
+                         "test_wall_per_point_s": float(v[5]), "n_train": n_train, "n_test": X_test.shape[0],
                          "n_eval": ne, "d": d, "bandwidth": h, "repetitions": len(vals)})
         rows.sort(key=lambda r: (r["method"] != "SKPCA", r["method"], r["sketch_size"] or 0, r["sample_size"]))
         del residual
@@ -577,7 +593,8 @@ def figures(output_dir, *, quick=False, seed=0, progress=None, datasets=("random
         claims.extend(_check_claims(rows, title))
         all_rows.extend(rows)
     columns = ["dataset", "figure", "method_label", "method", "sketch_size", "sample_size", "space",
-               "spectral_error", "frobenius_error", "train_time_s", "test_time_per_point_s", "n_train", "n_test",
+               "spectral_error", "frobenius_error", "train_time_s", "test_time_per_point_s", "train_wall_s",
+               "test_wall_per_point_s", "n_train", "n_test",
                "n_eval", "d", "bandwidth", "repetitions"]
     rep.table("results", all_rows, columns,
               title="Kernel spectral / Frobenius error, train time, test time per point and space")

@@ -1,0 +1,502 @@
+r"""Reproduction of Sriperumbudur & Sterge, "Approximate kernel PCA using random features", made measurable.
+
+The paper compares exact empirical KPCA (EKPCA) with random-feature KPCA
+(RF-EKPCA) through the *reconstruct-then-embed* (R-E) error of the kernel
+sections: project ``k(., x) - mu`` onto the top-``l`` principal directions,
+reconstruct, embed the reconstructed function into ``L2(rho)`` and compare it
+with ``k(., x) - mu`` there.  Its claims (Theorems 6, Corollary 7 and A.1):
+RF-EKPCA's error approaches EKPCA's as the number ``m`` of random features
+grows, both errors fall with ``n`` when ``l`` grows slowly enough, and
+``m = n^theta`` with ``theta < 1`` can suffice, at ``O(n m^2)`` instead of
+``O(n^2 l)``-``O(n^3)`` cost.  Our copy of the paper lost its formulas, so
+:func:`tradeoff` computes the following estimator, written out in full.
+
+The estimator
+-------------
+Samples, all i.i.d. from ``rho`` and mutually independent: training points
+``x_1..x_n``; held-out points ``x'_1..x'_T``; reference points ``y_1..y_R``
+(the ``L2(rho)`` integral); for real data a mean sample ``u_1..u_M``.
+Kernel: Gaussian ``k(x, y) = exp(-||x - y||^2 / h^2)``.
+
+* Truth.  ``g_x(y) = k(y, x) - mu(y)`` with the mean embedding
+  ``mu(y) = E k(y, X)``.  For the synthetic sets ``mu`` is exact:
+  ``X ~ N(0, s^2)`` (1-D) gives ``mu(y) = h / sqrt(h^2 + 2 s^2)
+  exp(-y^2 / (h^2 + 2 s^2))``; ``X ~ Cauchy(0, 1)`` gives the Voigt profile
+  ``mu(y) = Re w((y + i) / h)`` with ``w`` the Faddeeva function.  For real
+  data ``mu(y) = (1/M) sum_k k(y, u_k)``, whose Monte-Carlo error adds a
+  floor of about ``mean_j Var_U k(y_j, U) / M`` to every error (reported).
+* EKPCA.  ``Kc = H K H`` (``H = I - 11^T / n``) ``= V diag(lambda) V^T``;
+  the unit eigenfunctions of the empirical (U-statistic) covariance operator
+  are ``phi_i = sum_j V_ji (k(., x_j) - mu_n) / sqrt(lambda_i)``, with
+  ``mu_n = (1/n) sum_j k(., x_j)``.  The coefficient of a held-out point is
+  ``s_i(x) = <k(., x) - mu_n, phi_i>_H = sum_j V_ji kc(x, x_j) / sqrt(lambda_i)``,
+  ``kc(x, x_j) = k(x, x_j) - mean_l k(x, x_l) - mean_l k(x_j, x_l) + mean(K)``
+  (this is ``KernelPCA(covariance="u_statistic").transform``), and the
+  eigenfunction's values are ``phi_i(y) = <phi_i, k(., y)>_H = sum_j V_ji
+  (k(y, x_j) - mean_l k(y, x_l)) / sqrt(lambda_i)`` (the subtracted mean is
+  orthogonal to ``V_i``, which sums to 0; it is kept for rounding).  The
+  reconstruction is ``R_x(y) = sum_{i <= l} s_i(x) phi_i(y)``: everything is
+  a kernel evaluation.
+* RF-EKPCA.  ``z(x) = sqrt(2/m) cos(W^T x + b)`` (``W`` from the Gaussian
+  spectral measure), ``zbar`` the training mean, ``v_1..v_l`` the top
+  eigenvectors of the U-statistic covariance ``(1/(n-1)) sum_j (z_j - zbar)
+  (z_j - zbar)^T`` (:class:`~kernelsketch.decomposition.RFKPCA`).  The
+  reconstruction ``P_l (z(x) - zbar)`` lives in ``R^m``; the paper's
+  approximation operator embeds ``a in R^m`` into ``L2(rho)`` as the
+  function ``y -> <a, z(y)>``, so
+  ``R^RF_x(y) = <P_l (z(x) - zbar), z(y)> = sum_{i <= l} <z(x) - zbar, v_i> <v_i, z(y)>``.
+  ``z(y)`` is *not* centred: that is the analogue of evaluating ``phi_i(y)
+  = <phi_i, k(., y)>``, and as ``m -> infinity`` ``<v_i, z(y)> -> phi_i(y)``
+  exactly (centring ``z(y)`` would subtract ``<phi_i, mu_n>`` and converge
+  to another function).
+* Error.  ``E = (1/T) sum_t (1/R) sum_j (R_{x'_t}(y_j) - g_{x'_t}(y_j))^2``,
+  an unbiased Monte-Carlo estimate of ``E_x ||R_x - g_x||^2_{L2(rho)}``
+  given the fitted model, averaged over repetitions (new training sample
+  and new features).  Its population limit for fixed ``l`` is the KPCA R-E
+  error ``sum_{i > l} lambda_i(Sigma)^2``, so for "both fall with n" the
+  number of components grows as ``l(n) = ceil(n^{1/3})`` (the paper lets
+  ``l`` grow slowly with ``n``).
+
+Data
+----
+* ``exp``: ``X ~ N(0, 1)`` in 1-D, ``h = 0.5``: the Gaussian kernel's
+  eigenvalues under a Gaussian law are exactly geometric,
+  ``lambda_k ~ B^k`` with ``B = b / (a + b + c)``, ``a = 1/4``,
+  ``b = 1/h^2``, ``c = sqrt(a^2 + 2ab)`` (Rasmussen & Williams, Sec. 4.3.1),
+  here ``B = 0.70``.
+* ``poly``: ``X ~ Cauchy(0, 1)`` in 1-D, ``h = 0.5``: with heavy tails the
+  far-out points are nearly isolated; a window of width ``h`` at ``x``
+  carries mass ``~ h rho(x) ~ x^{-2}``, and sorting those masses gives
+  ``lambda_k ~ k^{-2}``: polynomial decay of the *same* Gaussian kernel.
+* ``cpu``: DELVE cpu_act (8192 x 21), z-scored, ``h`` the median
+  interpoint distance of the training pool.
+The eigenvalue figure checks the two synthetic decays empirically (fitted
+log-log slope and semi-log rate of the centred-Gram eigenvalues).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+import warnings
+
+import numpy as np
+import scipy.special
+
+from ..datasets import DatasetNotFoundError, load_dataset
+from ..kernels import estimate_bandwidth, pairwise_kernel
+from ..utils.progress import progress as _progress
+from ._report import Report, pyplot
+
+__all__ = ["tradeoff", "ekpca_reconstruction", "rf_ekpca_reconstruction", "SYNTHETIC"]
+
+SYNTHETIC = {"exp": "N(0, 1), 1-D, h = 0.5 (exponential decay)",
+             "poly": "Cauchy(0, 1), 1-D, h = 0.5 (polynomial decay)"}
+TITLES = {"exp": "synthetic, exponential decay (Gaussian data)",
+          "poly": "synthetic, polynomial decay (Cauchy data)", "cpu": "CPU (cpu_act, z-scored)"}
+_SYN_H = 0.5
+
+
+def _rng(seed, *stream):
+    return np.random.default_rng([int(seed), *[int(s) for s in stream]])
+
+
+def _int_seed(rng):
+    return int(rng.integers(0, 2**31 - 1))
+
+
+# ----------------------------------------------------------------------------- data
+
+class _Source:
+    """Draws of one distribution, its bandwidth and its mean embedding mu(y)."""
+
+    def __init__(self, name, seed, n_mean):
+        self.name = name
+        self.mu_floor = 0.0
+        if name == "exp":
+            self.h = _SYN_H
+        elif name == "poly":
+            self.h = _SYN_H
+        elif name == "cpu":
+            X, _ = load_dataset("cpu")
+            X = np.asarray(X, dtype=np.float64)
+            sd = X.std(axis=0)
+            sd[sd == 0] = 1.0
+            self._pool = (X - X.mean(axis=0)) / sd
+            self._perm = _rng(seed, 21).permutation(X.shape[0])
+            self._next = 0
+            self._mean_sample = self._take(n_mean)
+            self.h = estimate_bandwidth(self._pool, "median", random_state=0)
+        else:
+            raise ValueError(f"unknown dataset {name!r}; choose 'exp', 'poly' or 'cpu'")
+
+    def _take(self, k):
+        if self._next + k > self._perm.shape[0]:
+            raise ValueError(f"cpu has {self._perm.shape[0]} rows: not enough for the requested samples")
+        rows = self._perm[self._next:self._next + k]
+        self._next += k
+        return self._pool[rows]
+
+    def held_out(self, k, rng):
+        """Disjoint held-out rows (real data) or fresh draws (synthetic)."""
+        return self._take(k) if self.name == "cpu" else self.draw(k, rng)
+
+    def draw(self, k, rng):
+        if self.name == "exp":
+            return rng.normal(size=(k, 1))
+        if self.name == "poly":
+            return rng.standard_cauchy(size=(k, 1))
+        # training sets: uniform draws from the rows not held out
+        rest = self._perm[self._next:]
+        if k > rest.shape[0]:
+            raise ValueError(f"cpu: n={k} exceeds the {rest.shape[0]} rows left for training")
+        return self._pool[rng.choice(rest, size=k, replace=False)]
+
+    def mu(self, Y):
+        """Mean embedding at Y: exact for the synthetic laws, Monte Carlo for real data."""
+        if self.name == "exp":
+            s = self.h**2 + 2.0
+            return self.h / math.sqrt(s) * np.exp(-Y[:, 0] ** 2 / s)
+        if self.name == "poly":
+            # Gaussian convolved with Cauchy(0, 1): the Voigt profile, Re w((y + i) / h)
+            return scipy.special.wofz((Y[:, 0] + 1j) / self.h).real
+        Kb = pairwise_kernel(Y, self._mean_sample, kernel="gaussian", bandwidth=self.h)
+        self.mu_floor = float(np.mean(Kb.var(axis=1, ddof=1)) / self._mean_sample.shape[0])
+        return Kb.mean(axis=1)
+
+
+# ----------------------------------------------------------------------------- the two reconstructions
+
+def ekpca_reconstruction(X_train, X_eval, Y, l, bandwidth, *, random_state=0):
+    r"""EKPCA's R-E reconstructions ``R_x(y_j)`` (module docstring), shape (len(X_eval), len(Y)).
+
+    ``R_x(y) = sum_{i <= l} <k(., x) - mu_n, phi_i>_H phi_i(y)`` with ``phi_i``
+    the unit eigenfunctions of the empirical covariance operator, all from
+    kernel evaluations.  Eigenvalues below ``1e-10 lambda_1`` (numerically
+    zero) are dropped, so fewer than ``l`` terms may be used.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from kernelsketch.experiments.rf_kpca_tradeoff import ekpca_reconstruction
+    >>> X = np.random.default_rng(0).normal(size=(50, 1))
+    >>> ekpca_reconstruction(X, X[:3], X[:4], 5, 0.5).shape
+    (3, 4)
+    """
+    from ..decomposition import KernelPCA
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # numerically zero eigenvalues are dropped
+        kp = KernelPCA(n_components=l, kernel="gaussian", bandwidth=bandwidth, covariance="u_statistic",
+                       random_state=random_state).fit(X_train)
+    S = kp.transform(X_eval)  # s_i(x) = <k(., x) - mu_n, phi_i>_H
+    KY = pairwise_kernel(Y, X_train, kernel="gaussian", bandwidth=bandwidth)
+    KY -= KY.mean(axis=1, keepdims=True)
+    Phi = KY @ (kp.eigenvectors_ / np.sqrt(kp.eigenvalues_))  # phi_i(y_j)
+    return S @ Phi.T
+
+
+def rf_ekpca_reconstruction(X_train, X_eval, Y, l, m, bandwidth, *, random_state=0):
+    r"""RF-EKPCA's R-E reconstructions ``<P_l (z(x) - zbar), z(y_j)>``, shape (len(X_eval), len(Y)).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from kernelsketch.experiments.rf_kpca_tradeoff import rf_ekpca_reconstruction
+    >>> X = np.random.default_rng(0).normal(size=(50, 1))
+    >>> rf_ekpca_reconstruction(X, X[:3], X[:4], 5, 40, 0.5).shape
+    (3, 4)
+    """
+    from ..decomposition import RFKPCA
+
+    est = RFKPCA(n_components=l, n_random_features=m, bandwidth=bandwidth, random_state=random_state).fit(X_train)
+    S = est.transform(X_eval)  # <z(x) - zbar, v_i>
+    F = est.gram_factor(Y, centered=False)  # <v_i, z(y)>: uncentred, see the module docstring
+    return S @ F.T
+
+
+def _err(Rm, G):
+    D = Rm - G
+    return float(np.einsum("ij,ij->", D, D) / D.size)
+
+
+def _slope(x, y):
+    x, y = np.log(np.asarray(x, float)), np.log(np.asarray(y, float))
+    ok = np.isfinite(y)
+    return float(np.polyfit(x[ok], y[ok], 1)[0]) if ok.sum() >= 2 else float("nan")
+
+
+def _l_of_n(n, l_exponent):
+    return max(2, math.ceil(n**l_exponent))
+
+
+# ----------------------------------------------------------------------------- the reproduction
+
+def tradeoff(output_dir, *, quick=False, seed=0, progress=None, datasets=("exp", "poly", "cpu"),
+             n_fixed=None, l_fixed=None, m_values=None, n_values=None, thetas=(0.5, 0.75, 1.0), l_exponent=1 / 3,
+             n_reference=None, n_test=None, n_mean=3000, n_spectrum=None, n_repetitions=None):
+    r"""RF-EKPCA against EKPCA: R-E reconstruction error against ``m`` and against ``n``.
+
+    Parameters
+    ----------
+    output_dir : path-like
+    quick : bool
+        Small sizes (n <= 200, m <= 512, 1-2 repetitions), for tests.
+    seed : int
+    progress : bool or None
+    datasets : sequence of str
+        ``"exp"``, ``"poly"`` (synthetic, see the module docstring), ``"cpu"``.
+    n_fixed, l_fixed : int
+        Part (a): training size and number of components (default 1000, 10).
+    m_values : sequence of int
+        Part (a): random features (default 10 .. 2000).
+    n_values : sequence of int
+        Part (b): training sizes (default 125 .. 2000).
+    thetas : sequence of float
+        Part (b): ``m = ceil(n^theta)`` (raised to ``l`` when smaller).
+    l_exponent : float
+        Part (b): ``l(n) = ceil(n^l_exponent)``.
+    n_reference, n_test : int
+        Reference points ``y_j`` and held-out points ``x'_t`` (1500, 300).
+    n_mean : int
+        Real data: size of the independent sample estimating ``mu``.
+    n_spectrum : int
+        Sample size of the eigenvalue-decay check (1500).
+    n_repetitions : int, optional
+        (a) and (b) repetitions (default 4 and 3; quick 2 and 1).
+
+    Returns
+    -------
+    dict
+        ``tables``: ``vs_m`` (part a), ``vs_n`` (part b), ``slopes`` (fitted
+        log-log slopes), ``spectrum`` (decay fits); ``figures``; ``params``.
+
+    Notes
+    -----
+    The estimator is defined in the module docstring.  Cost per repetition:
+    EKPCA ``O(n^2)`` kernel evaluations and a top-``l`` eigensolve, plus
+    ``O(n (R + T))`` for the reconstruction; RF-EKPCA ``O(n m^2 + m^3)``
+    (dense ``eigh`` of the ``m x m`` covariance) plus ``O((R + T) m)``.
+
+    References
+    ----------
+    B. Sriperumbudur, N. Sterge. Approximate kernel PCA using random features:
+    computational vs. statistical trade-off. Annals of Statistics 50(5), 2022
+    (Section 4.2, Theorem 6, Corollaries 7 and A.1).
+    """
+    if quick:
+        n_fixed = n_fixed or 200
+        l_fixed = l_fixed or 4
+        m_values = m_values or (8, 32, 128, 512)
+        n_values = n_values or (50, 100, 200)
+        thetas = (0.5, 1.0) if tuple(thetas) == (0.5, 0.75, 1.0) else thetas
+        n_reference, n_test, n_spectrum = n_reference or 200, n_test or 80, n_spectrum or 300
+        n_mean = min(n_mean, 1000)
+        reps_a, reps_b = (n_repetitions or 2), (n_repetitions or 1)
+    else:
+        n_fixed = n_fixed or 1000
+        l_fixed = l_fixed or 10
+        m_values = m_values or (10, 20, 50, 100, 200, 500, 1000, 2000)
+        n_values = n_values or (125, 250, 500, 1000, 2000)
+        n_reference, n_test, n_spectrum = n_reference or 1500, n_test or 300, n_spectrum or 1500
+        reps_a, reps_b = (n_repetitions or 4), (n_repetitions or 3)
+    m_values = tuple(int(m) for m in m_values if m >= l_fixed)
+    params = dict(quick=quick, seed=seed, datasets=list(datasets), n_fixed=n_fixed, l_fixed=l_fixed,
+                  m_values=list(m_values), n_values=list(n_values), thetas=list(thetas),
+                  l_of_n=f"ceil(n^{l_exponent:.4g})", n_reference=n_reference, n_test=n_test, n_mean=n_mean,
+                  n_spectrum=n_spectrum, repetitions_a=reps_a, repetitions_b=reps_b,
+                  kernel="gaussian exp(-|x-y|^2/h^2); h = 0.5 synthetic, median distance for cpu",
+                  features="RFKPCA cos features sqrt(2/m) cos(w.x + b)", covariance="u_statistic (both)",
+                  error="mean over held-out x and reference y of (R_x(y) - (k(y,x) - mu(y)))^2",
+                  synthetic=SYNTHETIC)
+    rep = Report("rf-kpca-tradeoff", output_dir, params)
+    plt = pyplot()
+    rows_a, rows_b, slopes, spectrum = [], [], [], []
+    spectra = {}
+    present = []
+    for di, name in enumerate(_progress(list(datasets), desc="rf-kpca-tradeoff", enabled=progress)):
+        try:
+            src = _Source(name, seed, n_mean)
+        except DatasetNotFoundError as exc:
+            rep.note(f"{name}: dataset not available offline, skipped ({str(exc).splitlines()[0]})")
+            continue
+        title = TITLES[name]
+        present.append(name)
+        h = src.h
+        rng = _rng(seed, 31, di)
+        Y = src.held_out(n_reference, rng)
+        Xt = src.held_out(n_test, rng)
+        G = pairwise_kernel(Xt, Y, kernel="gaussian", bandwidth=h) - src.mu(Y)[None, :]
+        g_norm = float(np.mean(G**2))
+
+        # -- spectrum check: eigenvalues of the centred Gram / (n - 1) (U-statistic covariance)
+        Xs = src.draw(n_spectrum, _rng(seed, 32, di))
+        K = pairwise_kernel(Xs, kernel="gaussian", bandwidth=h)
+        K -= K.mean(axis=0)
+        K -= K.mean(axis=1, keepdims=True)
+        lam = np.linalg.eigvalsh(K)[::-1] / (n_spectrum - 1)
+        del K
+        ok = lam > 1e-9 * lam[0]  # below: rounding noise of the eigensolver
+        idx = np.arange(1, lam.size + 1)
+        fit_range = ok & (idx >= 3) & (idx <= min(60, n_spectrum // 10 + 3))
+        ii, ll = idx[fit_range], np.log(lam[fit_range])
+        pslope, pr2 = _fit_r2(np.log(ii), ll)
+        erate, er2 = _fit_r2(ii.astype(float), ll)
+        spectrum.append({"dataset": title, "n": n_spectrum, "bandwidth_h": round(h, 4),
+                         "fit_indices": f"{ii.min()}..{ii.max()}",
+                         "loglog_slope": round(pslope, 3), "loglog_r2": round(pr2, 4),
+                         "semilog_rate": round(erate, 4), "semilog_r2": round(er2, 4),
+                         "decay_better_fit": "polynomial" if pr2 > er2 else "exponential",
+                         "lambda_1": float(lam[0]), "lambda_10": float(lam[9]), "lambda_50": float(lam[49])
+                         if lam.size >= 50 else float("nan")})
+        src_lam = lam[: max(80, l_fixed + 1)]
+        spectra[title] = lam[ok]
+
+        # -- (a) fixed n, l; m grows
+        res = {"EKPCA": [], **{m: [] for m in m_values}}
+        times = {"EKPCA": [], **{m: [] for m in m_values}}
+        for r in range(reps_a):
+            rr = _rng(seed, 33, di, r)
+            X = src.draw(n_fixed, rr)
+            t0 = time.perf_counter()
+            e_ek = _err(ekpca_reconstruction(X, Xt, Y, l_fixed, h, random_state=_int_seed(rr)), G)
+            times["EKPCA"].append(time.perf_counter() - t0)
+            res["EKPCA"].append(e_ek)
+            for m in m_values:
+                t0 = time.perf_counter()
+                e = _err(rf_ekpca_reconstruction(X, Xt, Y, l_fixed, m, h, random_state=_int_seed(rr)), G)
+                times[m].append(time.perf_counter() - t0)
+                res[m].append(e)
+        ek = np.asarray(res["EKPCA"])
+        rows_a.append({"dataset": title, "method": "EKPCA", "n": n_fixed, "l": l_fixed, "m": "",
+                       "error_mean": float(ek.mean()), "error_std": float(ek.std(ddof=1)) if reps_a > 1 else 0.0,
+                       "relative_excess_over_EKPCA": 0.0, "seconds_mean": float(np.mean(times["EKPCA"])),
+                       "error_over_mean_sq_section": float(ek.mean() / g_norm), "mu_mc_floor": src.mu_floor})
+        gaps = []
+        for m in m_values:
+            e = np.asarray(res[m])
+            gaps.append(float(np.mean(e - ek)))
+            rows_a.append({"dataset": title, "method": "RF-EKPCA", "n": n_fixed, "l": l_fixed, "m": m,
+                           "error_mean": float(e.mean()), "error_std": float(e.std(ddof=1)) if reps_a > 1 else 0.0,
+                           "excess_over_EKPCA": gaps[-1], "relative_excess_over_EKPCA": float(gaps[-1] / ek.mean()),
+                           "seconds_mean": float(np.mean(times[m])),
+                           "error_over_mean_sq_section": float(e.mean() / g_norm), "mu_mc_floor": src.mu_floor})
+        gap_arr = np.asarray(gaps)
+        slopes.append({"dataset": title, "part": "a", "curve": f"RF-EKPCA excess over EKPCA vs m (n={n_fixed}, "
+                       f"l={l_fixed})", "fitted_slope": round(_slope(np.asarray(m_values)[gap_arr > 0],
+                                                                      gap_arr[gap_arr > 0]), 3),
+                       "points": int((gap_arr > 0).sum())})
+
+        # -- (b) n grows, l = l(n), m = n^theta
+        curves_b = {"EKPCA": [], **{t: [] for t in thetas}}
+        for n in n_values:
+            l = _l_of_n(n, l_exponent)
+            e_ek, e_rf, t_ek = [], {t: [] for t in thetas}, []
+            t_rf = {t: [] for t in thetas}
+            for r in range(reps_b):
+                rr = _rng(seed, 34, di, n, r)
+                X = src.draw(n, rr)
+                t0 = time.perf_counter()
+                e_ek.append(_err(ekpca_reconstruction(X, Xt, Y, l, h, random_state=_int_seed(rr)), G))
+                t_ek.append(time.perf_counter() - t0)
+                for t in thetas:
+                    m = max(l, math.ceil(n**t))
+                    t0 = time.perf_counter()
+                    e_rf[t].append(_err(rf_ekpca_reconstruction(X, Xt, Y, l, m, h, random_state=_int_seed(rr)), G))
+                    t_rf[t].append(time.perf_counter() - t0)
+            curves_b["EKPCA"].append(np.mean(e_ek))
+            pop = float(np.sum(src_lam[l:] ** 2))
+            rows_b.append({"dataset": title, "method": "EKPCA", "n": n, "l": l, "m": "", "theta": "",
+                           "error_mean": float(np.mean(e_ek)), "error_std": float(np.std(e_ek, ddof=1))
+                           if reps_b > 1 else 0.0, "seconds_mean": float(np.mean(t_ek)),
+                           "tail_sum_lambda_sq": pop})
+            for t in thetas:
+                m = max(l, math.ceil(n**t))
+                curves_b[t].append(np.mean(e_rf[t]))
+                rows_b.append({"dataset": title, "method": "RF-EKPCA", "n": n, "l": l, "m": m, "theta": t,
+                               "error_mean": float(np.mean(e_rf[t])), "error_std": float(np.std(e_rf[t], ddof=1))
+                               if reps_b > 1 else 0.0, "seconds_mean": float(np.mean(t_rf[t])),
+                               "tail_sum_lambda_sq": pop})
+        for key, ys in curves_b.items():
+            label = "EKPCA" if key == "EKPCA" else f"RF-EKPCA, m = n^{key:g}"
+            slopes.append({"dataset": title, "part": "b", "curve": f"{label} vs n (l = l(n))",
+                           "fitted_slope": round(_slope(n_values, ys), 3), "points": len(ys),
+                           "ratio_to_EKPCA_at_n_max": "" if key == "EKPCA"
+                           else round(float(ys[-1] / curves_b["EKPCA"][-1]), 4)})
+        rep.note(f"{title}: h={h:.4g}, mean squared centred section {g_norm:.4g}, mu Monte-Carlo floor "
+                 f"{src.mu_floor:.2e}")
+
+    _figures(rep, plt, present, rows_a, rows_b, spectrum, spectra, thetas, seed)
+    rep.table("vs_m", rows_a, ["dataset", "method", "n", "l", "m", "error_mean", "error_std", "excess_over_EKPCA",
+                               "relative_excess_over_EKPCA", "error_over_mean_sq_section", "seconds_mean",
+                               "mu_mc_floor"],
+              title="(a) R-E reconstruction error against the number of random features m (fixed n, l)")
+    rep.table("vs_n", rows_b, ["dataset", "method", "n", "l", "m", "theta", "error_mean", "error_std",
+                               "seconds_mean", "tail_sum_lambda_sq"],
+              title="(b) R-E reconstruction error against n, l = l(n), m = n^theta")
+    rep.table("slopes", slopes, ["dataset", "part", "curve", "fitted_slope", "points", "ratio_to_EKPCA_at_n_max"],
+              title="Fitted log-log slopes")
+    rep.table("spectrum", spectrum, title="Eigenvalue decay of the centred Gram / (n - 1): fits over a range of i")
+    return rep.finish()
+
+
+def _fit_r2(x, y):
+    coef = np.polyfit(x, y, 1)
+    resid = y - np.polyval(coef, x)
+    ss = np.sum((y - y.mean()) ** 2)
+    return float(coef[0]), float(1.0 - np.sum(resid**2) / ss) if ss > 0 else 1.0
+
+
+def _figures(rep, plt, present, rows_a, rows_b, spectrum, spectra, thetas, seed):
+    if not present:
+        return
+    titles = [TITLES[p] for p in present]
+    fig, axes = plt.subplots(2, len(titles), figsize=(4.4 * len(titles), 7.2), squeeze=False)
+    for j, title in enumerate(titles):
+        ax = axes[0, j]
+        a = [r for r in rows_a if r["dataset"] == title]
+        ek = a[0]["error_mean"]
+        ms = [r["m"] for r in a[1:]]
+        ax.loglog(ms, [r["error_mean"] for r in a[1:]], "o-", ms=4, label="RF-EKPCA")
+        ax.axhline(ek, color="k", ls="--", lw=1, label=f"EKPCA (n={a[0]['n']})")
+        ex = [(r["m"], r["excess_over_EKPCA"]) for r in a[1:] if r["excess_over_EKPCA"] > 0]
+        if ex:
+            ax.loglog(*zip(*ex), "s:", ms=3, color="tab:red", label="RF excess over EKPCA")
+        ax.set_xlabel("random features m")
+        ax.set_title(f"(a) {title}\nn={a[0]['n']}, l={a[0]['l']}", fontsize=9)
+        ax.legend(fontsize=7)
+        ax = axes[1, j]
+        b = [r for r in rows_b if r["dataset"] == title]
+        e = [r for r in b if r["method"] == "EKPCA"]
+        ax.loglog([r["n"] for r in e], [r["error_mean"] for r in e], "o-", color="k", ms=4, label="EKPCA")
+        for t in thetas:
+            rt = [r for r in b if r["theta"] == t]
+            ax.loglog([r["n"] for r in rt], [r["error_mean"] for r in rt], "^--", ms=4, label=f"RF, m=n^{t:g}")
+        ax.loglog([r["n"] for r in e], [r["tail_sum_lambda_sq"] for r in e], ":", color="grey",
+                  label=r"$\sum_{i>l}\hat\lambda_i^2$")
+        ax.set_xlabel("n  (l = l(n))")
+        ax.set_title(f"(b) {title}", fontsize=9)
+        ax.legend(fontsize=7)
+    axes[0, 0].set_ylabel("R-E error (mean sq., held out)")
+    axes[1, 0].set_ylabel("R-E error (mean sq., held out)")
+    fig.suptitle(f"RF-KPCA vs KPCA: reconstruct-then-embed error (seed {seed})", fontsize=10)
+    fig.tight_layout()
+    rep.figure(fig, "tradeoff")
+
+    fig, axes = plt.subplots(1, 2, figsize=(9.5, 3.6))
+    for s in spectrum:
+        lam = spectra[s["dataset"]]
+        i = np.arange(1, lam.size + 1)
+        lab = f"{s['dataset']}: slope {s['loglog_slope']:.2f} (R2 {s['loglog_r2']:.3f}), rate {s['semilog_rate']:.3f} " \
+              f"(R2 {s['semilog_r2']:.3f})"
+        axes[0].loglog(i, lam, ".-", ms=3, lw=1, label=lab)
+        axes[1].semilogy(i[:80], lam[:80], ".-", ms=3, lw=1)
+    axes[0].set_title("log-log: a line = polynomial decay", fontsize=9)
+    axes[1].set_title("semi-log: a line = exponential decay", fontsize=9)
+    for ax in axes:
+        ax.set_xlabel("i")
+    axes[0].set_ylabel("eigenvalue of centred Gram / (n - 1)")
+    axes[0].legend(fontsize=6, loc="lower left")
+    fig.suptitle(f"Eigenvalue decay of the Gaussian kernel's covariance operator (n={spectrum[0]['n']})", fontsize=10)
+    fig.tight_layout()
+    rep.figure(fig, "spectrum")

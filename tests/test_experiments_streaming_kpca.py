@@ -194,3 +194,18 @@ def test_quick_run_robust_claims(quick_run):
     claims = {(c["dataset"], c["claim"]): c["verdict"] for c in _read_csv(out / "claims.csv")}
     for ds in {r["dataset"] for r in rows}:
         assert claims[(ds, "nystroem_best_small")] == "holds", ds
+
+
+def test_estimators_get_the_protocol_parameters():
+    """SKPCA keeps all l directions with the chosen shrink; RNCA all m; Nystroem full rank unless a rank is given."""
+    X = np.random.default_rng(0).normal(size=(200, 3))
+    est = sk._make_estimator("SKPCA", 40, 10, 2.0, 0, "half").fit(X)
+    assert est.shrink == "half" and sk._factor(est, X).shape == (200, 10)
+    assert sk._factor(sk._make_estimator("RNCA", 40, None, 2.0, 0, "half").fit(X), X).shape == (200, 40)
+    assert sk._factor(sk._make_estimator("Nystrom", 30, None, 2.0, 0, "half").fit(X), X).shape == (200, 30)
+    ny = sk._make_estimator("Nystrom", 30, None, 2.0, 0, "half", nystroem_rank=5).fit(X)
+    assert sk._factor(ny, X).shape == (200, 5)
+    # same seed, same random features: RNCA's G' = Z Z^T dominates SKPCA's Z W W^T Z^T in the PSD order
+    Y_rn = sk._factor(sk._make_estimator("RNCA", 40, None, 2.0, 7, "half").fit(X), X)
+    Y_sk = sk._factor(sk._make_estimator("SKPCA", 40, 10, 2.0, 7, "half").fit(X), X)
+    assert np.linalg.eigvalsh(Y_rn @ Y_rn.T - Y_sk @ Y_sk.T).min() > -1e-9

@@ -216,7 +216,7 @@ class _GramResidual:
         return abs(float(top[0])) / self.n, frob / self.n**2
 
 
-def _make_estimator(method, sample_size, sketch_size, bandwidth, seed, shrink):
+def _make_estimator(method, sample_size, sketch_size, bandwidth, seed, shrink, nystroem_rank=None):
     if method == "SKPCA":
         from ..decomposition import StreamingKPCA
 
@@ -228,7 +228,8 @@ def _make_estimator(method, sample_size, sketch_size, bandwidth, seed, shrink):
         return RNCA(n_components=None, n_random_features=sample_size, bandwidth=bandwidth, random_state=seed)
     from ..maps import Nystroem
 
-    return Nystroem(n_landmarks=sample_size, n_components=None, bandwidth=bandwidth, random_state=seed)
+    rank = None if nystroem_rank is None else min(int(nystroem_rank), sample_size)
+    return Nystroem(n_landmarks=sample_size, n_components=rank, bandwidth=bandwidth, random_state=seed)
 
 
 def _factor(est, X):
@@ -437,7 +438,7 @@ def _plot(rows, title, fig_name, params, plt):
 
 def figures(output_dir, *, quick=False, seed=0, progress=None, datasets=("randomnoisy", "cpu", "adult", "forest"),
             sketch_sizes=SKETCH_SIZES, sample_sizes=None, n_eval=None, n_repetitions=None, shrink="half",
-            bandwidth_percentile=25.0, bandwidth=None, max_train=None, forest_max_train=None, random_noisy_shape=None):
+            bandwidth_percentile=25.0, bandwidth=None, nystroem_rank=None, max_train=None, forest_max_train=None, random_noisy_shape=None):
     """Figures 1-4: error, space and time of SKPCA, RNCA and Nystroem against sample size.
 
     Parameters
@@ -469,6 +470,9 @@ def figures(output_dir, *, quick=False, seed=0, progress=None, datasets=("random
     bandwidth : float, optional
         A fixed ``h`` for every dataset instead (e.g. ``sqrt(2)``: the
         kernel ``exp(-|x - y|^2 / 2)`` of the paper's Section 2).
+    nystroem_rank : int, optional
+        Rank ``k`` of Nystroem's pseudo-inverse (``G' = C W_k^+ C^T``, the
+        paper's Section 1.2 form); default None: the full pseudo-inverse.
     max_train : int, optional
         Cap on training points for every dataset (default: none).
     forest_max_train : int, optional
@@ -508,7 +512,8 @@ def figures(output_dir, *, quick=False, seed=0, progress=None, datasets=("random
                   errors="||G-G'||_2/n and ||G-G'||_F/n^2 on a uniform subsample of n_eval training points",
                   space="SKPCA m d + m l, Nystrom c^2 + c d, RNCA m^2 + m d (floats)",
                   skpca="StreamingKPCA, all l sketched directions (n_components=None)",
-                  rnca="RNCA, all m components (G' = Z Z^T)", nystrom="Nystroem, c uniform landmarks, full rank",
+                  rnca="RNCA, all m components (G' = Z Z^T)", nystrom="Nystroem, c uniform landmarks, " + ("full rank (pseudo-inverse of W)" if nystroem_rank is None else
+                                                                f"rank-{nystroem_rank} pseudo-inverse W_k^+"),
                   train_time="CPU time (process_time) of fit on the training set (bandwidth given); wall time "
                              "in train_wall_s",
                   test_time="CPU time of transform of the test set / its size; wall time in test_wall_per_point_s",
@@ -552,7 +557,7 @@ def figures(output_dir, *, quick=False, seed=0, progress=None, datasets=("random
             # common random numbers: every random-feature method at (r, m) uses the same features, so
             # SKPCA and RNCA differ only by the sketch; Nystroem draws its landmarks from its own stream
             est_seed = _int_seed(_rng(seed, 4, ds_index, r, m, meth == "Nystrom"))
-            est = _make_estimator(meth, m, l, h, est_seed, shrink)
+            est = _make_estimator(meth, m, l, h, est_seed, shrink, nystroem_rank)
             w0, c0 = time.perf_counter(), time.process_time()
             est.fit(X_train)
             w1, c1 = time.perf_counter(), time.process_time()

@@ -359,6 +359,11 @@ def fmt_met(met) -> str:
     return {True: "yes", False: "**NO**", None: "-"}[met]
 
 
+def cell(text) -> str:
+    """Text safe inside a Markdown table cell (norm bars would split the row)."""
+    return str(text).replace("|", "\\|")
+
+
 def render_case(res: CaseResult) -> str:
     lines = [f"## {res.title}", ""]
     if res.setup:
@@ -375,7 +380,7 @@ def render_case(res: CaseResult) -> str:
         for c in res.comparisons:
             sp = "not available" if c.speedup is None else f"{c.speedup:.2f}x"
             lines.append(
-                f"| {c.label} | {c.ours} | {c.ref} | {fmt_s(c.ours_s)} | {fmt_s(c.ref_s)} | {sp} "
+                f"| {cell(c.label)} | {cell(c.ours)} | {cell(c.ref)} | {fmt_s(c.ours_s)} | {fmt_s(c.ref_s)} | {sp} "
                 f"| {c.target_text or '-'} | {fmt_met(c.met)} | {fmt_mb(c.ours_mem_mb)} | {fmt_mb(c.ref_mem_mb)} |"
             )
         lines.append("")
@@ -384,7 +389,7 @@ def render_case(res: CaseResult) -> str:
         for m in res.metrics:
             val = "not available" if m.value is None else f"{fmt_num(m.value)} {m.unit}".strip()
             req = "-" if m.bound is None else f"{m.op} {fmt_num(m.bound)} {m.unit}".strip()
-            lines.append(f"| {m.label} | {val} | {req} | {fmt_met(m.met)} | {m.note} |")
+            lines.append(f"| {cell(m.label)} | {val} | {req} | {fmt_met(m.met)} | {cell(m.note)} |")
         lines.append("")
     foot = []
     if res.seconds is not None:
@@ -445,11 +450,11 @@ def render_summary(results: list) -> str:
         for c in res.comparisons:
             if c.target is not None:
                 sp = "not available" if c.speedup is None else f"{c.speedup:.2f}x"
-                lines.append(f"| {res.name}: {c.label} | {c.target_text} | {sp} | {fmt_met(c.met)} |")
+                lines.append(f"| {res.name}: {cell(c.label)} | {c.target_text} | {sp} | {fmt_met(c.met)} |")
         for m in res.metrics:
             if m.bound is not None:
                 val = "not available" if m.value is None else f"{fmt_num(m.value)} {m.unit}".strip()
-                lines.append(f"| {res.name}: {m.label} | {m.op} {fmt_num(m.bound)} {m.unit} | {val} | {fmt_met(m.met)} |")
+                lines.append(f"| {res.name}: {cell(m.label)} | {m.op} {fmt_num(m.bound)} {m.unit} | {val} | {fmt_met(m.met)} |")
     lines.append("")
     return "\n".join(lines)
 

@@ -77,8 +77,11 @@ def run(cfg: RunConfig) -> CaseResult:
         f"({N * p * 8 / 1e6:,.0f} MB, memory-mapped by the command); output {shape} {dtype} "
         f"({out_mb:,.0f} MiB)."))
     res.metrics += [
-        Metric("peak RSS beyond the output array", peak_mb - out_mb, "MiB", LIMIT_MB, "<="),
-        Metric("peak RSS of the command", peak_mb, "MiB"),
+        # The output is written through a memory map: its pages need not all be
+        # resident, so the peak can be below the output size (reported as 0).
+        Metric("peak RSS beyond the output array", max(peak_mb - out_mb, 0.0), "MiB", LIMIT_MB, "<=",
+               note=f"peak RSS {peak_mb:,.0f} MiB - output {out_mb:,.0f} MiB, floored at 0"),
+        Metric("peak RSS of the command", peak_mb, "MiB", out_mb + LIMIT_MB, "<=", note="output + 1.5 GB"),
         Metric("throughput", N / wall, "rows/s"),
         Metric("wall time of the command", wall, "s"),
     ]

@@ -23,8 +23,8 @@ from ._harness import CaseResult, Comparison, Metric, NotAvailable, RunConfig, r
 NAME = "streaming"
 TITLE = "e) Streaming: Frequent Directions (200,000 x 1,000, l = 50) and streaming KPCA"
 
-FULL = {"n_rows": 200_000, "n_features": 1_000, "sketch_size": 50, "block": 2_000, "svd_prefix": 1_000,
-        "ipca_prefix": 20_000, "skpca_rows": 100_000, "skpca_features": 10}
+FULL = {"n_rows": 200_000, "n_features": 1_000, "sketch_size": 50, "block": 2_000, "svd_prefix": 200,
+        "ipca_prefix": 10_000, "skpca_rows": 100_000, "skpca_features": 10}
 QUICK = {"n_rows": 4_000, "n_features": 100, "sketch_size": 10, "block": 500, "svd_prefix": 200,
          "ipca_prefix": 2_000, "skpca_rows": 2_000, "skpca_features": 5}
 

@@ -39,7 +39,7 @@ def test_case_quick_report(name, tmp_path):
     labels = [c.label for c in res.comparisons] + [m.label for m in res.metrics]
     for row in case_module(name).expected_rows(True):
         assert row in labels, f"{name}: missing row {row!r}"
-        assert f"| {row} |" in md
+        assert f"| {_harness.cell(row)} |" in md
     for c in res.comparisons:
         if c.available:
             assert c.ours_s > 0 and c.ref_s > 0

@@ -442,7 +442,8 @@ def _plot(rows, title, fig_name, params, plt):
 
 def figures(output_dir, *, quick=False, seed=0, progress=None, datasets=("randomnoisy", "cpu", "adult", "forest"),
             sketch_sizes=SKETCH_SIZES, sample_sizes=None, n_eval=None, n_repetitions=None, shrink="half",
-            bandwidth_percentile=25.0, bandwidth=None, nystroem_rank=None, max_train=None, forest_max_train=None, random_noisy_shape=None):
+            bandwidth_percentile=25.0, bandwidth=None, nystroem_rank=None, max_train=None, forest_max_train=None,
+            random_noisy_shape=None):
     """Figures 1-4: error, space and time of SKPCA, RNCA and Nystroem against sample size.
 
     Parameters
@@ -516,8 +517,10 @@ def figures(output_dir, *, quick=False, seed=0, progress=None, datasets=("random
                   errors="||G-G'||_2/n and ||G-G'||_F/n^2 on a uniform subsample of n_eval training points",
                   space="SKPCA m d + m l, Nystrom c^2 + c d, RNCA m^2 + m d (floats)",
                   skpca="StreamingKPCA, all l sketched directions (n_components=None)",
-                  rnca="RNCA, all m components (G' = Z Z^T)", nystrom="Nystroem, c uniform landmarks, " + ("full rank (pseudo-inverse of W)" if nystroem_rank is None else
-                                                                f"rank-{nystroem_rank} pseudo-inverse W_k^+"),
+                  rnca="RNCA, all m components (G' = Z Z^T)",
+                  nystrom="Nystroem, c uniform landmarks, " + (
+                      "full rank (pseudo-inverse of W)" if nystroem_rank is None
+                      else f"rank-{nystroem_rank} pseudo-inverse W_k^+"),
                   train_time="CPU time (process_time) of fit on the training set (bandwidth given); wall time "
                              "in train_wall_s",
                   test_time="CPU time of transform of the test set / its size; wall time in test_wall_per_point_s",

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import io
 import os
 import subprocess
 import sys
@@ -258,7 +260,12 @@ def cmd_reproduce(args, ui):
         raise RuntimeError(f"reproduction {args.name!r} is not available yet ({exc})") from exc
     ui.say(f"reproducing {args.name} into {out} (seed {args.seed}{', quick' if args.quick else ''})")
     t0 = time.perf_counter()
-    result = run(out, quick=args.quick, seed=args.seed, progress=ui.show_progress) or {}
+    if ui.quiet or ui.json:
+        # the reproduction prints its parameters and tables; --quiet / --json keep stdout clean
+        with contextlib.redirect_stdout(io.StringIO()):
+            result = run(out, quick=args.quick, seed=args.seed, progress=False) or {}
+    else:
+        result = run(out, quick=args.quick, seed=args.seed, progress=ui.show_progress) or {}
     seconds = time.perf_counter() - t0
     figures = [str(f) for f in result.get("figures", [])] if isinstance(result, dict) else []
     ui.say(f"done in {seconds:.1f} s; outputs in {out}")

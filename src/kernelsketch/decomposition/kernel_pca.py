@@ -198,7 +198,8 @@ class KernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
             kmax = float(np.max(np.abs(self.kernel_.diag(X))))
         else:
             K = pairwise_kernel(X, kernel=self.kernel_).astype(np.float64, copy=False)
-            kmax = float(np.max(np.abs(K)))
+            # PSD kernel: max |K_ij| = max K_ii (O(n), no n x n temporary)
+            kmax = float(np.max(np.abs(self.kernel_.diag(X))))
             A, self._fit_row_means, self._fit_total_mean = centered_gram(K)
             trace = float(np.trace(A))
         w, V = top_eigenpairs(A, k, solver, rng, tol=self.tol, max_iter=self.max_iter)

@@ -63,8 +63,10 @@ def test_figure1_quick(fig1, capsys):
         assert raw < 0.8  # nested groups: not linearly separable
         assert float(acc[(ds, "subsample KPCA")]["linear_accuracy_min"]) > 0.95
         assert float(acc[(ds, "exact KPCA")]["linear_accuracy_min"]) > 0.95
-        # K-JL is a random 2-D view of the centred feature space: far better than raw in every draw
-        assert float(acc[(ds, "K-JL")]["linear_accuracy_min"]) > raw + 0.15
+        # K-JL is a random 2-D view of the centred feature space: far better than raw in typical
+        # draws (not in every one: the full run has a worst draw of .59 on Cluster in Cluster)
+        assert float(acc[(ds, "K-JL")]["linear_accuracy_median"]) > raw + 0.2
+        assert float(acc[(ds, "K-JL")]["linear_accuracy_mean"]) > raw + 0.1
     assert float(acc[("Cluster in Cluster", "K-JL")]["linear_accuracy_median"]) > 0.95
     assert "linear_accuracy_mean" in result["tables"]["figure1"][0]
 

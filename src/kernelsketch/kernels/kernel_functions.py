@@ -206,7 +206,9 @@ class GaussianKernel(ShiftInvariantKernel):
         if not sp.issparse(X) and not prepared["sparse"]:
             B = prepared["B"]
             d = X.shape[1]
-            Xc = np.subtract(X, prepared["center"], dtype=np.float64)
+            A = np.empty((X.shape[0], d + 2), dtype=np.float64)
+            Xc = A[:, :d]
+            np.subtract(X, prepared["center"], out=Xc)  # centred rows straight into the augmented matrix
             xn = np.einsum("ij,ij->i", Xc, Xc)
             xmax = float(xn.max(initial=0.0))
             if self._gemm_error_bound(B.dtype, xmax, prepared["ymax"], inv_h2) > self._GEMM_TOL[np.dtype(out.dtype)]:
@@ -215,10 +217,10 @@ class GaussianKernel(ShiftInvariantKernel):
                 if prepared["B64"] is None:  # float32 data too spread for a float32 GEMM
                     prepared["B64"] = B.astype(np.float64)
                 B = prepared["B64"]
-            A = np.empty((X.shape[0], d + 2), dtype=B.dtype)
-            A[:, :d] = Xc
             A[:, d] = -inv_h2 * xn
             A[:, d + 1] = 1.0
+            if A.dtype != B.dtype:  # float32 GEMM: the norms were computed in float64 first
+                A = A.astype(B.dtype)
             if B.dtype == out.dtype:
                 np.matmul(A, B, out=out)
             else:

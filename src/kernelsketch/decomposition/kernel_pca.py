@@ -6,6 +6,7 @@ import numbers
 
 import numpy as np
 import scipy.linalg
+from scipy.linalg.blas import dsymm, dsymv
 from scipy.sparse.linalg import ArpackError, ArpackNoConvergence, LinearOperator, eigsh
 from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin, _fit_context
 from sklearn.utils.extmath import randomized_svd
@@ -35,6 +36,28 @@ def centered_gram(K):
     return K, row_means, total
 
 
+def _symmetric_operator(A):
+    """A dense symmetric float64 matrix as a LinearOperator whose products read one triangle.
+
+    Lanczos on an n x n Gram is bound by memory traffic (one full read of A
+    per product); BLAS ``dsymv`` reads only the lower triangle, which halves
+    it (5,000 x 5,000: 5.6 ms vs 11 ms per product here).  ``A.T`` is the
+    Fortran-ordered view of the same memory (no copy) and equals A.
+    """
+    if A.dtype != np.float64 or not A.flags.c_contiguous:
+        return A
+    AT = A.T
+    n = A.shape[0]
+
+    def matvec(v):
+        return dsymv(1.0, AT, np.asarray(v, dtype=np.float64).ravel(), lower=1)
+
+    def matmat(V):
+        return dsymm(1.0, AT, np.asarray(V, dtype=np.float64), lower=1)
+
+    return LinearOperator((n, n), matvec=matvec, matmat=matmat, rmatvec=matvec, dtype=np.float64)
+
+
 def top_eigenpairs(A, k, solver, rng, tol=0.0, max_iter=None):
     """Top-k eigenpairs of a symmetric PSD matrix or LinearOperator, descending."""
     n = A.shape[0]
@@ -42,8 +65,9 @@ def top_eigenpairs(A, k, solver, rng, tol=0.0, max_iter=None):
         w, V = scipy.linalg.eigh(A, subset_by_index=[n - k, n - 1], check_finite=False)
     elif solver in ("arpack", "operator"):
         v0 = rng.uniform(-1, 1, n)
+        op = _symmetric_operator(A) if isinstance(A, np.ndarray) else A
         try:
-            w, V = eigsh(A, k=k, which="LA", v0=v0, tol=tol, maxiter=max_iter)
+            w, V = eigsh(op, k=k, which="LA", v0=v0, tol=tol, maxiter=max_iter)
         except ArpackNoConvergence as exc:
             raise ValueError(f"ARPACK did not converge to {k} eigenpairs ({exc}); raise max_iter or "
                              "use eigen_solver='dense'") from None

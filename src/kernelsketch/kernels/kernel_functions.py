@@ -166,7 +166,9 @@ class GaussianKernel(ShiftInvariantKernel):
         # is the exponent (2 x_c.y_c - |x_c|^2 - |y_c|^2) / h^2 in one GEMM;
         # centring on mean(Y) keeps the norms (hence the rounding error) small.
         Y64 = np.asarray(Y, dtype=np.float64)
-        center = Y64.mean(axis=0)
+        # the centre is representable in the GEMM dtype, so X can be centred
+        # in that dtype with exactly the same shift as Y
+        center = Y64.mean(axis=0).astype(dtype).astype(np.float64)
         Yc = Y64 - center
         yn = np.einsum("ij,ij->i", Yc, Yc)
         d, m = Y.shape[1], Y.shape[0]
@@ -188,6 +190,17 @@ class GaussianKernel(ShiftInvariantKernel):
         # kernel value k = exp(-z) moves by at most that much (k <= 1).
         return np.finfo(dtype).eps * (xmax + ymax) * inv_h2
 
+    @staticmethod
+    def _augmented_rows(X, center, dtype):
+        """``A = [x - c, ., 1]`` in the GEMM dtype (centred in place) and ``|x - c|^2`` in float64."""
+        d = X.shape[1]
+        A = np.empty((X.shape[0], d + 2), dtype=dtype)
+        Xc = A[:, :d]
+        # c is exactly representable in dtype (see prepare), so the shift is the same as Y's
+        np.subtract(X, center.astype(dtype), out=Xc, dtype=dtype)
+        xn = np.einsum("ij,ij->i", Xc, Xc, dtype=np.float64)
+        return A, xn
+
     def _exact_block(self, X, prepared, out):
         # Accurate route for bandwidths tiny relative to the data's spread:
         # squared distances from explicit differences (cdist), no cancellation.
@@ -205,11 +218,7 @@ class GaussianKernel(ShiftInvariantKernel):
         tol64 = self._GEMM_TOL[np.dtype(np.float64)]
         if not sp.issparse(X) and not prepared["sparse"]:
             B = prepared["B"]
-            d = X.shape[1]
-            A = np.empty((X.shape[0], d + 2), dtype=np.float64)
-            Xc = A[:, :d]
-            np.subtract(X, prepared["center"], out=Xc)  # centred rows straight into the augmented matrix
-            xn = np.einsum("ij,ij->i", Xc, Xc)
+            A, xn = self._augmented_rows(X, prepared["center"], B.dtype)
             xmax = float(xn.max(initial=0.0))
             if self._gemm_error_bound(B.dtype, xmax, prepared["ymax"], inv_h2) > self._GEMM_TOL[np.dtype(out.dtype)]:
                 if self._gemm_error_bound(np.float64, xmax, prepared["ymax"], inv_h2) > tol64:
@@ -217,10 +226,11 @@ class GaussianKernel(ShiftInvariantKernel):
                 if prepared["B64"] is None:  # float32 data too spread for a float32 GEMM
                     prepared["B64"] = B.astype(np.float64)
                 B = prepared["B64"]
+                if A.dtype != np.float64:
+                    A, xn = self._augmented_rows(X, prepared["center"], np.float64)
+            d = X.shape[1]
             A[:, d] = -inv_h2 * xn
             A[:, d + 1] = 1.0
-            if A.dtype != B.dtype:  # float32 GEMM: the norms were computed in float64 first
-                A = A.astype(B.dtype)
             if B.dtype == out.dtype:
                 np.matmul(A, B, out=out)
             else:

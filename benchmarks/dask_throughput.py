@@ -140,7 +140,7 @@ def render(s, res) -> str:
     lines = [f"# {TITLE}", "",
              f"Data: {n:,} x {s['n_features']} float64 persisted on the workers in chunks of {s['chunk']:,} rows "
              f"({n // s['chunk']} chunks); LocalCluster with processes=True, threads_per_worker=1, on this machine "
-             f"({os.cpu_count()} cores, shared with other jobs: numbers are indicative).  Median of {s['repeats']} "
+             f"({os.cpu_count()} cores, load average {os.getloadavg()[0]:.2f} at the end).  Median of {s['repeats']} "
              "runs after a warm-up.  `transform` is timed as `transform(est, X).sum(axis=0)` (every block computed, "
              "d numbers returned).", "",
              "## Throughput (rows/s)", "",

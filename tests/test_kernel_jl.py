@@ -1,6 +1,5 @@
 """Kernel JL: the dense formula, the centralized variant, Theorem 1's d^{-1/2} concentration."""
 
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -10,6 +9,8 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 import kernelsketch
 from kernelsketch.kernels import estimate_bandwidth, pairwise_kernel
 from kernelsketch.maps import KernelJL
+
+from .real_data import load_avila_2000
 
 
 @parametrize_with_checks([
@@ -143,17 +144,6 @@ def test_bad_inputs(X):
         kjl.transform(np.zeros((3, 5)))
     with pytest.raises(ValueError, match="infinity"):
         kjl.transform(np.full((3, 4), np.inf))
-
-
-def load_avila_2000():
-    try:
-        from kernelsketch.datasets import load_dataset
-
-        X, _ = load_dataset("avila")
-    except (ImportError, AttributeError):
-        path = Path(__file__).resolve().parents[2] / "shared" / "datasets" / "avila" / "avila-tr.txt.gz"
-        X = np.loadtxt(path, delimiter=",", usecols=range(10))
-    return X[np.random.default_rng(0).choice(X.shape[0], 2000, replace=False)]
 
 
 @pytest.mark.slow

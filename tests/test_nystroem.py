@@ -2,7 +2,6 @@
 
 import itertools
 import warnings
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -14,6 +13,8 @@ import kernelsketch
 from kernelsketch.kernels import estimate_bandwidth, pairwise_kernel
 from kernelsketch.maps import Nystroem, sample_landmarks
 from kernelsketch.maps.landmarks import ReservoirSampler
+
+from .real_data import load_avila_2000
 
 
 @parametrize_with_checks([
@@ -282,17 +283,6 @@ def test_sample_landmarks():
 
 
 # -- convergence on real data --------------------------------------------------
-
-def load_avila_2000():
-    try:
-        from kernelsketch.datasets import load_dataset
-
-        X, _ = load_dataset("avila")
-    except (ImportError, AttributeError):
-        path = Path(__file__).resolve().parents[2] / "shared" / "datasets" / "avila" / "avila-tr.txt.gz"
-        X = np.loadtxt(path, delimiter=",", usecols=range(10))
-    return X[np.random.default_rng(0).choice(X.shape[0], 2000, replace=False)]
-
 
 @pytest.mark.slow
 @pytest.mark.data

@@ -1,7 +1,6 @@
 """SubsampleKPCA: exact KPCA when n = N, the dense centred formula, convergence on Avila."""
 
 import warnings
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -11,6 +10,8 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 import kernelsketch
 from kernelsketch.decomposition import KernelPCA, SubsampleKPCA
 from kernelsketch.kernels import estimate_bandwidth, pairwise_kernel
+
+from .real_data import load_avila_2000
 
 
 @parametrize_with_checks([
@@ -92,17 +93,6 @@ def test_auto_and_bad_inputs(X):
         SubsampleKPCA(n_components=0).fit(X)
     with pytest.raises(ValueError, match="features"):
         SubsampleKPCA(n_components=2, n_landmarks=20, bandwidth=1.0).fit(X).transform(np.zeros((2, 2)))
-
-
-def load_avila_2000():
-    try:
-        from kernelsketch.datasets import load_dataset
-
-        X, _ = load_dataset("avila")
-    except (ImportError, AttributeError):
-        path = Path(__file__).resolve().parents[2] / "shared" / "datasets" / "avila" / "avila-tr.txt.gz"
-        X = np.loadtxt(path, delimiter=",", usecols=range(10))
-    return X[np.random.default_rng(0).choice(X.shape[0], 2000, replace=False)]
 
 
 @pytest.mark.slow

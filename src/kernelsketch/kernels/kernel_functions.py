@@ -188,7 +188,7 @@ class GaussianKernel(ShiftInvariantKernel):
     def _gemm_error_bound(dtype, xmax, ymax, inv_h2):
         # |fl(exponent) - exponent| <~ eps * (|x_c|^2 + |y_c|^2) / h^2, and a
         # kernel value k = exp(-z) moves by at most that much (k <= 1).
-        return np.finfo(dtype).eps * (xmax + ymax) * inv_h2
+        return float(np.finfo(dtype).eps) * (xmax + ymax) * inv_h2
 
     @staticmethod
     def _augmented_rows(X, center, dtype):

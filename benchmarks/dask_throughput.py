@@ -28,7 +28,6 @@ import statistics
 import sys
 import time
 
-import numpy as np
 
 from ._harness import CaseResult, Metric, NotAvailable, RunConfig
 

@@ -16,11 +16,11 @@ from ..maps.random_fourier_features import (
     rff_transform,
     same_feature_map,
 )
-from ..kernels.selection import make_kernel
 from ..utils.chunking import gen_row_slices, get_chunk_n_rows
 from ..utils.estimator_checks import KERNEL_CONSTRAINTS, Interval, StrOptions, deterministic_signs, output_dtype
-from ..utils.validation import check_input, derive_seed
+from ..utils.validation import check_input
 from ..utils.dispatch import maybe_dask_transform
+from ._feature_stream import RandomFeatureStreamMixin
 
 
 def _chunk_rows(m, n):
@@ -269,7 +269,7 @@ class RFKPCA(_RandomFeaturePCA):
         return self
 
 
-class RNCA(_RandomFeaturePCA):
+class RNCA(RandomFeatureStreamMixin, _RandomFeaturePCA):
     __doc__ = r"""Randomized nonlinear component analysis (Lopez-Paz et al.), streaming and mergeable.
 """ + _DOC_PARAMS + _DOC_ATTRS + r"""
     Notes
@@ -314,27 +314,10 @@ class RNCA(_RandomFeaturePCA):
     """
 
     _ddof = 0
+    _stream_attr = "_scatter"
 
-    @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y=None):
-        """Reset, then ``partial_fit`` over row chunks of X."""
-        X = check_input(X, accept_sparse=("csr",), estimator=self, reset=True)
-        seed = derive_seed(self.random_state)
-        # the heuristic bandwidth sees all of X, not just the first chunk
-        self._start(X, kernel=make_kernel(self.kernel, self.bandwidth, None, X, random_state=seed))
-        self._accumulate(X)
+    def _finish_fit(self):
         self._decompose()
-        return self
-
-    @_fit_context(prefer_skip_nested_validation=True)
-    def partial_fit(self, X, y=None):
-        """Add a block of rows; the first call draws the random features."""
-        first = not hasattr(self, "_scatter")
-        X = check_input(X, accept_sparse=("csr",), estimator=self, reset=first)
-        if first:
-            self._start(X)
-        self._accumulate(X)
-        return self
 
     def merge(self, other):
         """Add another RNCA's statistics to this one (in place); returns self.

@@ -5,20 +5,20 @@ from __future__ import annotations
 import numbers
 
 import numpy as np
-from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin, _fit_context
+from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin
 from sklearn.exceptions import NotFittedError
 from sklearn.utils.validation import check_is_fitted
 
-from ..kernels.selection import make_kernel
 from ..maps.random_fourier_features import VARIANTS, make_feature_map, rff_transform, same_feature_map
 from ..sketches.frequent_directions import FrequentDirections
 from ..utils.chunking import gen_row_slices, get_chunk_n_rows
 from ..utils.estimator_checks import KERNEL_CONSTRAINTS, Interval, StrOptions, deterministic_signs, output_dtype
-from ..utils.validation import check_input, derive_seed
+from ..utils.validation import check_input
 from ..utils.dispatch import maybe_dask_transform
+from ._feature_stream import RandomFeatureStreamMixin
 
 
-class StreamingKPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
+class StreamingKPCA(RandomFeatureStreamMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
     r"""Streaming kernel PCA (Ghashami, Perry & Phillips): RFF rows fed to Frequent Directions.
 
     Parameters
@@ -151,6 +151,8 @@ class StreamingKPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstim
         if k is not None and k > self.n_random_features:
             raise ValueError(f"n_components={k} must be <= n_random_features={self.n_random_features}")
 
+    _stream_attr = "sketch_"
+
     def _start(self, X, kernel=None):
         self._check_params()
         self.feature_map_ = make_feature_map(self, X, kernel=kernel)
@@ -166,26 +168,6 @@ class StreamingKPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstim
             # the sketch is kept in float64 whatever the input dtype, so
             # sketches of float32 and float64 streams merge
             self.sketch_.partial_fit(Z.astype(np.float64, copy=False))
-
-    @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y=None):
-        """Reset, then sketch the features of X's rows block by block."""
-        X = check_input(X, accept_sparse=("csr",), estimator=self, reset=True)
-        seed = derive_seed(self.random_state)
-        # the heuristic bandwidth sees all of X, not just the first block
-        self._start(X, kernel=make_kernel(self.kernel, self.bandwidth, None, X, random_state=seed))
-        self._accumulate(X)
-        return self
-
-    @_fit_context(prefer_skip_nested_validation=True)
-    def partial_fit(self, X, y=None):
-        """Add a block of rows; the first call draws the random features."""
-        first = not hasattr(self, "sketch_")
-        X = check_input(X, accept_sparse=("csr",), estimator=self, reset=first)
-        if first:
-            self._start(X)
-        self._accumulate(X)
-        return self
 
     def merge(self, other):
         """Merge another StreamingKPCA's sketch into this one (in place); returns self.

@@ -38,7 +38,6 @@ what it leaves open, fixed here and printed with every run):
 
 from __future__ import annotations
 
-import math
 import time
 
 import numpy as np

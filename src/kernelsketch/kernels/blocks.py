@@ -12,10 +12,8 @@ row raises ``MemoryError`` (:func:`kernelsketch.utils.get_chunk_n_rows`).
 
 from __future__ import annotations
 
-import numbers
 
 import numpy as np
-import scipy.sparse as sp
 
 from ..utils.chunking import gen_row_slices, get_chunk_n_rows
 from ..utils.validation import check_input

@@ -30,6 +30,18 @@ def test_sklearn_compatible(estimator, check):
 
 # -- fast cosine ---------------------------------------------------------------
 
+@pytest.fixture(params=["numba", "numpy"])
+def cos_backend(request, monkeypatch):
+    """Run a fast-cosine test through the compiled kernel and through the numpy tiles."""
+    import kernelsketch.maps.fast_cosine as fc
+
+    if request.param == "numba":
+        pytest.importorskip("numba")
+    monkeypatch.setattr(fc, "USE_NUMBA", request.param == "numba")
+    return request.param
+
+
+@pytest.mark.usefixtures("cos_backend")
 @pytest.mark.parametrize("limit", [1.0, 100.0, 1e4, 3e6, 1e9])
 def test_fast_cos_sin_match_numpy(limit):
     t = np.random.default_rng(0).uniform(-limit, limit, 200_003)
@@ -38,6 +50,38 @@ def test_fast_cos_sin_match_numpy(limit):
     assert np.max(np.abs(s - np.sin(t))) <= 5e-16
 
 
+@pytest.mark.usefixtures("cos_backend")
+def test_fast_cos_rows_with_and_without_huge_arguments():
+    """2-D input: rows holding a huge argument take libm, the others the polynomial; all exact."""
+    rng = np.random.default_rng(5)
+    T = rng.uniform(-50, 50, (64, 300))
+    T[7, 13] = 5e6
+    T[40, 0] = -3e9
+    shift = rng.uniform(0, 2 * np.pi, 300)
+    expected_c, expected_s = 0.3 * np.cos(T + shift), 0.3 * np.sin(T + shift)
+    c, s = fast_cos_sin(T.copy(), np.empty_like(T), np.empty_like(T), shift=shift, scale=0.3)
+    assert np.max(np.abs(c - expected_c)) <= 2e-16
+    assert np.max(np.abs(s - expected_s)) <= 2e-16
+    Tin = T.copy()
+    fast_sin(Tin, out=np.empty_like(T), shift=shift)
+    np.testing.assert_allclose(Tin, T + shift, rtol=0, atol=0)  # documented side effect: t += shift
+
+
+def test_fast_cos_backends_agree():
+    pytest.importorskip("numba")
+    import kernelsketch.maps.fast_cosine as fc
+
+    T = np.random.default_rng(6).uniform(-1e3, 1e3, (200, 500))
+    a = fast_cos(T, out=np.empty_like(T), scale=0.7)
+    fc.USE_NUMBA = False
+    try:
+        b = fast_cos(T, out=np.empty_like(T), scale=0.7)
+    finally:
+        fc.USE_NUMBA = True
+    assert np.max(np.abs(a - b)) <= 4e-16
+
+
+@pytest.mark.usefixtures("cos_backend")
 def test_fast_cos_special_points_and_shapes():
     k = np.arange(-1000, 1001, dtype=np.float64)
     t = np.concatenate([k * np.pi, k * np.pi / 2, k * np.pi / 4, [0.0, -0.0, 1e-300, 5e-324]])
@@ -63,6 +107,7 @@ def test_fast_cos_special_points_and_shapes():
     assert np.max(np.abs(inplace - expected)) <= 5e-16
 
 
+@pytest.mark.usefixtures("cos_backend")
 def test_fast_cos_float32_and_errors():
     t = np.linspace(-50, 50, 1001, dtype=np.float32)
     out = fast_cos(t)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from sklearn.base import _fit_context
 
 from ..kernels.selection import make_kernel
+from ..maps.random_fourier_features import same_feature_map
 from ..utils.validation import check_input, derive_seed
 
 
@@ -43,3 +44,20 @@ class RandomFeatureStreamMixin:
             self._start(X)
         self._accumulate(X)
         return self
+
+    def _check_mergeable(self, other, params):
+        """Refuse to merge with a stream of other parameters or other random features."""
+        name = type(self).__name__
+        for p in params:
+            if getattr(self, p) != getattr(other, p):
+                raise ValueError(f"cannot merge {name} sketches with different {p}: "
+                                 f"{getattr(self, p)!r} != {getattr(other, p)!r}")
+        if self.n_features_in_ != other.n_features_in_:
+            raise ValueError(f"cannot merge {name} sketches of {self.n_features_in_} and "
+                             f"{other.n_features_in_} input features")
+        if not same_feature_map(self.feature_map_, other.feature_map_):
+            raise ValueError(
+                f"cannot merge {name} sketches built with different random features (seeds "
+                f"{self.feature_map_.seed_} vs {other.feature_map_.seed_}, kernels {self.kernel_!r} vs "
+                f"{other.kernel_!r}); build both with the same integer random_state and bandwidth"
+            )

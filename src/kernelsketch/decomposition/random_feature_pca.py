@@ -10,12 +10,7 @@ from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, Transfo
 from sklearn.exceptions import NotFittedError
 from sklearn.utils.validation import check_is_fitted
 
-from ..maps.random_fourier_features import (
-    VARIANTS,
-    make_feature_map,
-    rff_transform,
-    same_feature_map,
-)
+from ..maps.random_fourier_features import VARIANTS, make_feature_map, rff_transform
 from ..utils.chunking import gen_row_slices, get_chunk_n_rows
 from ..utils.estimator_checks import KERNEL_CONSTRAINTS, Interval, StrOptions, deterministic_signs, output_dtype
 from ..utils.validation import check_input
@@ -330,18 +325,6 @@ class RNCA(RandomFeatureStreamMixin, _RandomFeaturePCA):
             raise TypeError(f"can only merge another RNCA, got {type(other).__name__}")
         self._fitted_check()
         other._fitted_check()
-        for name in ("n_components", "n_random_features", "variant", "orthogonal"):
-            if getattr(self, name) != getattr(other, name):
-                raise ValueError(f"cannot merge RNCA sketches with different {name}: "
-                                 f"{getattr(self, name)!r} != {getattr(other, name)!r}")
-        if self.n_features_in_ != other.n_features_in_:
-            raise ValueError(f"cannot merge RNCA sketches of {self.n_features_in_} and "
-                             f"{other.n_features_in_} input features")
-        if not same_feature_map(self.feature_map_, other.feature_map_):
-            raise ValueError(
-                "cannot merge RNCA sketches built with different random features (seeds "
-                f"{self.feature_map_.seed_} vs {other.feature_map_.seed_}, kernels {self.kernel_!r} vs "
-                f"{other.kernel_!r}); build both with the same integer random_state and bandwidth"
-            )
+        self._check_mergeable(other, ("n_components", "n_random_features", "variant", "orthogonal"))
         self._combine(other.n_samples_seen_, other.mean_.copy(), other._scatter)
         return self

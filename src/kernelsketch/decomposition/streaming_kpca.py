@@ -9,7 +9,7 @@ from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, Transfo
 from sklearn.exceptions import NotFittedError
 from sklearn.utils.validation import check_is_fitted
 
-from ..maps.random_fourier_features import VARIANTS, make_feature_map, rff_transform, same_feature_map
+from ..maps.random_fourier_features import VARIANTS, make_feature_map, rff_transform
 from ..sketches.frequent_directions import FrequentDirections
 from ..utils.chunking import gen_row_slices, get_chunk_n_rows
 from ..utils.estimator_checks import KERNEL_CONSTRAINTS, Interval, StrOptions, deterministic_signs, output_dtype
@@ -180,19 +180,8 @@ class StreamingKPCA(RandomFeatureStreamMixin, ClassNamePrefixFeaturesOutMixin, T
         for est in (self, other):
             if not hasattr(est, "sketch_"):
                 raise NotFittedError("both StreamingKPCA sketches must be fitted before merging")
-        for name in ("n_components", "n_random_features", "sketch_size", "shrink", "variant", "orthogonal"):
-            if getattr(self, name) != getattr(other, name):
-                raise ValueError(f"cannot merge StreamingKPCA sketches with different {name}: "
-                                 f"{getattr(self, name)!r} != {getattr(other, name)!r}")
-        if self.n_features_in_ != other.n_features_in_:
-            raise ValueError(f"cannot merge StreamingKPCA sketches of {self.n_features_in_} and "
-                             f"{other.n_features_in_} input features")
-        if not same_feature_map(self.feature_map_, other.feature_map_):
-            raise ValueError(
-                "cannot merge StreamingKPCA sketches built with different random features (seeds "
-                f"{self.feature_map_.seed_} vs {other.feature_map_.seed_}, kernels {self.kernel_!r} vs "
-                f"{other.kernel_!r}); build both with the same integer random_state and bandwidth"
-            )
+        self._check_mergeable(other, ("n_components", "n_random_features", "sketch_size", "shrink", "variant",
+                                      "orthogonal"))
         self.sketch_.merge(other.sketch_)
         return self
 

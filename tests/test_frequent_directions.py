@@ -87,6 +87,10 @@ def naive_fd(A, capacity, j, ell):
         _, s, vt = np.linalg.svd(B, full_matrices=False)
         lam = s**2
         delta = 0.0 if exact or j > lam.size else lam[j - 1]
+        # the documented rounding floor: directions within rounding noise of
+        # zero are dropped, not kept as noise rows (otherwise how many rows
+        # survive -- hence when the next shrink happens -- depends on noise)
+        delta = max(delta, B.shape[0] * np.finfo(np.float64).eps * lam[0])
         keep = lam > delta
         return np.sqrt(lam[keep] - delta)[:, None] * vt[keep], delta
 

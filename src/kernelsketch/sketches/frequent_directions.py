@@ -9,17 +9,16 @@ is full) and a shrink step that diagonalises the small Gram matrix
 from __future__ import annotations
 
 import numbers
-from functools import lru_cache
 
 import numpy as np
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin
 from sklearn.utils.validation import check_is_fitted
-from threadpoolctl import ThreadpoolController
 
 from ..utils.chunking import gen_row_slices, get_chunk_n_rows
 from ..utils.validation import check_input, check_n_features
 from ..utils.dispatch import maybe_dask_transform
+from ..utils.threads import single_threaded_blas
 
 __all__ = ["FrequentDirections"]
 
@@ -32,22 +31,6 @@ _SHRINK_MODES = ("l", "half")
 _GRAM_MAX_CONDITION = 1e12
 
 
-@lru_cache(maxsize=1)
-def _threadpool_controller() -> ThreadpoolController:
-    # Built on first use (it inspects the loaded BLAS libraries), then reused:
-    # ``controller.limit`` costs microseconds, ``threadpool_limits`` ~0.5 ms.
-    return ThreadpoolController()
-
-
-def _single_threaded_blas():
-    """Context pinning BLAS to one thread for the tiny products and ``eigh``.
-
-    A shrink works on a ``2l x d`` buffer (100 x 1000 for l = 50): BLAS
-    threads buy nothing there when the machine is idle, and when the cores are
-    busy OpenBLAS' spinning threads made each shrink ~20x slower (measured
-    3.4 ms vs 71 ms per shrink at load 15 on 2 cores).
-    """
-    return _threadpool_controller().limit(limits=1, user_api="blas")
 
 
 def _squared_norm(block) -> float:
@@ -304,7 +287,7 @@ class FrequentDirections(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Base
 
     def _append_dense(self, X):
         """Copy the rows of a validated dense block into the buffer, shrinking when full."""
-        with _single_threaded_blas():
+        with single_threaded_blas():
             self._fill(X)
         self.n_samples_seen_ += X.shape[0]
 
@@ -447,7 +430,7 @@ class FrequentDirections(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Base
                 # Zero rows make the SVD return a full orthonormal set of n_dirs
                 # right singular vectors (the extra ones with singular value 0).
                 B = np.vstack([B, np.zeros((n_dirs - B.shape[0], d))])
-            with _single_threaded_blas():
+            with single_threaded_blas():
                 _, s, vt = np.linalg.svd(B, full_matrices=False)
             lam = s * s
             delta = 0.0

@@ -24,6 +24,7 @@ import sys
 import tempfile
 import time
 
+from . import _harness
 from ._harness import (CaseResult, NotAvailable, RunConfig, machine_info, render_case, render_header, render_report,
                        render_summary, run_child)
 
@@ -114,6 +115,8 @@ def main(argv=None) -> int:
         args.plots_dir = DEFAULT_PLOTS
     cfg = RunConfig(quick=args.quick, repeats=args.repeats, measure_memory=not args.no_memory,
                     plots_dir=args.plots_dir)
+    if args.quick:  # a smoke test measures nothing: no settling pauses
+        _harness.SETTLE_S = 0.0
 
     if args.worker_json:  # child of a subprocess run: one case, result as JSON
         res = run_case(names[0], cfg)

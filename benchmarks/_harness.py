@@ -160,32 +160,38 @@ class Timing:
         return min(self.times)
 
 
-#: Pause before each timed call.  After a multithreaded call OpenBLAS keeps
+#: Pause after each timed call.  After a multithreaded call OpenBLAS keeps
 #: its worker threads spinning for 2^28 cycles (~0.1 s here) before they
 #: sleep; a call started in that window shares a core with them (measured:
 #: KernelJL.transform 175 ms right after sklearn's Nystroem.transform, 138 ms
 #: after a 0.2 s pause).  The pause lets every call -- ours and the
 #: reference alike -- start from idle BLAS threads instead of paying for the
-#: previous call's spin-down.
-SETTLE_S = 0.25
+#: previous call's spin-down.  The result is kept alive during the pause and
+#: dropped just before the next call: on this VM memory that stays free for
+#: ~0.5 s or more is handed back to the host, and faulting it in again made a
+#: fresh 800 MB output cost 300-1500 ms instead of 50 ms.
+SETTLE_S = 0.15
 
 
-def time_interleaved(fns: dict, repeats: int, warmup: int = 1) -> dict:
+def time_interleaved(fns: dict, repeats: int, warmup: int = 1, settle: float | None = None) -> dict:
     """Median wall time of each callable, run interleaved round by round.
 
     Each call's result is dropped before the next call starts, so a fresh
     output allocation is paid by every call and never accumulates.  Each call
-    starts after a ``SETTLE_S`` pause (idle BLAS threads, see there).
+    is followed by a ``SETTLE_S`` pause (idle BLAS threads, see there), or
+    ``settle`` seconds when given.
     """
+    pause = SETTLE_S if settle is None else min(settle, SETTLE_S)
     if repeats < 1:
         raise ValueError("repeats must be >= 1")
     times = {name: [] for name in fns}
     for r in range(warmup + repeats):
         for name, fn in fns.items():
-            time.sleep(SETTLE_S)
             t0 = time.perf_counter()
             result = fn()
             t1 = time.perf_counter()
+            if pause > 0:
+                time.sleep(pause)
             del result
             if r >= warmup:
                 times[name].append(t1 - t0)
@@ -446,8 +452,9 @@ def render_header(info: dict, quick: bool) -> str:
         "",
         "Protocol: in each comparison ours and the reference run in the same process, interleaved "
         "(ours, ref, ours, ref, ...), one warm-up round, then the median of the timed rounds; "
-        f"each call starts after a {SETTLE_S:g} s pause, so that OpenBLAS threads still spinning after the "
-        "previous call have gone to sleep (they spin ~0.1 s and would steal a core). "
+        f"each call is followed by a {SETTLE_S:g} s pause (its result still alive), so that the next one "
+        "starts after OpenBLAS threads spinning from the previous call have gone to sleep (they spin ~0.1 s and "
+        "would steal a core). "
         "Speedup = reference time / our time; a \"within 1.3x of the floor\" target is a speedup >= 1/1.3. "
         "Peak MiB = resident high-water mark of one call minus the RSS before it (reset through "
         "`/proc/self/clear_refs`), so BLAS and numpy buffers are counted.",

@@ -6,18 +6,15 @@ import numbers
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin, _fit_context
-from sklearn.utils.validation import check_is_fitted
 
-from ..kernels.selection import make_kernel
-from ..maps.landmarks import landmark_map, select_landmarks
+from ..maps.landmark_estimator import LandmarkMapMixin
+from ..maps.landmarks import select_landmarks
 from ..maps.nystroem import landmark_gram64
 from ..utils.estimator_checks import KERNEL_CONSTRAINTS, Interval, StrOptions, deterministic_signs
 from ..utils.eigen import centered_gram, drop_noise_eigenpairs, top_eigenpairs
-from ..utils.validation import check_input, check_n_features, check_random_state, derive_seed
-from ..utils.dispatch import maybe_dask_transform
 
 
-class SubsampleKPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
+class SubsampleKPCA(LandmarkMapMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
     r"""Kernel PCA fitted on ``n`` uniformly drawn points, applied to all points.
 
     Parameters
@@ -111,11 +108,7 @@ class SubsampleKPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstim
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y=None):
         """Draw the subsample and eigendecompose its centred Gram. Returns self."""
-        X = check_input(X, accept_sparse=("csr",), estimator=self)
-        self.n_features_in_ = X.shape[1]
-        rng = check_random_state(self.random_state)
-        self.kernel_ = make_kernel(self.kernel, self.bandwidth, self.kernel_params, X,
-                                   random_state=derive_seed(rng))
+        X, rng, _ = self._begin_fit(X)
         L, idx = select_landmarks(X, self.landmarks, self.n_landmarks, rng)
         n = L.shape[0]
         k_req = self.n_components
@@ -147,15 +140,5 @@ class SubsampleKPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstim
 
     def transform(self, X):
         """Project X on the subsample's kernel principal components (centred)."""
-        if (Z := maybe_dask_transform(self, X)) is not None:  # a dask array: map over its blocks
-            return Z
-        check_is_fitted(self)
-        X = check_input(X, accept_sparse=("csr",), estimator=self)
-        check_n_features(self, X)
-        return landmark_map(X, self.landmarks_, self.kernel_, self.projection_, self.offset_)
+        return self._map(X)
 
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.input_tags.sparse = True
-        tags.transformer_tags.preserves_dtype = ["float64", "float32"]
-        return tags

@@ -121,15 +121,12 @@ def _fit_landmarks(est, X, *, bandwidth_rows, fit_rows):
     X, n = known_n_rows(X)
     if isinstance(est, NystroemKernelKMeans):
         return _fit_kernel_kmeans(est, X, n, bandwidth_rows=bandwidth_rows, fit_rows=fit_rows)
-    # The in-memory fit's order of draws: bandwidth seed, then landmark
-    # indices from the same generator -- so the same seed picks the same rows.
-    from ..maps.kernel_jl import KernelJL
-
+    # The in-memory fit's order of draws (LandmarkMapMixin.draw_seeds): the
+    # kernel's seed, the estimator's own seeds (KernelJL: its Gaussian
+    # matrix's), then landmark indices from the same generator -- so the
+    # same seed picks the same rows.
     rng = check_random_state(est.random_state)
-    bw_seed = derive_seed(rng)
-    is_kjl = isinstance(est, KernelJL)
-    if is_kjl:
-        derive_seed(rng)  # KernelJL draws its Gaussian-matrix seed before the landmarks
+    bw_seed, extra_seeds = est.draw_seeds(rng)
     idx = None
     if est.landmarks is None:
         replace = bool(getattr(est, "replace", False))
@@ -137,8 +134,8 @@ def _fit_landmarks(est, X, *, bandwidth_rows, fit_rows):
         idx = sample_landmarks(n, m, rng, replace=replace)
     L, sample = gather_rows(X, idx, _bandwidth_indices(est, n, bandwidth_rows, bw_seed))
     temporary = {"kernel": _resolved_kernel(est, sample, bw_seed), "random_state": rng}
-    if is_kjl and isinstance(est.random_state, numbers.Integral):
-        # replay the same seed: fit redraws (bandwidth seed, Z seed), skips the given landmarks
+    if extra_seeds and isinstance(est.random_state, numbers.Integral):
+        # replay the same seed: fit redraws (kernel seed, its own seeds), skips the given landmarks
         temporary["random_state"] = est.random_state
     if idx is not None:
         temporary["landmarks"] = L
@@ -153,6 +150,7 @@ def _fit_landmarks(est, X, *, bandwidth_rows, fit_rows):
 
 
 def _fit_kernel_kmeans(est, X, n, *, bandwidth_rows, fit_rows):
+    from ..maps.nystroem import Nystroem
     from . import mapping
 
     # NystroemKernelKMeans.fit draws (embedding seed, k-means seed) first and
@@ -160,7 +158,7 @@ def _fit_kernel_kmeans(est, X, n, *, bandwidth_rows, fit_rows):
     rng = check_random_state(est.random_state)
     seed_map, seed_km = (int(s) for s in rng.integers(0, 2**31 - 1, size=2))
     rng_map = np.random.default_rng(seed_map)
-    bw_seed = derive_seed(rng_map)
+    bw_seed, _ = Nystroem.draw_seeds(rng_map)
     idx = None
     if est.landmarks is None:
         m = resolve_n_landmarks(est.n_landmarks, n)

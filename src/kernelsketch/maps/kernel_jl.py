@@ -6,17 +6,14 @@ import numbers
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin, _fit_context
-from sklearn.utils.validation import check_is_fitted
 
-from ..kernels.selection import make_kernel
 from ..utils.estimator_checks import KERNEL_CONSTRAINTS, Interval, StrOptions
-from ..utils.validation import check_input, check_n_features, check_random_state, derive_seed
-from .landmarks import landmark_map, select_landmarks
+from .landmark_estimator import LandmarkMapMixin
+from .landmarks import select_landmarks
 from .nystroem import landmark_gram64
-from ..utils.dispatch import maybe_dask_transform
 
 
-class KernelJL(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
+class KernelJL(LandmarkMapMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
     r"""Kernel JL: random projection in the RKHS through a Gaussian sketch ``Z K``.
 
     Parameters
@@ -107,6 +104,8 @@ class KernelJL(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator)
     (1000, 20)
     """
 
+    n_seeds_before_landmarks = 1  # the Gaussian matrix's seed
+
     _parameter_constraints = {
         "n_components": [Interval(numbers.Integral, 1, None, closed="left"), None],
         "n_landmarks": [Interval(numbers.Integral, 1, None, closed="left"), StrOptions({"auto"})],
@@ -132,14 +131,10 @@ class KernelJL(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator)
         if self.n_components is None:
             raise ValueError("KernelJL needs n_components (the sketch dimension d >= 1); "
                              "the paper uses d = 10 * n_clusters for clustering")
-        X = check_input(X, accept_sparse=("csr",), estimator=self)
-        self.n_features_in_ = X.shape[1]
-        rng = check_random_state(self.random_state)
-        self.kernel_ = make_kernel(self.kernel, self.bandwidth, self.kernel_params, X,
-                                   random_state=derive_seed(rng))
         # The Gaussian matrix gets its own stream, drawn before the landmarks:
         # a fit given the same landmarks (e.g. the Dask path) draws the same Z.
-        z_rng = np.random.default_rng(derive_seed(rng))
+        X, rng, (z_seed,) = self._begin_fit(X)
+        z_rng = np.random.default_rng(z_seed)
         L, idx = select_landmarks(X, self.landmarks, self.n_landmarks, rng)
         n, d = L.shape[0], self.n_components
         K = landmark_gram64(L, self.kernel_)
@@ -171,16 +166,5 @@ class KernelJL(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator)
 
     def transform(self, X):
         """Map each x to ``V_hat^T K(X_sub, x)`` (centred if ``centered``), block by block."""
-        if (Z := maybe_dask_transform(self, X)) is not None:  # a dask array: map over its blocks
-            return Z
-        check_is_fitted(self)
-        X = check_input(X, accept_sparse=("csr",), estimator=self)
-        check_n_features(self, X)
-        return landmark_map(X, self.landmarks_, self.kernel_, self.projection_,
-                            self.offset_ if self.centered else None)
+        return self._map(X)
 
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.input_tags.sparse = True
-        tags.transformer_tags.preserves_dtype = ["float64", "float32"]
-        return tags

@@ -364,6 +364,6 @@ def landmark_map(X, landmarks, kernel, projection, offset=None):
         wm = min(get_config()["working_memory"], max(_CACHE_BLOCK_MIB, 64 * row_mib))
         for rows, Kb in kernel_blocks(X, L, kernel, validate=False, working_memory=wm):
             np.matmul(Kb, P, out=out[rows])
-    if offset is not None:
+    if offset is not None and np.any(offset):
         out += np.asarray(offset, dtype=dtype)[None, :]
     return out

@@ -10,12 +10,11 @@ from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, Transfo
 from sklearn.utils.validation import check_is_fitted
 
 from ..kernels.blocks import kernel_blocks, pairwise_kernel
-from ..kernels.selection import make_kernel
 from ..utils.estimator_checks import KERNEL_CONSTRAINTS, Interval, deterministic_signs
 from ..utils.eigen import drop_noise_eigenpairs, top_eigenpairs
-from ..utils.validation import check_input, check_n_features, check_random_state, derive_seed
-from .landmarks import ReservoirSampler, landmark_map, select_landmarks
-from ..utils.dispatch import maybe_dask_transform
+from ..utils.validation import check_input, check_n_features
+from .landmark_estimator import LandmarkMapMixin
+from .landmarks import ReservoirSampler, select_landmarks
 
 
 def landmark_gram64(landmarks, kernel):
@@ -24,7 +23,7 @@ def landmark_gram64(landmarks, kernel):
     return pairwise_kernel(L64, kernel=kernel)
 
 
-class Nystroem(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
+class Nystroem(LandmarkMapMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
     r"""Nystroem feature map from ``m`` uniformly drawn landmarks, rank ``r``.
 
     Parameters
@@ -143,11 +142,7 @@ class Nystroem(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator)
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y=None):
         """Draw ``n_landmarks`` rows of X uniformly (or take ``landmarks``) and factor their Gram."""
-        X = check_input(X, accept_sparse=("csr",), estimator=self)
-        self.n_features_in_ = X.shape[1]
-        rng = check_random_state(self.random_state)
-        self.kernel_ = make_kernel(self.kernel, self.bandwidth, self.kernel_params, X,
-                                   random_state=derive_seed(rng))
+        X, rng, _ = self._begin_fit(X)
         L, idx = select_landmarks(X, self.landmarks, self.n_landmarks, rng, replace=self.replace)
         self._sampler = None
         self.n_samples_seen_ = X.shape[0]
@@ -163,17 +158,14 @@ class Nystroem(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator)
         their number.
         """
         first = getattr(self, "_sampler", None) is None
-        X = check_input(X, accept_sparse=("csr",), estimator=self)
         if first:
             if self.landmarks is not None:
                 raise ValueError("partial_fit draws landmarks from the stream; it cannot be used with "
                                  "user-given landmarks (use fit)")
-            self.n_features_in_ = X.shape[1]
-            rng = check_random_state(self.random_state)
-            self.kernel_ = make_kernel(self.kernel, self.bandwidth, self.kernel_params, X,
-                                       random_state=derive_seed(rng))
+            X, rng, _ = self._begin_fit(X)
             self._sampler = ReservoirSampler(self.n_landmarks, replace=self.replace, random_state=rng)
         else:
+            X = check_input(X, accept_sparse=("csr",), estimator=self)
             check_n_features(self, X)
             if sp.issparse(X) != self._sampler._sparse:
                 raise TypeError("partial_fit blocks must all be dense or all CSR")
@@ -209,12 +201,7 @@ class Nystroem(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator)
 
     def transform(self, X):
         """Map X to ``K(X, landmarks_) U_r Lambda_r^{-1/2}`` (shape (N, n_components_))."""
-        if (Z := maybe_dask_transform(self, X)) is not None:  # a dask array: map over its blocks
-            return Z
-        check_is_fitted(self)
-        X = check_input(X, accept_sparse=("csr",), estimator=self)
-        check_n_features(self, X)
-        return landmark_map(X, self.landmarks_, self.kernel_, self.projection_)
+        return self._map(X)
 
     def trace_error(self, X):
         """``tr(K - K_r_hat)`` over the rows of X, from diagonals in O(N m).
@@ -240,8 +227,3 @@ class Nystroem(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator)
         total = float(np.sum(self.kernel_.diag(X), dtype=np.float64))
         return total - captured
 
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.input_tags.sparse = True
-        tags.transformer_tags.preserves_dtype = ["float64", "float32"]
-        return tags

@@ -221,13 +221,14 @@ def test_random_fourier_features_fit_identical(client):
     np.testing.assert_array_equal(est.random_weights_, ref.random_weights_)
 
 
+@pytest.mark.parametrize("cls", [RNCA, RFKPCA])
 @pytest.mark.parametrize("chunks", [(100, 4), (37, 4), (700, 4)])
-def test_rnca_tree_reduction_equals_one_pass(client, chunks):
+def test_scatter_tree_reduction_equals_one_pass(client, chunks, cls):
     X = _data(n=700)
     kw = dict(n_components=4, n_random_features=48, bandwidth="percentile", random_state=4)
-    ref = RNCA(**kw).fit(X)
-    est = fit(RNCA(**kw), da.from_array(X, chunks=chunks), split_every=3)
-    assert est.n_samples_seen_ == 700 and est.get_params() == RNCA(**kw).get_params()
+    ref = cls(**kw).fit(X)
+    est = fit(cls(**kw), da.from_array(X, chunks=chunks), split_every=3)
+    assert est.n_samples_seen_ == 700 and est.get_params() == cls(**kw).get_params()
     np.testing.assert_allclose(est.mean_, ref.mean_, rtol=1e-12, atol=1e-14)
     np.testing.assert_allclose(est.explained_variance_, ref.explained_variance_, rtol=1e-10)
     np.testing.assert_allclose(est.transform(X), ref.transform(X), rtol=1e-8, atol=1e-10)
@@ -299,8 +300,6 @@ def test_fit_refuses_what_it_cannot_do():
     Xd = da.zeros((10, 2), chunks=5)
     with pytest.raises(TypeError, match="SubsampleKPCA"):
         fit(KernelPCA(), Xd)
-    with pytest.raises(TypeError, match="RNCA"):
-        fit(RFKPCA(), Xd)
     with pytest.raises(ValueError, match="bandwidth_rows"):
         fit(Nystroem(), Xd, bandwidth_rows=0)
 

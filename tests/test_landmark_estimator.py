@@ -44,3 +44,13 @@ def test_uncentred_kernel_jl_has_no_offset(rng):
     est = KernelJL(n_components=4, n_landmarks=30, bandwidth=1.0, centered=False, random_state=0).fit(X)
     K = naive_kernel(X[:20], est.landmarks_, "gaussian", bandwidth=1.0)
     np.testing.assert_allclose(est.transform(X[:20]), K @ est.projection_, rtol=1e-10, atol=1e-12)
+
+
+def test_leading_parameter_is_positional_like_scikit_learn():
+    # PCA(n_components, *, ...) and KMeans(n_clusters, *, ...)
+    from kernelsketch import NystroemKernelKMeans
+
+    assert SubsampleKPCA(3).n_components == 3
+    assert NystroemKernelKMeans(2).n_clusters == 2
+    with pytest.raises(TypeError):
+        SubsampleKPCA(3, 40)  # everything after the first is keyword-only

@@ -77,16 +77,17 @@ def test_full_rank_gram_factor_is_the_rff_gram(rng):
     np.testing.assert_allclose(Yc @ Yc.T, H @ Z @ Z.T @ H, atol=1e-13)
 
 
+@pytest.mark.parametrize("cls", [RNCA, RFKPCA])
 @pytest.mark.parametrize("variant", ["cos", "paired"])
-def test_partial_fit_equals_fit_and_chunk_independent(variant, rng):
+def test_partial_fit_equals_fit_and_chunk_independent(cls, variant, rng):
     X = rng.normal(size=(600, 6))
     kw = dict(n_components=5, n_random_features=48, bandwidth=2.0, variant=variant, random_state=9)
-    full = RNCA(**kw).fit(X)
-    streamed = RNCA(**kw)
+    full = cls(**kw).fit(X)
+    streamed = cls(**kw)
     for block in np.array_split(X, [1, 50, 51, 300]):
         streamed.partial_fit(block)
     with kernelsketch.config_context(working_memory=4 * 8 * 48 * 13 / 2**20):  # 13 rows per chunk
-        chunked = RNCA(**kw).fit(X)
+        chunked = cls(**kw).fit(X)
     for other in (streamed, chunked):
         assert other.n_samples_seen_ == 600
         np.testing.assert_allclose(other.explained_variance_, full.explained_variance_, rtol=1e-12)
@@ -95,11 +96,13 @@ def test_partial_fit_equals_fit_and_chunk_independent(variant, rng):
     np.testing.assert_array_equal(streamed.feature_map_.random_weights_, full.feature_map_.random_weights_)
 
 
-def test_merge_equals_one_pass(rng):
+@pytest.mark.parametrize("cls", [RNCA, RFKPCA])
+def test_merge_equals_one_pass(cls, rng):
     X = rng.normal(size=(500, 4)) + 3.0  # offset: the mean correction term matters
     kw = dict(n_components=4, n_random_features=32, bandwidth=1.0, random_state=4)
-    one = RNCA(**kw).fit(X)
-    parts = [RNCA(**kw).fit(block) for block in np.array_split(X, [120, 121, 400])]
+    one = cls(**kw).fit(X)
+    # partial_fit: a one-row part is a valid piece of a stream, not a valid fit for RFKPCA
+    parts = [cls(**kw).partial_fit(block) for block in np.array_split(X, [120, 121, 400])]
     merged = parts[0]
     for p in parts[1:]:
         merged = merged.merge(p)
@@ -160,6 +163,27 @@ def test_bad_params_and_input(cls, rng):
         est.transform(rng.normal(size=(2, 4)))
     with pytest.raises(ValueError, match="NaN"):
         cls(bandwidth=1.0).fit(np.full((3, 3), np.nan))
+
+
+def test_rfkpca_u_statistic_needs_two_rows(rng):
+    with pytest.raises(ValueError, match="minimum of 2"):
+        RFKPCA(n_random_features=8, bandwidth=1.0).fit(rng.normal(size=(1, 3)))
+    est = RFKPCA(n_random_features=8, bandwidth=1.0, random_state=0).partial_fit(rng.normal(size=(1, 3)))
+    with pytest.raises(ValueError, match="at least 2 samples"):
+        est.explained_variance_
+    est.partial_fit(rng.normal(size=(1, 3)))
+    assert est.explained_variance_.shape == (8,)
+    # RNCA's 1/n covariance exists for one row (zero)
+    one = RNCA(n_random_features=8, bandwidth=1.0, random_state=0).fit(rng.normal(size=(1, 3)))
+    np.testing.assert_array_equal(one.explained_variance_, 0.0)
+
+
+def test_rfkpca_and_rnca_share_features_and_differ_by_ddof(rng):
+    X = rng.normal(size=(50, 3))
+    kw = dict(n_random_features=16, bandwidth=1.0, random_state=3)
+    a, b = RFKPCA(**kw).fit(X), RNCA(**kw).fit(X)
+    np.testing.assert_array_equal(a.feature_map_.random_weights_, b.feature_map_.random_weights_)
+    np.testing.assert_allclose(a.explained_variance_ * 49, b.explained_variance_ * 50, rtol=1e-12)
 
 
 def test_partial_fit_feature_mismatch(rng):

@@ -2,7 +2,7 @@
 
 Fitting never loads the whole file: batch methods fit on a seeded uniform
 sample of ``fit_rows`` rows drawn in one pass (:class:`RowReservoir`; all
-rows when the file has fewer), streaming methods (``rnca``, ``skpca``) call
+rows when the file has fewer), streaming methods (``rf-kpca``, ``rnca``, ``skpca``) call
 ``partial_fit`` on every block.  Transforming reads the file again block by
 block and hands each embedded block to a writer, so memory is bounded by
 the sample, one block and the model, whatever the file size.
@@ -31,7 +31,7 @@ METHODS = {
     "rnca": "RNCA",
     "skpca": "StreamingKPCA",
 }
-STREAMING = ("rnca", "skpca")
+STREAMING = ("rf-kpca", "rnca", "skpca")
 #: -d sets the first of these parameters the estimator has; -n the first remaining one
 _DIM_PARAMS = ("n_components", "n_random_features")
 _SIZE_PARAMS = ("n_landmarks", "n_random_features", "sketch_size")

@@ -102,7 +102,7 @@ class NystroemKernelKMeans(ClusterMixin, ClassNamePrefixFeaturesOutMixin, Transf
         "max_iter": [Interval(numbers.Integral, 1, None, closed="left")],
     }
 
-    def __init__(self, *, n_clusters=8, n_components=None, n_landmarks="auto", kernel="gaussian",
+    def __init__(self, n_clusters=8, *, n_components=None, n_landmarks="auto", kernel="gaussian",
                  bandwidth="percentile", kernel_params=None, landmarks=None, n_init=10, max_iter=300,
                  random_state=None):
         self.n_clusters = n_clusters

@@ -1,4 +1,4 @@
-"""``fit`` / ``partial_fit`` shared by the streaming random-feature estimators (RNCA, StreamingKPCA)."""
+"""``fit`` / ``partial_fit`` shared by the streaming random-feature estimators (RFKPCA, RNCA, StreamingKPCA)."""
 
 from __future__ import annotations
 
@@ -20,6 +20,8 @@ class RandomFeatureStreamMixin:
     """
 
     _stream_attr = None
+    #: rows ``fit`` needs at least (a clear error before any work)
+    _min_samples = 1
 
     def _finish_fit(self):
         """Work done at the end of ``fit`` (e.g. an eigendecomposition)."""
@@ -27,7 +29,8 @@ class RandomFeatureStreamMixin:
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y=None):
         """Reset, then add every row of X block by block. Returns self."""
-        X = check_input(X, accept_sparse=("csr",), estimator=self, reset=True)
+        X = check_input(X, accept_sparse=("csr",), ensure_min_samples=self._min_samples, estimator=self,
+                        reset=True)
         seed = derive_seed(self.random_state)
         # the heuristic bandwidth sees all of X, not just the first block
         self._start(X, kernel=make_kernel(self.kernel, self.bandwidth, None, X, random_state=seed))

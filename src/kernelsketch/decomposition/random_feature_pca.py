@@ -6,7 +6,7 @@ import numbers
 
 import numpy as np
 import scipy.linalg
-from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin, _fit_context
+from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin
 from sklearn.exceptions import NotFittedError
 from sklearn.utils.validation import check_is_fitted
 
@@ -24,8 +24,8 @@ def _chunk_rows(m, n):
     return get_chunk_n_rows(4 * 8 * m, n)
 
 
-class _RandomFeaturePCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
-    """Shared machinery: features, the centred scatter (Chan et al. updates), eigh, transform."""
+class _RandomFeaturePCA(RandomFeatureStreamMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
+    """Shared machinery: features, the centred scatter (Chan et al. updates), eigh, transform, merge."""
 
     _parameter_constraints = {
         "n_components": [Interval(numbers.Integral, 1, None, closed="left"), None],
@@ -38,6 +38,9 @@ class _RandomFeaturePCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseE
     }
     #: eigenvalues of the scatter are divided by n - _ddof for the covariance
     _ddof = 0
+    #: rows needed before the covariance is defined
+    _min_samples = 1
+    _stream_attr = "_scatter"
 
     def __init__(self, n_components=None, *, n_random_features=100, kernel="gaussian", bandwidth="percentile",
                  variant="cos", orthogonal=False, random_state=None):
@@ -93,6 +96,9 @@ class _RandomFeaturePCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseE
 
     # -- eigendecomposition (lazy: partial_fit only accumulates) ---------
     def _decompose(self):
+        if self.n_samples_seen_ < self._min_samples:
+            raise ValueError(f"{type(self).__name__} needs at least {self._min_samples} samples for its "
+                             f"covariance; {self.n_samples_seen_} seen so far")
         if self._decomposition is None:
             m = self.n_random_features
             k = m if self.n_components is None else self.n_components
@@ -169,6 +175,26 @@ class _RandomFeaturePCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseE
         """
         return self._project(X, centered=bool(centered))
 
+    def _finish_fit(self):
+        self._decompose()
+
+    def merge(self, other):
+        """Add another sketch's statistics to this one (in place); returns self.
+
+        Both must be of the same class, with the same parameters and the same
+        random features (the same ``random_state`` and a numeric or equally
+        resolved bandwidth); anything else raises a ValueError naming the
+        mismatch.  Merged and one-pass results agree to rounding.
+        """
+        name = type(self).__name__
+        if type(other) is not type(self):
+            raise TypeError(f"can only merge another {name}, got {type(other).__name__}")
+        self._fitted_check()
+        other._fitted_check()
+        self._check_mergeable(other, ("n_components", "n_random_features", "variant", "orthogonal"))
+        self._combine(other.n_samples_seen_, other.mean_.copy(), other._scatter)
+        return self
+
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.input_tags.sparse = True
@@ -236,6 +262,13 @@ class RFKPCA(_RandomFeaturePCA):
     ``O(n m (d + m) + m^3)`` time, ``O(m^2 + d m)`` memory; X is read in row
     chunks sized from the working-memory budget.
 
+    The scatter ``sum_i (z_i - zbar)(z_i - zbar)^T`` is accumulated with the
+    pairwise update of Chan, Golub & LeVeque, so ``partial_fit`` over blocks,
+    :meth:`merge` of sketches of parts of the data (also the Dask path) and
+    ``fit`` give the same operator to rounding; a stream of ``partial_fit``
+    calls resolves a heuristic bandwidth on its first block.  The
+    U-statistic needs ``n >= 2``.
+
     References
     ----------
     B. Sriperumbudur, N. Sterge. Approximate kernel PCA using random features:
@@ -253,18 +286,10 @@ class RFKPCA(_RandomFeaturePCA):
     """
 
     _ddof = 1
-
-    @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y=None):
-        """Fit on X (n_samples >= 2): features, U-statistic covariance, eigendecomposition."""
-        X = check_input(X, accept_sparse=("csr",), ensure_min_samples=2, estimator=self, reset=True)
-        self._start(X)
-        self._accumulate(X)
-        self._decompose()
-        return self
+    _min_samples = 2
 
 
-class RNCA(RandomFeatureStreamMixin, _RandomFeaturePCA):
+class RNCA(_RandomFeaturePCA):
     __doc__ = r"""Randomized nonlinear component analysis (Lopez-Paz et al.), streaming and mergeable.
 """ + _DOC_PARAMS + _DOC_ATTRS + r"""
     Notes
@@ -309,22 +334,3 @@ class RNCA(RandomFeatureStreamMixin, _RandomFeaturePCA):
     """
 
     _ddof = 0
-    _stream_attr = "_scatter"
-
-    def _finish_fit(self):
-        self._decompose()
-
-    def merge(self, other):
-        """Add another RNCA's statistics to this one (in place); returns self.
-
-        Both must have the same parameters and the same random features (the
-        same ``random_state`` and a numeric or equally resolved bandwidth);
-        anything else raises a ValueError naming the mismatch.
-        """
-        if not isinstance(other, RNCA):
-            raise TypeError(f"can only merge another RNCA, got {type(other).__name__}")
-        self._fitted_check()
-        other._fitted_check()
-        self._check_mergeable(other, ("n_components", "n_random_features", "variant", "orthogonal"))
-        self._combine(other.n_samples_seen_, other.mean_.copy(), other._scatter)
-        return self

@@ -94,7 +94,7 @@ class SubsampleKPCA(LandmarkMapMixin, ClassNamePrefixFeaturesOutMixin, Transform
         "eigenvalue_tol": [Interval(numbers.Real, 0, 1, closed="left")],
     }
 
-    def __init__(self, *, n_components=None, n_landmarks="auto", kernel="gaussian", bandwidth="percentile",
+    def __init__(self, n_components=None, *, n_landmarks="auto", kernel="gaussian", bandwidth="percentile",
                  kernel_params=None, landmarks=None, eigenvalue_tol=1e-10, random_state=None):
         self.n_components = n_components
         self.n_landmarks = n_landmarks

@@ -194,7 +194,7 @@ def fit(estimator, X, *, split_every=8, bandwidth_rows=BANDWIDTH_ROWS, fit_rows=
 
     Parameters
     ----------
-    estimator : FrequentDirections, StreamingKPCA, RNCA, Nystroem, KernelJL, SubsampleKPCA,
+    estimator : FrequentDirections, StreamingKPCA, RNCA, RFKPCA, Nystroem, KernelJL, SubsampleKPCA,
         NystroemKernelKMeans or RandomFourierFeatures
     X : dask.array.Array of shape (n_samples, n_features)
         Row chunks of any size; unknown chunk sizes cost one extra pass to count rows.
@@ -213,9 +213,9 @@ def fit(estimator, X, *, split_every=8, bandwidth_rows=BANDWIDTH_ROWS, fit_rows=
 
     Notes
     -----
-    *Sketches* (FD, StreamingKPCA, RNCA): chunk ``i`` is sketched by
+    *Sketches* (FD, StreamingKPCA, RNCA, RFKPCA): chunk ``i`` is sketched by
     ``clone(estimator).partial_fit(X_i)`` and the sketches merged ``split_every``
-    at a time.  RNCA's merge is exact (Chan et al.'s pairwise update of mean
+    at a time.  RNCA's and RFKPCA's merge is exact (Chan et al.'s pairwise update of mean
     and centred scatter), so the result equals the in-memory fit to rounding;
     FD's merge keeps the guarantee ``0 <= A^T A - B^T B <= Delta`` with
     ``Delta <= ||A - A_k||_F^2 / (l - k)`` (mergeability), though the sketch
@@ -227,9 +227,9 @@ def fit(estimator, X, *, split_every=8, bandwidth_rows=BANDWIDTH_ROWS, fit_rows=
     sequence as the in-memory ``fit``, so with a numeric bandwidth (or fewer
     than ``bandwidth_rows`` rows) Nystroem, SubsampleKPCA and
     NystroemKernelKMeans (up to ``fit_rows`` rows) are *identical* to the
-    in-memory fit.  KernelJL gets the same landmarks and kernel, but its
-    Gaussian matrix ``Z`` comes from the seed's stream at another position (its
-    ``fit`` draws ``Z`` after the landmark draw it does not make here).
+    in-memory fit, and so is KernelJL with an integer ``random_state`` (its
+    Gaussian matrix ``Z`` has its own seed, drawn before the landmarks; see
+    :class:`~kernelsketch.maps.landmark_estimator.LandmarkMapMixin`).
 
     ``NystroemKernelKMeans.labels_`` is a lazy dask array (``predict`` of every row).
 
@@ -245,7 +245,7 @@ def fit(estimator, X, *, split_every=8, bandwidth_rows=BANDWIDTH_ROWS, fit_rows=
     True
     """
     from ..cluster.nystroem_kernel_kmeans import NystroemKernelKMeans
-    from ..decomposition.random_feature_pca import RNCA
+    from ..decomposition.random_feature_pca import RFKPCA, RNCA
     from ..decomposition.streaming_kpca import StreamingKPCA
     from ..decomposition.subsample_kpca import SubsampleKPCA
     from ..maps.kernel_jl import KernelJL
@@ -257,14 +257,13 @@ def fit(estimator, X, *, split_every=8, bandwidth_rows=BANDWIDTH_ROWS, fit_rows=
     for name, value in (("bandwidth_rows", bandwidth_rows), ("fit_rows", fit_rows)):
         if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 2:
             raise ValueError(f"{name} must be an int >= 2, got {value!r}")
-    if isinstance(estimator, (FrequentDirections, StreamingKPCA, RNCA)):
+    if isinstance(estimator, (FrequentDirections, StreamingKPCA, RNCA, RFKPCA)):
         return _fit_mergeable(estimator, X, split_every=split_every, bandwidth_rows=bandwidth_rows)
     if isinstance(estimator, (Nystroem, KernelJL, SubsampleKPCA, NystroemKernelKMeans)):
         return _fit_landmarks(estimator, X, bandwidth_rows=bandwidth_rows, fit_rows=fit_rows)
     if isinstance(estimator, RandomFourierFeatures):
         return _fit_random_features(estimator, X, bandwidth_rows=bandwidth_rows)
-    hint = {"KernelPCA": "exact kernel PCA needs the full N x N Gram; use SubsampleKPCA or RNCA",
-            "RFKPCA": "it has no partial_fit/merge; RNCA is the same estimator with a mergeable scatter"}
+    hint = {"KernelPCA": "exact kernel PCA needs the full N x N Gram; use SubsampleKPCA or RNCA"}
     name = type(estimator).__name__
     raise TypeError(f"fit on a dask array is not supported for {name}"
                     + (f": {hint[name]}" if name in hint else "")

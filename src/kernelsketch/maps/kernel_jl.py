@@ -11,6 +11,7 @@ from ..utils.estimator_checks import KERNEL_CONSTRAINTS, Interval, StrOptions
 from .landmark_estimator import LandmarkMapMixin
 from .landmarks import select_landmarks
 from .nystroem import landmark_gram64
+from ..utils.threads import blas_for
 
 
 class KernelJL(LandmarkMapMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
@@ -146,7 +147,8 @@ class KernelJL(LandmarkMapMixin, ClassNamePrefixFeaturesOutMixin, TransformerMix
             K += kbar.mean()
         Z = z_rng.standard_normal((d, n))
         # V_hat^T = Z K / (n sqrt(n d)); K symmetric so P = V_hat = K Z^T / (n sqrt(n d)).
-        P = (K @ Z.T) / (n * np.sqrt(n * d))
+        with blas_for(2.0 * n * n * d):  # small: leave no spinning BLAS threads behind for transform
+            P = (K @ Z.T) / (n * np.sqrt(n * d))
         if self.centered:
             # H P = P in exact arithmetic (H K_c = K_c); re-centring makes the
             # one-GEMM form k(x)^T P - kbar^T P exact to rounding.

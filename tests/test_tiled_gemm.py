@@ -229,3 +229,35 @@ def test_overlapping_pins_from_threads_restore_the_original_limit():
     a.start(), b.start()
     a.join(20), b.join(20)
     assert threads.blas_num_threads() == original
+
+
+def test_a_busy_pool_does_not_block_the_caller(rng, small_tiles):
+    # Another caller's work occupies the shared pool: our queued copy is
+    # cancelled and the calling thread does every tile itself.
+    pool = threads.shared_executor(1)
+    release = threading.Event()
+    blockers = [pool.submit(release.wait, 30) for _ in range(pool._max_workers)]
+    try:
+        A = rng.normal(size=(500, 3))
+        B = rng.normal(size=(3, 37))
+        done = []
+
+        def call():
+            out = np.empty((500, 37))
+            gemm_map(A, B, _exp, out=out, n_threads=2)
+            a = -np.abs(rng.normal(size=(600, 40)))
+            expected = np.exp(a)
+            threads.parallel_rows(lambda p: np.exp(p, out=p), a, n_threads=2)
+            done.append((out, a, expected))
+
+        t = threading.Thread(target=call)
+        t.start()
+        t.join(10)
+        assert not t.is_alive(), "the caller waited on a pool busy with someone else's work"
+        out, a, expected = done[0]
+        np.testing.assert_allclose(out, np.exp(A @ B), rtol=1e-13)
+        np.testing.assert_array_equal(a, expected)
+    finally:
+        release.set()
+        for b in blockers:
+            b.result(timeout=30)

@@ -25,7 +25,7 @@ import itertools
 
 import numpy as np
 
-from ..utils.threads import blas_num_threads, shared_executor, single_threaded_blas
+from ..utils.threads import blas_num_threads, run_claim_loops, single_threaded_blas
 
 #: Output bytes of one tile: small enough that the tile, its slice of ``A``
 #: and the hot part of ``B`` / ``P`` stay in a core's L2 cache (1 MiB on the
@@ -91,15 +91,7 @@ def gemm_map(A, B, func=None, out=None, *, project=None, project_out=None, n_thr
 
     if n_workers == 1:
         work()
-        return out if project is None else project_out
-    pool = shared_executor(n_workers - 1)
-    with single_threaded_blas():
-        futures = [pool.submit(work) for _ in range(n_workers - 1)]
-        try:
-            work()
-        finally:
-            errors = [f.exception() for f in futures]
-    for err in errors:
-        if err is not None:
-            raise err
+    else:
+        with single_threaded_blas():
+            run_claim_loops(work, n_workers)
     return out if project is None else project_out

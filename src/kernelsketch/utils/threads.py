@@ -15,6 +15,7 @@ passes (no oversubscription).
 
 from __future__ import annotations
 
+import itertools
 import os
 import threading
 from concurrent.futures import ThreadPoolExecutor
@@ -22,7 +23,7 @@ from contextlib import contextmanager, nullcontext
 from functools import lru_cache
 
 import numpy as np
-import scipy.linalg  # noqa: F401 - load SciPy's BLAS before the controller inspects the process
+import scipy.linalg  # noqa: F401  (loads SciPy's BLAS before the controller inspects the process)
 from threadpoolctl import ThreadpoolController
 
 #: Below this many elements per thread an elementwise pass is not split: the
@@ -151,13 +152,39 @@ def shared_executor(n_workers: int) -> ThreadPoolExecutor:
         return _pool
 
 
+def run_claim_loops(work, n_workers: int) -> None:
+    """Run ``work()`` on the calling thread and on ``n_workers - 1`` pool threads.
+
+    ``work`` is a claim loop: it takes pieces from a shared counter until none
+    are left, so it is correct however many copies run.  The calling thread
+    runs one copy itself; copies still queued when it is done (the shared pool
+    busy with another caller's work) are cancelled rather than waited for, so
+    concurrent callers never wait on each other.  Running copies are waited
+    for, even when one fails; the first exception is raised.
+    """
+    if n_workers <= 1:
+        work()
+        return
+    pool = shared_executor(n_workers - 1)
+    futures = [pool.submit(work) for _ in range(n_workers - 1)]
+    try:
+        work()
+    finally:
+        for f in futures:
+            f.cancel()  # only succeeds for copies that have not started
+        errors = [f.exception() for f in futures if not f.cancelled()]
+    for err in errors:
+        if err is not None:
+            raise err
+
+
 def parallel_rows(func, *arrays, n_threads: int | None = None) -> None:
     """Call ``func(*row_slices)`` on contiguous row ranges of ``arrays``, on several threads.
 
     ``func`` must only touch the row range it is given (an in-place ufunc on a
-    slice of an output buffer).  The calling thread works on the first range
-    itself, so this never waits on a pool that it is itself occupying.
-    Exceptions raised by ``func`` propagate.
+    slice of an output buffer).  The rows are cut into a few ranges per
+    thread, claimed by the calling thread and the pool threads alike
+    (:func:`run_claim_loops`).  Exceptions raised by ``func`` propagate.
     """
     n_rows = arrays[0].shape[0]
     size = arrays[0].size
@@ -167,17 +194,15 @@ def parallel_rows(func, *arrays, n_threads: int | None = None) -> None:
     if n_threads == 1:
         func(*arrays)
         return
-    bounds = np.linspace(0, n_rows, n_threads + 1).astype(int)
-    parts = [tuple(a[bounds[i]:bounds[i + 1]] for a in arrays) for i in range(n_threads)]
-    pool = shared_executor(n_threads - 1)
-    futures = [pool.submit(func, *p) for p in parts[1:]]
-    try:
-        func(*parts[0])
-    finally:
-        errors = [f.exception() for f in futures]  # wait for every range, even on error
-    for err in errors:
-        if err is not None:
-            raise err
+    n_parts = min(n_rows, 4 * n_threads)
+    bounds = np.linspace(0, n_rows, n_parts + 1).astype(int)
+    counter = itertools.count()  # next() on a count is atomic under the GIL
+
+    def work():
+        while (i := next(counter)) < n_parts:
+            func(*(a[bounds[i]:bounds[i + 1]] for a in arrays))
+
+    run_claim_loops(work, n_threads)
 
 
 def exp_inplace(a: np.ndarray) -> np.ndarray:

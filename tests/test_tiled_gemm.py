@@ -261,3 +261,20 @@ def test_a_busy_pool_does_not_block_the_caller(rng, small_tiles):
         release.set()
         for b in blockers:
             b.result(timeout=30)
+
+
+def test_no_new_tiles_start_after_a_failure(rng, monkeypatch):
+    monkeypatch.setattr(tiled_gemm, "TILE_BYTES", 16 * 37 * 8)  # 16-row tiles: 1,000 of them
+    A = rng.normal(size=(16_000, 2))
+    B = rng.normal(size=(2, 37))
+    calls = []
+
+    def fail_first(T):
+        calls.append(1)
+        if len(calls) == 1:
+            raise KeyboardInterrupt  # e.g. Ctrl-C on the calling thread
+        np.exp(T, out=T)
+
+    with pytest.raises(KeyboardInterrupt):
+        gemm_map(A, B, fail_first, out=np.empty((16_000, 37)), n_threads=2)
+    assert len(calls) < 1000  # the other thread stopped claiming tiles

@@ -21,8 +21,6 @@ float64, d = 10): 52 ms against 96 ms for the GEMM + exp floor.
 
 from __future__ import annotations
 
-import itertools
-
 import numpy as np
 
 from ..utils.threads import blas_num_threads, run_claim_loops, single_threaded_blas
@@ -71,27 +69,27 @@ def gemm_map(A, B, func=None, out=None, *, project=None, project_out=None, n_thr
     n_workers = max(1, min(int(n_threads), n_tiles))
     if project is not None:
         project = np.asarray(project, dtype=gemm_dtype)
-    counter = itertools.count()  # next() on a count is atomic under the GIL
 
-    def work():
-        scratch = None if direct else np.empty((R, m), dtype=gemm_dtype)
-        while (t := next(counter)) < n_tiles:
-            lo, hi = t * R, min(n, (t + 1) * R)
-            T = out[lo:hi] if direct else scratch[: hi - lo]
-            np.matmul(A[lo:hi], B, out=T)
-            if func is not None:
-                func(T)
-            if project is not None:
-                if project_out.dtype == gemm_dtype:
-                    np.matmul(T, project, out=project_out[lo:hi])
-                else:
-                    project_out[lo:hi] = T @ project
-            elif not direct:
-                out[lo:hi] = T
+    def scratch():
+        return None if direct else np.empty((R, m), dtype=gemm_dtype)
+
+    def tile(t, buf):
+        lo, hi = t * R, min(n, (t + 1) * R)
+        T = out[lo:hi] if direct else buf[: hi - lo]
+        np.matmul(A[lo:hi], B, out=T)
+        if func is not None:
+            func(T)
+        if project is not None:
+            if project_out.dtype == gemm_dtype:
+                np.matmul(T, project, out=project_out[lo:hi])
+            else:
+                project_out[lo:hi] = T @ project
+        elif not direct:
+            out[lo:hi] = T
 
     if n_workers == 1:
-        work()
+        run_claim_loops(tile, n_tiles, 1, setup=scratch)
     else:
         with single_threaded_blas():
-            run_claim_loops(work, n_workers)
+            run_claim_loops(tile, n_tiles, n_workers, setup=scratch)
     return out if project is None else project_out

@@ -152,16 +152,30 @@ def shared_executor(n_workers: int) -> ThreadPoolExecutor:
         return _pool
 
 
-def run_claim_loops(work, n_workers: int) -> None:
-    """Run ``work()`` on the calling thread and on ``n_workers - 1`` pool threads.
+def run_claim_loops(do_piece, n_pieces: int, n_workers: int, setup=None) -> None:
+    """Call ``do_piece(i, state)`` for ``i < n_pieces`` on the calling thread and ``n_workers - 1`` pool threads.
 
-    ``work`` is a claim loop: it takes pieces from a shared counter until none
-    are left, so it is correct however many copies run.  The calling thread
-    runs one copy itself; copies still queued when it is done (the shared pool
-    busy with another caller's work) are cancelled rather than waited for, so
-    concurrent callers never wait on each other.  Running copies are waited
-    for, even when one fails; the first exception is raised.
+    Pieces are claimed from a shared counter, so the work balances itself
+    across threads however busy each core is; ``state = setup()`` is built once
+    per thread (scratch buffers), None without ``setup``.  The calling thread
+    takes part; copies still queued when it is done (the shared pool busy
+    with another caller's work) are cancelled rather than waited for, so
+    concurrent callers never wait on each other.  When a piece fails (or the
+    caller is interrupted) no new pieces are started; running ones finish
+    and the first exception is raised.
     """
+    counter = itertools.count()  # next() on a count is atomic under the GIL
+    failed = []
+
+    def work():
+        state = setup() if setup is not None else None
+        try:
+            while not failed and (i := next(counter)) < n_pieces:
+                do_piece(i, state)
+        except BaseException:
+            failed.append(True)
+            raise
+
     if n_workers <= 1:
         work()
         return
@@ -196,13 +210,11 @@ def parallel_rows(func, *arrays, n_threads: int | None = None) -> None:
         return
     n_parts = min(n_rows, 4 * n_threads)
     bounds = np.linspace(0, n_rows, n_parts + 1).astype(int)
-    counter = itertools.count()  # next() on a count is atomic under the GIL
 
-    def work():
-        while (i := next(counter)) < n_parts:
-            func(*(a[bounds[i]:bounds[i + 1]] for a in arrays))
+    def piece(i, _):
+        func(*(a[bounds[i]:bounds[i + 1]] for a in arrays))
 
-    run_claim_loops(work, n_threads)
+    run_claim_loops(piece, n_parts, n_threads)
 
 
 def exp_inplace(a: np.ndarray) -> np.ndarray:

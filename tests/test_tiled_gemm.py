@@ -1,6 +1,7 @@
 """Fused tiled GEMM + elementwise (+ projection) on threads, and the thread helpers under it."""
 
 import multiprocessing
+import os
 import threading
 
 import numpy as np
@@ -278,3 +279,34 @@ def test_no_new_tiles_start_after_a_failure(rng, monkeypatch):
     with pytest.raises(KeyboardInterrupt):
         gemm_map(A, B, fail_first, out=np.empty((16_000, 37)), n_threads=2)
     assert len(calls) < 1000  # the other thread stopped claiming tiles
+
+
+@pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="needs 2 usable cores")
+@pytest.mark.parametrize("name, params", [("laplacian", {"bandwidth": 2.0}), ("cauchy", {"bandwidth": 1.5})])
+def test_kernels_without_gemm_form_split_rows_over_threads(rng, small_tiles, name, params):
+    X = rng.normal(size=(301, 3))
+    L = rng.normal(size=(37, 3))
+    seen = set()
+    kern = get_kernel(name, **params)
+    original = type(kern).compute
+    barrier = threading.Barrier(2, timeout=10)
+
+    class Spy(type(kern)):
+        def compute(self, Xc, prepared, out):
+            ident = threading.get_ident()
+            if ident not in seen:
+                seen.add(ident)
+                if self.parallel_compute:
+                    barrier.wait()  # two threads must be computing at the same time
+            return original(self, Xc, prepared, out)
+
+    spy = Spy(**params)
+    with threadpool_limits(2, user_api="blas"):
+        K = pairwise_kernel(X, L, kernel=spy)
+    np.testing.assert_allclose(K, naive_kernel(X, L, name, **params), rtol=1e-12, atol=1e-14)
+    assert len(seen) == 2
+    # a kernel that is not safe to run concurrently opts out
+    seen.clear()
+    spy.parallel_compute = False
+    np.testing.assert_array_equal(pairwise_kernel(X, L, kernel=spy), K)
+    assert seen == {threading.get_ident()}

@@ -86,6 +86,10 @@ class Kernel:
     unit_diagonal = False
     #: True when sparse (CSR) input is handled natively
     accepts_sparse = True
+    #: True when ``compute`` may run concurrently on disjoint row ranges of X
+    #: and ``out`` (it only writes its own ``out``); blocks then split the rows
+    #: over threads (:func:`kernelsketch.kernels.blocks.compute_block`)
+    parallel_compute = True
 
     def get_params(self, deep=True) -> dict:
         # deep is accepted so sklearn.base.clone treats a Kernel like an estimator parameter

@@ -25,7 +25,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from .._config import get_config
-from ..kernels.blocks import kernel_blocks
+from ..kernels.blocks import compute_block, kernel_blocks
 from ..kernels.kernel_functions import Kernel
 from ..kernels.tiled_gemm import gemm_map
 from ..utils.chunking import gen_row_slices, get_chunk_n_rows
@@ -353,7 +353,7 @@ def landmark_map(X, landmarks, kernel, projection, offset=None):
                 gemm_map(*ops, kernel.elementwise, project=P, project_out=out[rows])
             else:  # a chunk needing another route (e.g. a tiny bandwidth): whole block, then GEMM
                 Kb = np.empty((Xr.shape[0], L.shape[0]), dtype=dtype)
-                kernel.compute(Xr, prepared, Kb)
+                compute_block(kernel, Xr, prepared, Kb)
                 np.matmul(Kb, P, out=out[rows])
     else:
         # Blocks of ~16 MiB stay in the last-level cache between the kernel pass

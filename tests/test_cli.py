@@ -200,3 +200,7 @@ def test_demo_datasets_info(tmp_path, capsys):
     assert info["banknote"]["available"] and info["banknote"]["checksum"] == "ok"
     r = ks("info", "--json")
     assert r.returncode == 0 and json.loads(r.stdout)["kernelsketch"]
+    # the kernel thread count follows the BLAS limit
+    one = subprocess.run([sys.executable, "-m", "kernelsketch.cli", "info", "--json"], capture_output=True, text=True,
+                         env={**ENV, "OPENBLAS_NUM_THREADS": "1"}, timeout=300)
+    assert json.loads(one.stdout)["kernel_threads"] == 1

@@ -225,6 +225,8 @@ def cmd_info(args, ui):
     from threadpoolctl import threadpool_info
 
     from .. import __version__, get_config
+    from ..kernels.tiled_gemm import TILE_BYTES
+    from ..utils.threads import blas_num_threads
 
     pools = threadpool_info()
     info = {
@@ -236,12 +238,17 @@ def cmd_info(args, ui):
         "scikit-learn": sklearn.__version__,
         "cpu_count": os.cpu_count(),
         "working_memory_mib": get_config()["working_memory"],
+        # threads the tiled kernel blocks use (the BLAS limit, capped by the usable cores)
+        "kernel_threads": blas_num_threads(),
+        "tile_kib": TILE_BYTES // 1024,
         "threadpools": [{k: p.get(k) for k in ("user_api", "internal_api", "num_threads", "version", "filepath")}
                         for p in pools],
     }
     for key in ("kernelsketch", "python", "platform", "numpy", "scipy", "scikit-learn", "cpu_count"):
         ui.say(f"{key:<18} {info[key]}")
     ui.say(f"{'working memory':<18} {info['working_memory_mib']:g} MiB")
+    ui.say(f"{'kernel threads':<18} {info['kernel_threads']} (tiles of {info['tile_kib']} KiB; set with "
+           "threadpoolctl or OPENBLAS_NUM_THREADS)")
     for p in info["threadpools"]:
         ui.say(f"{p['user_api'] + ' (' + str(p['internal_api']) + ')':<18} {p['num_threads']} threads, "
                f"version {p['version']}, {p['filepath']}")

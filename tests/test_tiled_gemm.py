@@ -310,3 +310,19 @@ def test_kernels_without_gemm_form_split_rows_over_threads(rng, small_tiles, nam
     spy.parallel_compute = False
     np.testing.assert_array_equal(pairwise_kernel(X, L, kernel=spy), K)
     assert seen == {threading.get_ident()}
+
+
+def test_blas_limited_to_one_thread_means_tiles_on_the_caller_only(rng, small_tiles):
+    A = rng.normal(size=(500, 2))
+    B = rng.normal(size=(2, 37))
+    seen = set()
+
+    def record(T):
+        seen.add(threading.get_ident())
+        np.exp(T, out=T)
+
+    out = np.empty((500, 37))
+    with threadpool_limits(1, user_api="blas"):
+        gemm_map(A, B, record, out=out)
+    assert seen == {threading.get_ident()}
+    np.testing.assert_allclose(out, np.exp(A @ B), rtol=1e-13)

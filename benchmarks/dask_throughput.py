@@ -40,7 +40,7 @@ RESULTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "results", "d
 
 
 def _methods(quick):
-    from kernelsketch.decomposition import RNCA, StreamingKPCA, SubsampleKPCA
+    from kernelsketch.decomposition import RFKPCA, RNCA, StreamingKPCA, SubsampleKPCA
     from kernelsketch.maps import KernelJL, Nystroem, RandomFourierFeatures
     from kernelsketch.sketches import FrequentDirections
 
@@ -54,6 +54,7 @@ def _methods(quick):
         "RandomFourierFeatures (m=%d)" % (2 * f): lambda: RandomFourierFeatures(2 * f, bandwidth="median",
                                                                                random_state=0),
         "RNCA (m=%d, k=10)" % f: lambda: RNCA(10, n_random_features=f, bandwidth="median", random_state=0),
+        "RFKPCA (m=%d, k=10)" % f: lambda: RFKPCA(10, n_random_features=f, bandwidth="median", random_state=0),
         "StreamingKPCA (m=%d, l=32)" % f: lambda: StreamingKPCA(10, n_random_features=f, sketch_size=32,
                                                                 bandwidth="median", random_state=0),
         "FrequentDirections (l=10)": lambda: FrequentDirections(sketch_size=10),

@@ -173,15 +173,13 @@ class Timing:
 SETTLE_S = 0.15
 
 
-def time_interleaved(fns: dict, repeats: int, warmup: int = 1, settle: float | None = None) -> dict:
+def time_interleaved(fns: dict, repeats: int, warmup: int = 1) -> dict:
     """Median wall time of each callable, run interleaved round by round.
 
     Each call's result is dropped before the next call starts, so a fresh
     output allocation is paid by every call and never accumulates.  Each call
-    is followed by a ``SETTLE_S`` pause (idle BLAS threads, see there), or
-    ``settle`` seconds when given.
+    is followed by a ``SETTLE_S`` pause (idle BLAS threads, see there).
     """
-    pause = SETTLE_S if settle is None else min(settle, SETTLE_S)
     if repeats < 1:
         raise ValueError("repeats must be >= 1")
     times = {name: [] for name in fns}
@@ -190,8 +188,8 @@ def time_interleaved(fns: dict, repeats: int, warmup: int = 1, settle: float | N
             t0 = time.perf_counter()
             result = fn()
             t1 = time.perf_counter()
-            if pause > 0:
-                time.sleep(pause)
+            if SETTLE_S > 0:
+                time.sleep(SETTLE_S)
             del result
             if r >= warmup:
                 times[name].append(t1 - t0)

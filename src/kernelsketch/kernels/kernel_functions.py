@@ -120,6 +120,14 @@ class Kernel:
     #: in-place function of a tile of ``A @ B`` for kernels of GEMM form
     elementwise = None
 
+    def _compute_by_gemm(self, X, prepared, out) -> bool:
+        """Fill ``out`` through the fused tiled route when this block has a GEMM form; False otherwise."""
+        ops = self.gemm_operands(X, prepared, out.dtype)
+        if ops is None:
+            return False
+        gemm_map(*ops, self.elementwise, out=out)
+        return True
+
     def gemm_operands(self, X, prepared, out_dtype):
         """``(A, B)`` with ``K(X, Y) = elementwise(A @ B)``, or None (no GEMM form for this block).
 
@@ -269,10 +277,7 @@ class GaussianKernel(ShiftInvariantKernel):
     elementwise = staticmethod(_exp_tile)
 
     def compute(self, X, prepared, out):
-        ops = self.gemm_operands(X, prepared, out.dtype)
-        if ops is not None:
-            # GEMM + exp tile by tile in cache, on every core (tiled_gemm)
-            gemm_map(*ops, _exp_tile, out=out)
+        if self._compute_by_gemm(X, prepared, out):  # GEMM + exp tile by tile in cache, on every core
             return
         if not sp.issparse(X) and not prepared["sparse"]:
             return self._exact_block(X, prepared, out)
@@ -328,7 +333,7 @@ class LaplacianKernel(ShiftInvariantKernel):
         Xd = X.toarray() if sp.issparse(X) else X
         D = cdist(np.asarray(Xd, dtype=np.float64), prepared, metric="cityblock")
         D *= -1.0 / self.bandwidth
-        exp_inplace(D)
+        np.exp(D, out=D)  # rows are already split over threads (blocks.compute_block)
         out[...] = D
 
     def sample_frequencies(self, rng, n_features, n_components):
@@ -412,9 +417,7 @@ class PolynomialKernel(Kernel):
         return np.asarray(X, dtype=prepared.dtype), prepared
 
     def compute(self, X, prepared, out):
-        ops = self.gemm_operands(X, prepared, out.dtype)
-        if ops is not None:
-            gemm_map(*ops, self._finish, out=out)
+        if self._compute_by_gemm(X, prepared, out):
             return
         prod = X @ prepared
         out[...] = prod.toarray() if sp.issparse(prod) else prod
@@ -440,9 +443,7 @@ class LinearKernel(Kernel):
         return np.asarray(X, dtype=prepared.dtype), prepared
 
     def compute(self, X, prepared, out):
-        ops = self.gemm_operands(X, prepared, out.dtype)
-        if ops is not None:
-            gemm_map(*ops, None, out=out)
+        if self._compute_by_gemm(X, prepared, out):
             return
         prod = X @ prepared
         out[...] = prod.toarray() if sp.issparse(prod) else prod

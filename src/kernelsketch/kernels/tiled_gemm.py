@@ -21,6 +21,8 @@ float64, d = 10): 52 ms against 96 ms for the GEMM + exp floor.
 
 from __future__ import annotations
 
+from contextlib import nullcontext
+
 import numpy as np
 
 from ..utils.threads import blas_num_threads, run_claim_loops, single_threaded_blas
@@ -87,9 +89,7 @@ def gemm_map(A, B, func=None, out=None, *, project=None, project_out=None, n_thr
         elif not direct:
             out[lo:hi] = T
 
-    if n_workers == 1:
-        run_claim_loops(tile, n_tiles, 1, setup=scratch)
-    else:
-        with single_threaded_blas():
-            run_claim_loops(tile, n_tiles, n_workers, setup=scratch)
+    # BLAS is pinned only while tiles run on several threads
+    with single_threaded_blas() if n_workers > 1 else nullcontext():
+        run_claim_loops(tile, n_tiles, n_workers, setup=scratch)
     return out if project is None else project_out

@@ -24,6 +24,7 @@ from functools import lru_cache
 
 import numpy as np
 import scipy.linalg  # noqa: F401  (loads SciPy's BLAS before the controller inspects the process)
+import threadpoolctl
 from threadpoolctl import ThreadpoolController
 
 #: Below this many elements per thread an elementwise pass is not split: the
@@ -98,15 +99,9 @@ def _release_openblas_control():
     the first thread to enter and lifted by the last to leave, which may be
     another thread, so control is released around each change.
     """
-    clear = getattr(_openblas_controller_class(), "clear_controlling_thread", None)
+    clear = getattr(getattr(threadpoolctl, "OpenBLASController", None), "clear_controlling_thread", None)
     if clear is not None:
         clear(force=True)
-
-
-def _openblas_controller_class():
-    import threadpoolctl
-
-    return getattr(threadpoolctl, "OpenBLASController", None)
 
 
 #: BLAS calls below this many flops run on one thread (see :func:`blas_for`)

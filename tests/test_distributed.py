@@ -277,13 +277,19 @@ def test_streaming_kpca_merged_sketch_within_guarantee(client):
     assert est.error_bound_ <= np.sum(Z * Z) / 10 + 1e-9
 
 
-def test_heuristic_bandwidth_from_a_sample_is_close(client):
+@pytest.mark.parametrize("heuristic", ["median", "percentile", "mean_sq"])
+@pytest.mark.parametrize("make", [
+    lambda h: Nystroem(n_landmarks=30, bandwidth=h, random_state=0),
+    lambda h: RNCA(3, n_random_features=32, bandwidth=h, random_state=0),
+    lambda h: RandomFourierFeatures(16, bandwidth=h, random_state=0),
+])
+def test_heuristic_bandwidth_equals_the_in_memory_one(client, heuristic, make):
+    # 3000 rows: 4.5M pairs, so the percentile heuristics sample 100,000 of them;
+    # the Dask fit gathers exactly those rows and resolves the same value
     X = _data(n=3000, d=3, seed=9)
-    ref = Nystroem(n_landmarks=30, bandwidth="median", random_state=0).fit(X)
-    est = fit(Nystroem(n_landmarks=30, bandwidth="median", random_state=0),
-              da.from_array(X, chunks=(500, 3)), bandwidth_rows=800)
-    assert est.kernel_.bandwidth == pytest.approx(ref.kernel_.bandwidth, rel=0.05)
-    assert est.kernel_.bandwidth != ref.kernel_.bandwidth  # it really came from the sample
+    ref = make(heuristic).fit(X)
+    est = fit(make(heuristic), da.from_array(X, chunks=(500, 3)))
+    assert est.kernel_.bandwidth == pytest.approx(ref.kernel_.bandwidth, rel=1e-12)
 
 
 def test_fit_with_unknown_chunk_sizes(client):
@@ -300,8 +306,8 @@ def test_fit_refuses_what_it_cannot_do():
     Xd = da.zeros((10, 2), chunks=5)
     with pytest.raises(TypeError, match="SubsampleKPCA"):
         fit(KernelPCA(), Xd)
-    with pytest.raises(ValueError, match="bandwidth_rows"):
-        fit(Nystroem(), Xd, bandwidth_rows=0)
+    with pytest.raises(ValueError, match="fit_rows"):
+        fit(Nystroem(), Xd, fit_rows=0)
 
 
 def test_tree_reduce_and_gather_rows_no_client():

@@ -41,6 +41,13 @@ _LAZY = {
     "make_cluster_in_cluster": "datasets",
     "make_crescent_fullmoon": "datasets",
     "make_random_noisy": "datasets",
+    # the out-of-core driver
+    "fit_source": "out_of_core",
+    "transform_source": "out_of_core",
+    "embed_file": "out_of_core",
+    "cluster_file": "out_of_core",
+    # clustering
+    "StreamingKMeans": "cluster",
     # persistence
     "save": "persistence",
     "load": "persistence",
@@ -50,7 +57,7 @@ __all__ = ["config_context", "get_config", "set_config", "__version__", *_LAZY]
 
 
 _SUBPACKAGES = ("kernels", "maps", "sketches", "decomposition", "cluster", "metrics", "datasets", "experiments",
-                "io", "distributed", "persistence", "utils")
+                "io", "distributed", "persistence", "utils", "out_of_core")
 
 
 def __getattr__(name):

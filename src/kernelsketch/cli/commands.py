@@ -12,18 +12,9 @@ from pathlib import Path
 
 import numpy as np
 
-from ..io import check_output_path, open_matrix, output_format
-from . import dask_run, pipeline
+from ..io import check_output_path, output_format
+from . import pipeline
 from .ui import UsageError
-
-
-def _open_source(args):
-    columns = None
-    if args.columns:
-        columns = [c.strip() for c in args.columns.split(",") if c.strip()]
-    return open_matrix(args.input, format=args.format, delimiter=args.delimiter,
-                       header=False if args.no_header else None, columns=columns,
-                       label_column=args.label_column, dtype=np.float32 if args.dtype == "float32" else None)
 
 
 def _check_outputs(args, outputs, inputs):
@@ -43,62 +34,75 @@ def _check_suffix(path):
         raise UsageError(str(exc)) from None
 
 
-def _embed_params(args):
-    return dict(kernel=args.kernel, bandwidth=args.bandwidth, dim=args.dim, landmarks=args.landmarks, seed=args.seed)
+def _say_fit(ui, engine, fit):
+    from ..out_of_core import FitResult
+
+    assert isinstance(fit, FitResult)
+    extra = []
+    if fit.n_landmarks is not None:
+        extra.append(f"n = {fit.n_landmarks} landmarks")
+    if fit.bandwidth is not None:
+        extra.append(f"bandwidth h = {fit.bandwidth:.6g}")
+    how = {"landmarks": f"landmarks from {fit.fit_rows} rows read", "stream": "one pass of partial_fit",
+           "random_features": "random features", "kernel_kmeans": f"k-means on {fit.fit_rows} rows",
+           "sample": f"a sample of {fit.fit_rows} rows"}[fit.strategy]
+    ui.say(f"fitted {type(fit.estimator).__name__} on {fit.n_rows} rows ({how}"
+           + (f"; {', '.join(extra)}" if extra else "") + f") in {fit.seconds:.2f} s")
+
+
+def _say_input(ui, args, engine):
+    ui.say(f"{args.input}: {engine.describe()}")
+    names = engine.feature_names
+    ui.record(input=str(args.input), n_features=engine.n_features,
+              columns=list(names) if names is not None else None, label_column=args.label_column)
 
 
 def cmd_embed(args, ui, *, save_only=False):
     """``embed`` (fit + transform to -o) and ``fit`` (fit + --save)."""
-    if dask_run.wants_dask(args):
-        return _dask_embed(args, ui, save_only=save_only)
+    from ..out_of_core import fit_source, transform_source
+
     if not save_only:
         _check_suffix(args.output)  # before reading anything
     _check_outputs(args, [getattr(args, "output", None), args.save, getattr(args, "plot", None)], [args.input])
-    est = pipeline.build_estimator(args.method, **_embed_params(args))
-    source = _open_source(args)
-    ui.say(f"{args.input}: {source.format}, {source.n_features} features"
-           + (f", {source.n_rows} rows" if source.n_rows is not None else ""))
-    fit = pipeline.fit_on_source(est, source, method=args.method, fit_rows=args.fit_rows, seed=args.seed, ui=ui)
-    ui.say(f"fitted {type(est).__name__} on {fit['fit_rows']} of {fit['n_rows']} rows in {fit['seconds']:.2f} s")
-    ui.record(command="save" if save_only else "embed", input=str(args.input), method=args.method,
-              estimator=type(est).__name__, n_rows=fit["n_rows"], fit_rows=fit["fit_rows"],
-              fit_seconds=round(fit["seconds"], 4))
-    if args.save:
-        from ..persistence import save
+    if getattr(args, "plot", None) and pipeline.wants_dask(args):
+        raise UsageError("--plot is not supported with --scheduler/--workers or a shard directory")
+    est = pipeline.build_estimator(args.method, kernel=args.kernel, bandwidth=args.bandwidth, dim=args.dim,
+                                   landmarks=args.landmarks, seed=args.seed)
+    with pipeline.engine_for(args, ui) as engine:
+        _say_input(ui, args, engine)
+        fit = fit_source(est, engine, fit_rows=args.fit_rows, random_state=args.seed)
+        _say_fit(ui, engine, fit)
+        ui.record(command="save" if save_only else "embed", method=args.method, engine=engine.name, **fit.to_dict())
+        if args.save:
+            from ..persistence import save
 
-        save(est, args.save, overwrite=args.force)
-        ui.say(f"model saved to {args.save}")
-        ui.record(model=str(args.save))
-    if save_only:
-        return 0
-    _transform_to_output(est, source, args, ui, data=fit["data"])
+            save(est, args.save, overwrite=args.force)
+            ui.say(f"model saved to {args.save}")
+            ui.record(model=str(args.save))
+        if save_only:
+            return 0
+        _transform_to_output(est, engine, args, ui)
     return 0
 
 
-def _transform_to_output(est, source, args, ui, data=None):
-    writer = pipeline.LazyWriter(args.output, force=args.force, protect=[args.input])
-    t0 = time.perf_counter()
-    n, _, _, sample = pipeline.transform_source(est, source, make_writer=writer, ui=ui, data=data,
-                                                plot=bool(args.plot), seed=args.seed)
-    seconds = time.perf_counter() - t0
-    width = writer.opened.n_columns if writer.opened is not None else 0
-    ui.say(f"wrote {n} x {width} embedding to {args.output} in {seconds:.2f} s")
-    ui.record(output=str(args.output), shape=[n, width], transform_seconds=round(seconds, 4))
-    if args.plot and sample is not None:
+def _transform_to_output(est, engine, args, ui):
+    from ..out_of_core import transform_source
+
+    res = transform_source(est, engine, args.output, force=args.force,
+                           sample_rows=pipeline.PLOT_ROWS if getattr(args, "plot", None) else 0,
+                           random_state=args.seed)
+    ui.say(f"wrote {res.n_rows} x {res.n_columns} embedding to {args.output} in {res.seconds:.2f} s")
+    ui.record(**res.to_dict())
+    if getattr(engine, "stats", None) and engine.name == "dask":
+        ui.record(dask=dict(engine.stats))
+    if getattr(args, "plot", None) and res.sample is not None:
         from .plotting import scatter_png
 
-        Zs, ys = sample
+        Zs, ys = res.sample
         scatter_png(args.plot, Zs, ys, title=f"{getattr(args, 'method', type(est).__name__)}: {Path(args.input).name}",
                     force=args.force, protect=[args.input])
         ui.say(f"plot written to {args.plot}")
         ui.record(plot=str(args.plot))
-
-
-def _dask_embed(args, ui, save_only):
-    if not save_only:
-        _check_suffix(args.output)
-    _check_outputs(args, [getattr(args, "output", None), args.save], [args.input])
-    return dask_run.embed(args, ui, save_only=save_only)
 
 
 def cmd_transform(args, ui):
@@ -106,102 +110,83 @@ def cmd_transform(args, ui):
 
     _check_suffix(args.output)
     _check_outputs(args, [args.output, args.plot], [args.input, args.model])
+    if args.plot and pipeline.wants_dask(args):
+        raise UsageError("--plot is not supported with --scheduler/--workers or a shard directory")
     est = load(args.model)
-    if dask_run.wants_dask(args):
-        return dask_run.embed(args, ui, model=est)
-    source = _open_source(args)
-    expected = getattr(est, "n_features_in_", None)
-    if expected is not None and expected != source.n_features:
-        raise ValueError(f"{args.input} has {source.n_features} feature columns but the model "
-                         f"{args.model} was fitted on {expected}")
-    ui.record(command="transform", model=str(args.model), input=str(args.input), estimator=type(est).__name__)
-    _transform_to_output(est, source, args, ui)
+    with pipeline.engine_for(args, ui) as engine:
+        expected = getattr(est, "n_features_in_", None)
+        if expected is not None and expected != engine.n_features:
+            raise ValueError(f"{args.input} has {engine.n_features} feature columns but the model "
+                             f"{args.model} was fitted on {expected}")
+        ui.record(command="transform", model=str(args.model), input=str(args.input), estimator=type(est).__name__,
+                  engine=engine.name)
+        _transform_to_output(est, engine, args, ui)
     return 0
 
 
 CLUSTER_METHODS = ("kjl", "subsample-kpca", "nystroem-kkm", "kmeans")
 
 
+def _cluster_embedding(args, k):
+    """The embedding of ``cluster --method``: the Kernel JL paper's choices unless -d / -n say otherwise."""
+    common = dict(kernel=args.kernel, bandwidth=args.bandwidth, landmarks=args.landmarks, seed=args.seed)
+    if args.method == "kjl":
+        return pipeline.build_estimator("kjl", dim=args.dim or 10 * k, centered=True, **common)
+    if args.method == "subsample-kpca":
+        return pipeline.build_estimator("subsample-kpca", dim=args.dim or k, **common)
+    if args.method == "nystroem-kkm":
+        # kernel k-means on the rank-d Nystroem features (as NystroemKernelKMeans), landmarks "auto" by default
+        if args.landmarks is None:
+            common["landmarks"] = "auto"
+        return pipeline.build_estimator("nystroem", dim=args.dim or min(10 * k, 200), **common)
+    if any(v is not None for v in (args.dim, args.landmarks, args.kernel, args.bandwidth)):
+        raise UsageError("--method kmeans clusters the raw features: -d, -n, --kernel and --bandwidth do not apply")
+    return None
+
+
 def cmd_cluster(args, ui):
-    from sklearn.cluster import KMeans
-    from sklearn.metrics import adjusted_rand_score, rand_score
+    from ..out_of_core import cluster_file
 
-    from ..io import coerce_labels, open_writer
-
-    if dask_run.wants_dask(args):
-        raise UsageError("cluster does not run on Dask yet; use embed --scheduler/--workers, then cluster the embedding")
-    _check_suffix(args.output)
+    if args.output is not None:
+        _check_suffix(args.output)
     _check_outputs(args, [args.output, args.plot], [args.input])
+    if args.plot and pipeline.wants_dask(args):
+        raise UsageError("--plot is not supported with --scheduler/--workers or a shard directory")
     k = args.k
-    source = _open_source(args)
-    ui.say(f"{args.input}: {source.format}, {source.n_features} features; k = {k}, method {args.method}")
-    t0 = time.perf_counter()
-    if args.method == "kmeans":
-        X, y = source.read()
-        Z = X
-        labels = KMeans(n_clusters=k, n_init=10, random_state=args.seed).fit_predict(X)
-        fit_info = {"n_rows": X.shape[0], "fit_rows": X.shape[0]}
-    else:
-        if args.method == "kjl":
-            est = pipeline.build_estimator("kjl", kernel=args.kernel, bandwidth=args.bandwidth,
-                                           dim=args.dim or 10 * k, landmarks=args.landmarks, seed=args.seed,
-                                           centered=True)
-        elif args.method == "subsample-kpca":
-            est = pipeline.build_estimator("subsample-kpca", kernel=args.kernel, bandwidth=args.bandwidth,
-                                           dim=args.dim or k, landmarks=args.landmarks, seed=args.seed)
-        else:
-            est = pipeline.build_estimator("NystroemKernelKMeans", kernel=args.kernel, bandwidth=args.bandwidth,
-                                           dim=args.dim, landmarks=args.landmarks, seed=args.seed, n_clusters=k)
-        fit_info = pipeline.fit_on_source(est, source, method=args.method, fit_rows=args.fit_rows, seed=args.seed,
-                                          ui=ui)
-        if args.method == "nystroem-kkm":
-            predictor = _Predictor(est)
-            _, labels, y, _ = pipeline.transform_source(predictor, source, ui=ui, data=fit_info["data"], keep=True,
-                                                        desc="assign clusters")
-            labels = labels.ravel()
-            Z = None
-        else:
-            _, Z, y, _ = pipeline.transform_source(est, source, ui=ui, data=fit_info["data"], keep=True,
-                                                   desc="embed")
-            labels = KMeans(n_clusters=k, n_init=10, random_state=args.seed).fit_predict(Z)
-    seconds = time.perf_counter() - t0
-    labels = labels.astype(np.int64)
-    with open_writer(args.output, 1, np.int64, column_names=["cluster"], force=args.force,
-                     protect=[args.input]) as w:
-        w.write(labels)
-    ui.say(f"clustered {labels.shape[0]} rows into {len(np.unique(labels))} clusters in {seconds:.2f} s; "
-           f"labels written to {args.output}")
-    ui.record(command="cluster", input=str(args.input), method=args.method, k=k, n_rows=int(labels.shape[0]),
-              fit_rows=fit_info["fit_rows"], seconds=round(seconds, 4), output=str(args.output))
-    if y is not None:
-        y = coerce_labels(y)
-        ri, ari = rand_score(y, labels), adjusted_rand_score(y, labels)
-        ui.say(f"Rand index {ri:.4f}   adjusted Rand index {ari:.4f}   (against the label column)")
-        ui.record(rand_index=float(ri), adjusted_rand_index=float(ari))
-    if args.plot:
-        from .plotting import scatter_png
+    if k < 2:
+        raise UsageError(f"-k must be at least 2, got {k}")
+    embedding = _cluster_embedding(args, k)
+    with pipeline.engine_for(args, ui) as engine:
+        _say_input(ui, args, engine)
+        ui.say(f"k = {k}, method {args.method}, seed {args.seed}")
+        res = cluster_file(engine, k, embedding=embedding, output=args.output, force=args.force, keep_labels=False,
+                           init_size=args.init_size, lloyd_passes=args.lloyd_passes, fit_rows=args.fit_rows,
+                           random_state=args.seed, plot_rows=pipeline.PLOT_ROWS if args.plot else 0)
+        if res.fit is not None:
+            _say_fit(ui, engine, res.fit)
+        sec = res.seconds
+        ui.say(f"clustered {res.n_rows} rows into {k} clusters in {sec['total']:.2f} s "
+               f"(fit {sec['fit']:.2f} s, k-means on {res.sample_rows} sampled rows {sec['kmeans']:.2f} s, "
+               f"{res.passes} Lloyd pass(es) {sec['passes']:.2f} s, assignment {sec['assign']:.2f} s); cluster sizes "
+               f"{res.cluster_sizes.tolist()}")
+        ui.record(command="cluster", method=args.method, engine=engine.name, **res.to_dict())
+        if engine.name == "dask":
+            ui.record(dask=dict(engine.stats))
+        if args.output is not None:
+            ui.say(f"labels written to {args.output}")
+        if res.rand_index is not None:
+            ui.say(f"Rand index {res.rand_index:.4f}   adjusted Rand index {res.adjusted_rand_index:.4f}   "
+                   "(against the label column)")
+        if args.plot and res.sample is not None:
+            from .plotting import scatter_png
 
-        if Z is None:
-            Z = _open_source(args).read()[0]
-        Z = Z.toarray() if hasattr(Z, "toarray") else np.asarray(Z)
-        idx = np.random.default_rng(args.seed).permutation(Z.shape[0])[: pipeline.PLOT_ROWS]
-        scatter_png(args.plot, Z[idx], labels[idx], title=f"{args.method}, k={k}: {Path(args.input).name}",
-                    force=args.force, protect=[args.input])
-        ui.record(plot=str(args.plot))
+            Zs, labels = res.sample
+            what = "raw features" if embedding is None else f"{type(embedding).__name__} embedding"
+            scatter_png(args.plot, Zs, labels, title=f"{args.method}, k={k}: {Path(args.input).name} ({what})",
+                        force=args.force, protect=[args.input])
+            ui.say(f"plot written to {args.plot}")
+            ui.record(plot=str(args.plot))
     return 0
-
-
-class _Predictor:
-    """Adapter so cluster assignment streams like a transform (one column of labels)."""
-
-    def __init__(self, est):
-        self.est = est
-
-    def __sklearn_tags__(self):
-        return self.est.__sklearn_tags__()
-
-    def transform(self, X):
-        return np.asarray(self.est.predict(X)).reshape(-1, 1)
 
 
 def cmd_datasets(args, ui):

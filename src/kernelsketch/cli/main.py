@@ -40,6 +40,16 @@ def _positive_int(value):
     return n
 
 
+def _nonnegative_int(value):
+    try:
+        n = int(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a non-negative integer, got {value!r}") from None
+    if n < 0:
+        raise argparse.ArgumentTypeError(f"expected a non-negative integer, got {value!r}")
+    return n
+
+
 def _landmarks(value):
     return value if value == "auto" else _positive_int(value)
 
@@ -116,7 +126,7 @@ def build_parser():
     p = sub.add_parser("fit", parents=[common, inp, model], help="fit a model and save it",
                        description="Fit a kernel embedding on a data file and save it (see `transform`).")
     p.add_argument("--method", choices=methods, required=True)
-    p.add_argument("--save", metavar="MODEL", required=True, help="model file to write (.npz)")
+    p.add_argument("--save", metavar="MODEL", required=True, help="model file to write (.ksm)")
     p.add_argument("--force", action="store_true", help="overwrite an existing model file")
 
     p = sub.add_parser("transform", parents=[common], help="embed a data file with a saved model",
@@ -128,10 +138,21 @@ def build_parser():
         p._add_action(a)
     p.set_defaults(seed=0)
 
-    p = sub.add_parser("cluster", parents=[common, inp, model, out], help="embed and cluster; write labels",
-                       description="Embed then k-means; prints the (adjusted) Rand index when --label-column is given.")
-    p.add_argument("-k", type=_positive_int, required=True, help="number of clusters")
-    p.add_argument("--method", choices=CLUSTER_METHODS, default="kjl")
+    p = sub.add_parser("cluster", parents=[common, inp, model], help="embed and cluster; write labels",
+                       description="Embed, then k-means seeded on a sample and streamed over every row (bounded "
+                       "memory at any size); prints the (adjusted) Rand index when --label-column is given.")
+    p.add_argument("-k", type=_positive_int, required=True, help="number of clusters (>= 2)")
+    p.add_argument("--method", choices=CLUSTER_METHODS, default="kjl",
+                   help="kjl: centred Kernel JL, d = 10 k (default); subsample-kpca: d = k; nystroem-kkm: kernel "
+                   "k-means on rank-d Nystroem features; kmeans: the raw features")
+    p.add_argument("-o", "--output", help="labels file: .npy, .csv, .tsv or .parquet (default: write nothing, "
+                   "print the scores)")
+    p.add_argument("--force", action="store_true", help="overwrite existing outputs (never an input)")
+    p.add_argument("--plot", metavar="FILE.png", help="scatter plot of the embedding of a sample, by cluster")
+    p.add_argument("--init-size", type=_positive_int, default=None,
+                   help="rows of the sample k-means++ and Lloyd run on (default 100000; all rows when fewer)")
+    p.add_argument("--lloyd-passes", type=_nonnegative_int, default=0,
+                   help="exact Lloyd passes over every row after the sample (each embeds the data again; default 0)")
 
     p = sub.add_parser("demo", parents=[common], help="the main job: Kernel JL clustering of Bank Notes (and Avila)")
     p.add_argument("--output", default="kernelsketch-demo", help="output folder (default ./kernelsketch-demo)")

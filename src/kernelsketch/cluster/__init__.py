@@ -5,7 +5,7 @@ Names are imported lazily from their modules (PEP 562).
 
 import importlib
 
-_LAZY = {"NystroemKernelKMeans": "nystroem_kernel_kmeans"}
+_LAZY = {"NystroemKernelKMeans": "nystroem_kernel_kmeans", "StreamingKMeans": "streaming_kmeans"}
 
 __all__ = sorted(_LAZY)
 

@@ -10,30 +10,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..maps.landmarks import sample_landmarks
+from ..maps.landmarks import sample_row_indices  # noqa: F401  (re-exported)
 from ._dask import check_dask_matrix
-
-
-def sample_row_indices(n_samples, n_rows, seed):
-    """Sorted indices of ``min(n_rows, n_samples)`` distinct rows, uniform; all rows when they fit.
-
-    Parameters
-    ----------
-    n_samples : int
-    n_rows : int
-    seed : int or sequence of int
-        Seeds ``numpy.random.default_rng``.
-
-    Examples
-    --------
-    >>> sample_row_indices(5, 10, seed=0).tolist()
-    [0, 1, 2, 3, 4]
-    >>> len(sample_row_indices(1000, 10, seed=0))
-    10
-    """
-    if n_rows >= n_samples:
-        return np.arange(n_samples, dtype=np.int64)
-    return sample_landmarks(n_samples, n_rows, np.random.default_rng(seed))
 
 
 def gather_rows(X, *index_sets):

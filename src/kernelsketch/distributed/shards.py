@@ -12,17 +12,31 @@ from ._dask import import_dask
 SHARD_SUFFIXES = {".npy": "npy", ".parquet": "parquet", ".pq": "parquet"}
 
 
-def _read_shard(path, fmt, columns, label_column, dtype):
+#: input bytes of one chunk of a large ``.npy`` shard (one Dask task each)
+CHUNK_BYTES = 16 * 2**20
+
+
+def _read_shard(path, fmt, columns, label_column, dtype, start=None, stop=None):
+    """``(X, y)`` of one shard, or of rows ``start:stop`` of a ``.npy`` shard (memory-mapped)."""
     from ..io import open_matrix
 
-    X, _ = open_matrix(path, format=fmt, columns=columns, label_column=label_column, dtype=dtype).read()
-    return X
+    src = open_matrix(path, format=fmt, columns=columns, label_column=label_column, dtype=dtype)
+    if start is not None:
+        return src.read_range(start, stop)
+    return src.read()
 
 
-def read_shards(directory, *, columns=None, label_column=None, dtype=None):
+def _part(pair, i):
+    return pair[i]
+
+
+def read_shards(directory, *, columns=None, label_column=None, dtype=None, chunk_rows=None, return_labels=False):
     """Open every ``*.npy`` or every ``*.parquet`` file of a directory (or one such file) as a dask array.
 
-    Shards are taken in file-name order, one row chunk each.  Only their
+    Shards are taken in file-name order.  A Parquet shard is one row chunk; a
+    ``.npy`` shard is cut into chunks of ``chunk_rows`` rows (default: about
+    16 MiB of input each), each read by its worker through a memory map, so a
+    single large file spreads over every worker.  Only their
     headers (``.npy``) or footers (Parquet) are read here, for the shapes;
     each worker reads its shards with :func:`kernelsketch.io.open_matrix`
     (same validation: finite numeric cells, column selection).
@@ -33,10 +47,14 @@ def read_shards(directory, *, columns=None, label_column=None, dtype=None):
     columns, label_column : feature columns and a column to leave out, by name or 0-based index.
     dtype : numpy dtype, optional
         float64 by default (float32 shards stay float32).
+    chunk_rows : int, optional
+        Rows per chunk of ``.npy`` shards.
+    return_labels : bool, default=False
+        Also return the label column as a dask array (None without ``label_column``).
 
     Returns
     -------
-    dask.array.Array of shape (n_rows, n_features)
+    dask.array.Array of shape (n_rows, n_features), or ``(X, y)`` with ``return_labels``
 
     Raises
     ------
@@ -73,7 +91,7 @@ def read_shards(directory, *, columns=None, label_column=None, dtype=None):
     if len(formats) > 1:
         raise ValueError(f"{str(root)!r} mixes .npy and Parquet shards; keep one format per directory")
     fmt = formats.pop()
-    blocks, first = [], None
+    blocks, labels, first = [], [], None
     for path in files:
         src = open_matrix(path, format=fmt, columns=columns, label_column=label_column, dtype=dtype)
         if first is None:
@@ -81,7 +99,21 @@ def read_shards(directory, *, columns=None, label_column=None, dtype=None):
         elif (src.n_features, src.dtype) != (first.n_features, first.dtype):
             raise ValueError(f"{path}: {src.n_features} features of {src.dtype}, but {first.path.name} has "
                              f"{first.n_features} of {first.dtype}")
-        part = dask.delayed(_read_shard, pure=True)(str(path), fmt, columns, label_column, dtype)
-        blocks.append(da.from_delayed(part, shape=(src.n_rows, src.n_features), dtype=src.dtype,
-                                      meta=np.empty((0, 0), dtype=src.dtype)))
-    return da.concatenate(blocks, axis=0)
+        if fmt == "npy":
+            step = chunk_rows or max(1, CHUNK_BYTES // max(1, src._arr.shape[1] * src._arr.dtype.itemsize))
+            ranges = [(s, min(s + step, src.n_rows)) for s in range(0, src.n_rows, step)]
+        else:
+            ranges = [(None, None)]
+        for start, stop in ranges:
+            rows = src.n_rows if start is None else stop - start
+            pair = dask.delayed(_read_shard, pure=True)(str(path), fmt, columns, label_column, dtype, start, stop)
+            X_part = dask.delayed(_part, pure=True)(pair, 0)
+            blocks.append(da.from_delayed(X_part, shape=(rows, src.n_features), dtype=src.dtype,
+                                          meta=np.empty((0, 0), dtype=src.dtype)))
+            if src.has_labels:
+                y_part = dask.delayed(_part, pure=True)(pair, 1)
+                labels.append(da.from_delayed(y_part, shape=(rows,), dtype=object, meta=np.empty((0,), object)))
+    X = da.concatenate(blocks, axis=0)
+    if not return_labels:
+        return X
+    return X, (da.concatenate(labels, axis=0) if labels else None)

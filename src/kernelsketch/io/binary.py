@@ -58,6 +58,27 @@ class NpySource(MatrixSource):
         self.has_labels = self.label is not None
         self._contiguous = self.features == list(range(self.features[0], self.features[0] + self.n_features))
 
+    def _select(self, raw, row_of):
+        if self._contiguous:
+            f0 = self.features[0]
+            X = np.array(raw[:, f0:f0 + self.n_features], dtype=self.dtype)
+        else:
+            X = np.asarray(raw[:, self.features], dtype=self.dtype)
+        check_finite_block(self.path, X, row_of, None, self.features, row_label="row index")
+        y = None if self.label is None else np.array(raw[:, self.label])
+        return X, y
+
+    def take(self, indices):
+        """Rows at ``indices`` (sorted, distinct): random access into the memory map."""
+        indices = np.asarray(indices, dtype=np.int64)
+        if indices.size and (indices[0] < 0 or indices[-1] >= self.n_rows):
+            raise ValueError(f"{self.path}: row indices out of range for {self.n_rows} rows")
+        return self._select(self._arr[indices], lambda i: int(indices[i]))
+
+    def read_range(self, start, stop):
+        """Rows ``start:stop`` as ``(X, y)`` (what a Dask chunk of this file reads)."""
+        return self._select(self._arr[start:stop], lambda i, s=start: s + i)
+
     def iter_blocks(self, block_rows=None):
         block_rows = block_rows or default_block_rows(self._arr.shape[1], 16)
         f0 = self.features[0]

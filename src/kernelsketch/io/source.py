@@ -11,7 +11,7 @@ import scipy.sparse as sp
 
 from ..utils.chunking import get_chunk_n_rows
 
-__all__ = ["MatrixSource", "default_block_rows", "resolve_columns"]
+__all__ = ["ArraySource", "MatrixSource", "default_block_rows", "resolve_columns"]
 
 # Largest block a reader yields by default, whatever the budget.
 _MAX_BLOCK_ROWS = 65536
@@ -84,6 +84,33 @@ class MatrixSource:
         """Yield ``(X_block, y_block or None)`` in file order."""
         raise NotImplementedError
 
+    def take(self, indices):
+        """Rows at ``indices`` (sorted, distinct) as ``(X, y)``: one pass here; random access where the format has it."""
+        indices = np.asarray(indices, dtype=np.int64)
+        Xs, ys, start, pos = [], [], 0, 0
+        for X, y in self.iter_blocks():
+            stop = start + X.shape[0]
+            end = int(np.searchsorted(indices, stop, side="left"))
+            if end > pos:
+                local = indices[pos:end] - start
+                Xs.append(X[local])
+                if y is not None:
+                    ys.append(np.asarray(y)[local])
+                pos = end
+            start = stop
+            if pos == indices.size:
+                break
+        if pos != indices.size:
+            raise ValueError(f"{self.path}: row index {int(indices[pos])} is out of range ({start} rows)")
+        if not Xs:
+            return self._empty(), None
+        X = sp.vstack(Xs, format="csr") if self.sparse else np.concatenate(Xs, axis=0)
+        return X, (np.concatenate(ys) if ys else None)
+
+    def _empty(self):
+        dtype = getattr(self, "dtype", np.float64)
+        return sp.csr_matrix((0, self.n_features), dtype=dtype) if self.sparse else np.empty((0, self.n_features), dtype)
+
     def read(self):
         """The whole file as ``(X, y)`` (``y`` is None without a label column)."""
         Xs, ys = [], []
@@ -99,6 +126,46 @@ class MatrixSource:
 
     def __repr__(self):
         return f"{type(self).__name__}({os.fspath(self.path)!r}, n_features={self.n_features})"
+
+
+class ArraySource(MatrixSource):
+    """An in-memory matrix (ndarray or CSR, and optional labels) read like a file, in row blocks.
+
+    Lets every out-of-core routine take data already in memory; blocks are
+    views (dense) or row slices (CSR), never copies of the whole matrix.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> src = ArraySource(np.arange(10.0).reshape(5, 2))
+    >>> [X.shape[0] for X, _ in src.iter_blocks(2)], src.take([1, 4])[0].tolist()
+    ([2, 2, 1], [[2.0, 3.0], [8.0, 9.0]])
+    """
+
+    format = "array"
+
+    def __init__(self, X, y=None, *, name="<array>"):
+        from ..utils.validation import check_input
+
+        self.X = check_input(X, accept_sparse=("csr",), name="X")
+        self.y = None if y is None else np.asarray(y)
+        if self.y is not None and self.y.shape[0] != self.X.shape[0]:
+            raise ValueError(f"y has {self.y.shape[0]} rows but X has {self.X.shape[0]}")
+        self.path = Path(name)
+        self.n_rows, self.n_features = self.X.shape
+        self.sparse = sp.issparse(self.X)
+        self.has_labels = self.y is not None
+        self.dtype = self.X.dtype
+
+    def iter_blocks(self, block_rows=None):
+        block_rows = block_rows or default_block_rows(self.n_features, 16)
+        for start in range(0, self.n_rows, block_rows):
+            stop = min(start + block_rows, self.n_rows)
+            yield self.X[start:stop], (None if self.y is None else self.y[start:stop])
+
+    def take(self, indices):
+        indices = np.asarray(indices, dtype=np.int64)
+        return self.X[indices], (None if self.y is None else self.y[indices])
 
 
 def coerce_labels(y):

@@ -79,30 +79,32 @@ def estimate_bandwidth(X, method="percentile", *, percentile=25.0, lam=1.0, n_pa
         raise ValueError("all points are identical: every interpoint distance is 0, so no bandwidth heuristic applies")
     n = X.shape[0]
     if method == "mean_sq":
-        if not (isinstance(lam, numbers.Real) and lam > 0):
-            raise ValueError(f"lam must be > 0, got {lam!r}")
-        sq = _row_sq_norms(X)
         s = np.asarray(X.sum(axis=0), dtype=np.float64).ravel()
-        dbar2 = (2.0 * n * sq.sum() - 2.0 * s @ s) / (n * (n - 1))
-        return float(np.sqrt(max(dbar2, 0.0) / lam))
-    q = 50.0 if method == "median" else float(percentile)
-    if not 0 < q <= 100:
-        raise ValueError(f"percentile must be in (0, 100], got {percentile!r}")
-    n_all = n * (n - 1) // 2
-    if n_all <= n_pairs:
+        return bandwidth_from_moments(n, float(_row_sq_norms(X).sum()), s, lam)
+    q = _check_percentile(method, percentile)
+    plan = bandwidth_plan(method, n, n_pairs=n_pairs, random_state=random_state)
+    if plan[0] == "all":
         Xd = X.toarray() if sp.issparse(X) else X
         d = pdist(np.asarray(Xd, dtype=np.float64))
     else:
-        rng = check_random_state(random_state)
-        i = rng.integers(0, n, n_pairs)
-        j = rng.integers(0, n - 1, n_pairs)
-        j += j >= i  # uniform over j != i
+        _, i, j = plan
         if sp.issparse(X):
             diff = X[i] - X[j]
             d = np.sqrt(np.asarray(diff.multiply(diff).sum(axis=1), dtype=np.float64).ravel())
         else:
             diff = np.asarray(X[i], dtype=np.float64) - X[j]
             d = np.sqrt(np.einsum("ij,ij->i", diff, diff))
+    return _percentile_of(d, q)
+
+
+def _check_percentile(method, percentile):
+    q = 50.0 if method == "median" else float(percentile)
+    if not 0 < q <= 100:
+        raise ValueError(f"percentile must be in (0, 100], got {percentile!r}")
+    return q
+
+
+def _percentile_of(d, q):
     h = float(np.percentile(d, q))
     if h <= 0:
         raise ValueError(
@@ -110,6 +112,85 @@ def estimate_bandwidth(X, method="percentile", *, percentile=25.0, lam=1.0, n_pa
             "use a larger percentile or give a numeric bandwidth"
         )
     return h
+
+
+def bandwidth_plan(method, n_samples, *, n_pairs=100_000, random_state=0):
+    """What :func:`estimate_bandwidth` reads from ``n_samples`` rows, drawn as it draws it.
+
+    Lets a reader that cannot hold the data (a file streamed in blocks, a
+    Dask array) resolve a heuristic to exactly the value
+    ``estimate_bandwidth(X, method, random_state=random_state)`` gives on
+    the whole matrix: gather the rows the plan names, then call
+    :func:`bandwidth_from_rows` (or, for ``"mean_sq"``, one pass of sums and
+    :func:`bandwidth_from_moments`).
+
+    Returns
+    -------
+    ("moments",)
+        ``"mean_sq"``: needs ``n``, ``sum ||x||^2`` and the column sums.
+    ("all",)
+        Few enough pairs: every row (all pairwise distances).
+    ("pairs", i, j)
+        Row indices of the ``n_pairs`` sampled pairs.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> X = np.random.default_rng(0).normal(size=(2000, 3))
+    >>> _, i, j = bandwidth_plan("median", 2000, random_state=0)
+    >>> union = np.unique(np.concatenate([i, j]))
+    >>> h = bandwidth_from_rows("median", X[union], union, i, j)
+    >>> h == estimate_bandwidth(X, "median", random_state=0)
+    True
+    """
+    if method not in HEURISTICS:
+        raise ValueError(f"unknown bandwidth heuristic {method!r}; choose one of {HEURISTICS} or give a number")
+    n = int(n_samples)
+    if n < 2:
+        raise ValueError(f"a bandwidth heuristic needs at least 2 rows, got {n}")
+    if method == "mean_sq":
+        return ("moments",)
+    if n * (n - 1) // 2 <= n_pairs:
+        return ("all",)
+    rng = check_random_state(random_state)
+    i = rng.integers(0, n, n_pairs)
+    j = rng.integers(0, n - 1, n_pairs)
+    j += j >= i  # uniform over j != i
+    return ("pairs", i, j)
+
+
+def bandwidth_from_rows(method, rows, row_indices, i=None, j=None, *, percentile=25.0):
+    """The percentile heuristic from gathered rows (see :func:`bandwidth_plan`).
+
+    ``rows`` are the data rows at the sorted indices ``row_indices``; ``i`` and
+    ``j`` the plan's pairs (None for the ``("all",)`` plan, where ``rows`` is every row).
+    """
+    q = _check_percentile(method, percentile)
+    R = rows.toarray() if sp.issparse(rows) else np.asarray(rows)
+    R = np.asarray(R, dtype=np.float64)
+    if i is None:
+        if R.shape[0] >= 2 and np.all(np.ptp(R, axis=0) == 0):
+            raise ValueError("all points are identical: every interpoint distance is 0, so no bandwidth "
+                             "heuristic applies")
+        return _percentile_of(pdist(R), q)
+    pos_i = np.searchsorted(row_indices, i)
+    pos_j = np.searchsorted(row_indices, j)
+    diff = R[pos_i] - R[pos_j]
+    return _percentile_of(np.sqrt(np.einsum("ij,ij->i", diff, diff)), q)
+
+
+def bandwidth_from_moments(n, sq_norm_sum, col_sums, lam=1.0):
+    """The ``"mean_sq"`` heuristic from ``n``, ``sum_i ||x_i||^2`` and ``sum_i x_i``.
+
+    ``sum_{i != j} ||x_i - x_j||^2 = 2 n sum_i ||x_i||^2 - 2 ||sum_i x_i||^2``, so one pass of sums is exact.
+    """
+    if not (isinstance(lam, numbers.Real) and lam > 0):
+        raise ValueError(f"lam must be > 0, got {lam!r}")
+    s = np.asarray(col_sums, dtype=np.float64).ravel()
+    dbar2 = (2.0 * n * float(sq_norm_sum) - 2.0 * s @ s) / (n * (n - 1))
+    if not dbar2 > 0:
+        raise ValueError("all points are identical: every interpoint distance is 0, so no bandwidth heuristic applies")
+    return float(np.sqrt(dbar2 / lam))
 
 
 def resolve_bandwidth(bandwidth, X, random_state=0):

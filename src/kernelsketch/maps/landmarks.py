@@ -91,6 +91,28 @@ def sample_landmarks(X, n_landmarks, rng=None, replace=False):
     return np.sort(rng.choice(n_samples, n_landmarks, replace=False)).astype(np.int64, copy=False)
 
 
+def sample_row_indices(n_samples, n_rows, seed):
+    """Sorted indices of ``min(n_rows, n_samples)`` distinct rows, uniform; all rows when they fit.
+
+    Parameters
+    ----------
+    n_samples : int
+    n_rows : int
+    seed : int or sequence of int
+        Seeds ``numpy.random.default_rng``.
+
+    Examples
+    --------
+    >>> sample_row_indices(5, 10, seed=0).tolist()
+    [0, 1, 2, 3, 4]
+    >>> len(sample_row_indices(1000, 10, seed=0))
+    10
+    """
+    if n_rows >= n_samples:
+        return np.arange(n_samples, dtype=np.int64)
+    return sample_landmarks(n_samples, n_rows, np.random.default_rng(seed))
+
+
 class ReservoirSampler:
     r"""A uniform sample of fixed size over a stream of row blocks.
 
@@ -261,15 +283,34 @@ class ReservoirSampler:
         return self.indices_[:n].copy()
 
 
-def resolve_n_landmarks(n_landmarks, n_samples, *, replace=False, name="n_landmarks"):
-    """A landmark count from an int or ``"auto"`` = ``max(200, n_samples // 100)`` capped at ``n_samples``.
+#: Largest landmark count ``n_landmarks="auto"`` resolves to.  Its ``n x n``
+#: float64 Gram is 128 MiB and the fit's ``O(n^3)`` eigensolver (Nystroem,
+#: SubsampleKPCA) takes seconds; the paper's ``N / 100`` would need a 32 GiB Gram
+#: at N = 2,000,000 and 200,000 landmarks at N = 20,000,000.
+AUTO_MAX_LANDMARKS = 4096
 
-    ``"auto"`` is the Kernel JL paper's experimental choice ``n = max{200, N/100}``.
+
+def auto_n_landmarks(n_samples: int) -> int:
+    """``"auto"``: the Kernel JL paper's ``max(200, N // 100)``, capped at :data:`AUTO_MAX_LANDMARKS` and at ``N``.
+
+    ``N`` is the number of rows of the whole data set -- in memory, in a file or
+    on a Dask cluster alike -- so one seed and one data set give one ``n``
+    whatever path fits the estimator.
+
+    Examples
+    --------
+    >>> [auto_n_landmarks(N) for N in (150, 20_867, 2_000_000)]
+    [150, 208, 4096]
     """
+    return int(min(n_samples, max(200, n_samples // 100), AUTO_MAX_LANDMARKS))
+
+
+def resolve_n_landmarks(n_landmarks, n_samples, *, replace=False, name="n_landmarks"):
+    """A landmark count from an int or ``"auto"`` (see :func:`auto_n_landmarks`)."""
     if isinstance(n_landmarks, str):
         if n_landmarks != "auto":
             raise ValueError(f"{name} must be an int >= 1 or 'auto', got {n_landmarks!r}")
-        return min(n_samples, max(200, n_samples // 100))
+        return auto_n_landmarks(n_samples)
     n_landmarks = _check_count(name, n_landmarks)
     if not replace and n_landmarks > n_samples:
         raise ValueError(

@@ -1,0 +1,518 @@
+"""k-means for data streamed in row blocks: seeded on a sample, refined by exact Lloyd passes.
+
+The embedding of a large file never exists in memory at once, so the
+clustering step works from what a stream of blocks can give cheaply:
+
+1. **Seeding on a sample.** k-means++ (scikit-learn's :func:`~sklearn.cluster.kmeans_plusplus`)
+   on a uniform sample of ``init_size`` rows, refined there by Lloyd
+   iterations to convergence; the best of ``n_init`` starts (compared on a
+   subsample) is kept.
+2. **Exact Lloyd passes.** Each pass assigns every block to its nearest
+   centre and accumulates per-cluster sums and counts (one GEMM per block for
+   the distances, one for the sums); the new centres are ``sums / counts``.
+   These passes are the Lloyd iterations of full-data k-means, computed
+   block by block, so with enough passes the result is the full-data local
+   optimum reached from the sample's centres.
+3. **Assignment.** ``predict`` maps each block to its nearest centre; the
+   out-of-core driver (:func:`kernelsketch.cluster_file`) streams these labels
+   to the output.
+
+Cost: seeding ``O(n_init * init_size * k * d * iters)``; each full pass
+``O(N k d)`` (two GEMMs per block) plus the cost of producing the blocks;
+memory ``O(init_size * d + block * k)``.
+"""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+import scipy.sparse as sp
+from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, ClusterMixin, TransformerMixin, _fit_context
+from sklearn.cluster import kmeans_plusplus
+from sklearn.utils.validation import check_is_fitted
+
+from ..kernels.tiled_gemm import TILE_BYTES
+from ..utils.chunking import get_chunk_n_rows
+from ..utils.threads import blas_num_threads, run_claim_loops, single_threaded_blas
+from ..utils.estimator_checks import Interval
+from ..utils.validation import check_input, check_n_features, check_random_state
+
+__all__ = ["StreamingKMeans", "assign_with_statistics", "lloyd_statistics"]
+
+#: rows used for seeding when ``init_size=None`` (all rows when there are fewer)
+DEFAULT_INIT_SIZE = 100_000
+#: Lloyd iterations on the seeding sample
+SAMPLE_MAX_ITER = 300
+#: rows of the subsample on which ``n_init > 1`` starts are compared (at least 50 per cluster)
+SUBSAMPLE_ROWS = 5000
+
+
+def _sq_norms(X):
+    if sp.issparse(X):
+        return np.asarray(X.multiply(X).sum(axis=1)).ravel()
+    return np.einsum("ij,ij->i", X, X)
+
+
+#: columns of a tile of ``X^T``: its distances and its slice of ``X^T`` stay in a core's L2 cache
+def _tile_cols(n_features, itemsize):
+    return max(256, TILE_BYTES // max(1, n_features * itemsize))
+
+
+def _assign(X, centers, labels, dist=None, XT=None):
+    """Nearest centre of every row of ``X`` into ``labels`` (and ``||x - c||^2 - ||x||^2`` into ``dist``).
+
+    Distances use the expanded form ``-2 c x^T + ||c||^2`` in X's dtype.  Dense
+    X is handled as ``X^T`` (``XT``: a C-contiguous transposed copy, made here
+    unless given), because ``C @ X^T`` with few centres runs about twice as fast
+    in OpenBLAS as ``X @ C^T``; its column tiles go to every core with BLAS
+    pinned to one thread per tile, as the kernel blocks do.
+    """
+    n = X.shape[0]
+    if sp.issparse(X):
+        C = np.asarray(centers, dtype=X.dtype)
+        c_sq = np.einsum("ij,ij->i", C, C)
+        step = max(1, get_chunk_n_rows(8 * (C.shape[0] + 2), n))
+        for start in range(0, n, step):
+            rows = slice(start, min(n, start + step))
+            D = np.asarray(X[rows] @ C.T)
+            D *= -2.0
+            D += c_sq
+            labels[rows] = np.argmin(D, axis=1)
+            if dist is not None:
+                dist[rows] = D[np.arange(D.shape[0]), labels[rows]]
+        return
+    if XT is None:
+        XT = np.ascontiguousarray(X.T)
+    C = np.ascontiguousarray(centers, dtype=XT.dtype)
+    c_sq = np.einsum("ij,ij->i", C, C)[:, None]
+    tile = _tile_cols(XT.shape[0], XT.dtype.itemsize)
+    n_tiles = -(-n // tile)
+
+    def piece(i, _):
+        cols = slice(i * tile, min(n, (i + 1) * tile))
+        D = C @ XT[:, cols]
+        D *= -2.0
+        D += c_sq
+        lab = np.argmin(D, axis=0)
+        labels[cols] = lab
+        if dist is not None:
+            dist[cols] = D[lab, np.arange(D.shape[1])]
+
+    if n_tiles == 1:
+        piece(0, None)
+        return
+    with single_threaded_blas():
+        run_claim_loops(piece, n_tiles, blas_num_threads())
+
+
+def _sums(X, labels, k):
+    """Per-cluster sums of the rows of X (float64), through a sparse one-hot matrix."""
+    n = X.shape[0]
+    onehot = sp.csr_matrix((np.ones(n), labels, np.arange(n + 1)), shape=(n, k))
+    out = onehot.T @ X
+    return np.asarray(out.toarray() if sp.issparse(out) else out, dtype=np.float64)
+
+
+def lloyd_statistics(X, centers):
+    """One Lloyd step's sufficient statistics of the rows of ``X``.
+
+    Parameters
+    ----------
+    X : ndarray or CSR of shape (n, d)
+    centers : ndarray of shape (k, d)
+
+    Returns
+    -------
+    sums : ndarray (k, d), float64
+        Sum of the rows assigned to each centre.
+    counts : ndarray (k,), float64
+        Rows assigned to each centre.
+    inertia : float
+        Sum of squared distances of the rows to their nearest centre.
+
+    Notes
+    -----
+    Statistics of disjoint blocks add up, so a pass over any blocking of the
+    data (or a Dask reduction) gives the same sums, up to the order of the
+    floating-point additions.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> X = np.array([[0.0], [1.0], [9.0], [11.0]])
+    >>> sums, counts, inertia = lloyd_statistics(X, np.array([[0.0], [10.0]]))
+    >>> sums.ravel().tolist(), counts.tolist(), inertia
+    ([1.0, 20.0], [2.0, 2.0], 3.0)
+    """
+    labels, dist, sums, counts = assign_with_statistics(X, centers)
+    return sums, counts, float(dist.sum())
+
+
+def assign_with_statistics(X, centers):
+    """Nearest centre of every row and the statistics of that assignment.
+
+    Returns ``(labels, squared distances, per-cluster sums, counts)``: the
+    assignment step and the sums of the next update step of Lloyd's algorithm
+    in one pass over ``X``.
+    """
+    k = centers.shape[0]
+    labels = np.empty(X.shape[0], dtype=np.int64)
+    dist = np.empty(X.shape[0], dtype=X.dtype)
+    _assign(X, centers, labels, dist)
+    sq = np.maximum(dist.astype(np.float64) + _sq_norms(X), 0.0)
+    return labels, sq, _sums(X, labels, k), np.bincount(labels, minlength=k).astype(np.float64)
+
+
+def _two_nearest(X, centers, x_sq):
+    """Nearest and second-nearest centre of each row: ``(labels, d1, d2)``, distances (not squared)."""
+    k = centers.shape[0]
+    C = np.asarray(centers, dtype=np.float64)
+    D = np.asarray(X @ C.T, dtype=np.float64)
+    D *= -2.0
+    D += np.einsum("ij,ij->i", C, C)[None, :]
+    D += x_sq[:, None]
+    np.maximum(D, 0.0, out=D)
+    rows = np.arange(D.shape[0])
+    labels = np.argmin(D, axis=1)
+    d1 = D[rows, labels]
+    if k > 1:
+        D[rows, labels] = np.inf
+        d2 = D.min(axis=1)
+    else:
+        d2 = np.full(D.shape[0], np.inf)
+    return labels, np.sqrt(d1), np.sqrt(d2)
+
+
+def _lloyd_in_memory(X, centers, *, max_iter, tol_abs):
+    """Lloyd iterations on an in-memory matrix; returns ``(centers, inertia, n_iter)``.
+
+    Stops when no label changes or the squared centre shift is at most
+    ``tol_abs`` (scikit-learn's rules).  Each assignment step is Lloyd's, made
+    cheap by Hamerly's bounds: a row whose upper bound on the distance to its
+    centre is below both half the distance from that centre to the next one
+    and a lower bound on the distance to every other centre cannot change
+    label, so only the other rows get their distances recomputed (one GEMM on
+    the gathered rows).  The bounds are widened by the rounding error of the
+    expanded distance, so the labels are those of plain Lloyd.  Sums are
+    updated from the rows whose label changed.  An empty cluster takes the
+    row farthest from its centre (as scikit-learn does).
+
+    References
+    ----------
+    G. Hamerly. Making k-means even faster. SDM 2010.
+    """
+    n, k = X.shape[0], centers.shape[0]
+    centers = np.array(centers, dtype=np.float64)
+    x_sq = np.asarray(_sq_norms(X), dtype=np.float64)
+    # absolute rounding error of a distance from the expanded form, generously
+    eps = np.finfo(X.dtype).eps
+    slack = 8.0 * np.sqrt(eps * (x_sq.max() + float((centers**2).sum(axis=1).max()) + 1e-300))
+    labels, upper, lower = _two_nearest(X, centers, x_sq)
+    sums = _sums(X, labels, k)
+    counts = np.bincount(labels, minlength=k).astype(np.float64)
+    n_iter = 0
+    while n_iter < max_iter:
+        n_iter += 1
+        new = _centers_from(sums, counts, centers)
+        move = np.sqrt(((new - centers) ** 2).sum(axis=1))
+        shift = float((move**2).sum())
+        centers = new
+        slack = max(slack, 8.0 * np.sqrt(eps * (x_sq.max() + float((centers**2).sum(axis=1).max()))))
+        # bounds after the move
+        upper += move[labels]
+        if k > 1:
+            order = np.argsort(move)
+            top, second = order[-1], order[-2]
+            lower -= move[top]
+            lower[labels == top] += move[top] - move[second]
+            cc = ((centers[:, None, :] - centers[None, :, :]) ** 2).sum(axis=2)
+            np.fill_diagonal(cc, np.inf)
+            half = 0.5 * np.sqrt(cc.min(axis=1))
+            bound = np.maximum(half[labels], lower)
+            bound -= 2.0 * slack
+            cand = np.flatnonzero(upper > bound)
+        else:
+            cand = np.empty(0, dtype=np.int64)
+        if cand.size:
+            old = labels[cand]
+            lab_c, up_c, low_c = _two_nearest(X[cand], centers, x_sq[cand])
+            labels[cand], upper[cand], lower[cand] = lab_c, up_c, low_c
+            changed = lab_c != old
+            moved = cand[changed]
+        else:
+            moved = cand
+        if moved.size > n // 4:
+            sums = _sums(X, labels, k)
+        elif moved.size:
+            # rows leaving a cluster count -1 there and +1 in their new one: one small GEMM
+            delta = np.zeros((moved.size, k))
+            rows = np.arange(moved.size)
+            delta[rows, labels[moved]] = 1.0
+            delta[rows, old[changed]] = -1.0
+            Xm = X[moved]
+            sums += np.asarray(Xm.T @ delta).T if sp.issparse(Xm) else delta.T @ Xm
+        counts = np.bincount(labels, minlength=k).astype(np.float64)
+        empty = np.flatnonzero(counts == 0)
+        if empty.size:
+            # relocate empty clusters to the rows farthest from their centres, then recompute everything
+            far = np.argsort(upper)[::-1][: empty.size]
+            centers[empty] = X[far].toarray() if sp.issparse(X) else X[far]
+            labels, upper, lower = _two_nearest(X, centers, x_sq)
+            sums, counts = _sums(X, labels, k), np.bincount(labels, minlength=k).astype(np.float64)
+            continue
+        if moved.size == 0 or shift <= tol_abs:
+            break
+    dist = np.empty(n, dtype=X.dtype)
+    _assign(X, centers, labels, dist)
+    return centers, float(np.maximum(dist.astype(np.float64) + x_sq, 0.0).sum()), n_iter
+
+
+def _centers_from(sums, counts, previous):
+    """``sums / counts``; a centre that received no row keeps its previous position."""
+    new = np.array(previous, dtype=np.float64, copy=True)
+    got = counts > 0
+    new[got] = sums[got] / counts[got, None]
+    return new
+
+
+def _mean_variance(X):
+    """Mean over features of the per-feature variance (the scale of ``tol``)."""
+    if sp.issparse(X):
+        mean = np.asarray(X.mean(axis=0)).ravel()
+        sq = np.asarray(X.multiply(X).mean(axis=0)).ravel()
+        return float(np.mean(np.maximum(sq - mean**2, 0.0)))
+    mean = X.mean(axis=0, dtype=np.float64)
+    sq = np.einsum("ij,ij->j", X, X, dtype=np.float64) / X.shape[0]
+    return float(np.mean(np.maximum(sq - mean**2, 0.0)))
+
+
+class StreamingKMeans(ClusterMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
+    r"""k-means that never needs all rows at once: sample seeding, exact Lloyd passes, streamed assignment.
+
+    Parameters
+    ----------
+    n_clusters : int, default=8
+    init_size : int or None, default=None
+        Rows of the uniform sample that k-means++ seeds on (and Lloyd refines
+        before the full passes).  None: ``min(N, 100_000)``.  When the sample
+        is all of X, ``fit`` is plain Lloyd k-means with k-means++ seeding.
+    n_init : int, default=3
+        k-means++ starts; each is refined by Lloyd on a subsample of
+        ``max(5000, 50 k)`` rows of the sample, and the one with the lowest
+        inertia there is refined on the whole sample.  More than one start
+        guards against the poor local optima a single k-means++ start
+        sometimes falls into (two centres in one of well-separated clusters).
+    max_iter : int, default=100
+        Exact Lloyd passes over all rows in :meth:`fit` (each pass: one read of
+        X, two GEMMs per block).
+    tol : float, default=1e-4
+        Stop when the squared centre shift of a pass, summed over centres, is at
+        most ``tol`` times the mean per-feature variance of the data (the
+        sample's, scikit-learn's convention).
+    random_state : int, Generator or None
+        Seeds the sample and k-means++.
+
+    Attributes
+    ----------
+    cluster_centers_ : ndarray (n_clusters, n_features)
+    labels_ : ndarray of int64 (N,)
+        Nearest centre of every row of the data given to ``fit`` (consistent
+        with ``cluster_centers_``).
+    inertia_ : float
+        Sum of squared distances of the rows to their nearest centre.
+    n_iter_ : int
+        Lloyd passes over all rows made by ``fit``.
+    n_steps_ : int
+        Blocks absorbed by ``partial_fit``.
+    counts_ : ndarray (n_clusters,)
+        Rows each centre has absorbed (``partial_fit``'s learning rates).
+
+    Notes
+    -----
+    **fit.** k-means++ seeding and Lloyd on a sample of ``init_size`` rows,
+    then Lloyd passes over all rows, block by block: each pass computes the
+    distances ``||x||^2 - 2 x c^T + ||c||^2`` with one GEMM per block and the
+    per-cluster sums with a second (a one-hot matrix), so memory is one
+    block plus the centres.  A pass is exactly one Lloyd iteration of full-data
+    k-means.  On data that fit in memory this is scikit-learn's Lloyd k-means
+    (labels agree with :class:`sklearn.cluster.KMeans`, tested); on data that
+    do not, :func:`kernelsketch.cluster_file` runs the same steps with the
+    rows recomputed (or re-read) pass by pass.
+
+    **partial_fit.** Mini-batch k-means (Sculley 2010): the first call
+    seeds with k-means++ on its block (at least ``n_clusters`` rows), every
+    call moves each centre towards the mean of its rows in the block with
+    learning rate ``n_block / n_total`` of that centre, so a centre is the
+    running mean of every row ever assigned to it.
+
+    References
+    ----------
+    S. Lloyd. Least squares quantization in PCM. IEEE Trans. Inf. Theory 28(2), 1982.
+    D. Arthur, S. Vassilvitskii. k-means++: the advantages of careful seeding. SODA 2007.
+    D. Sculley. Web-scale k-means clustering. WWW 2010.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from kernelsketch.cluster import StreamingKMeans
+    >>> rng = np.random.default_rng(0)
+    >>> X = np.vstack([rng.normal(0, 0.3, (500, 2)), rng.normal(4, 0.3, (500, 2))])
+    >>> km = StreamingKMeans(2, init_size=100, random_state=0).fit(X)
+    >>> sorted(np.bincount(km.labels_).tolist())
+    [500, 500]
+    """
+
+    _parameter_constraints = {
+        "n_clusters": [Interval(numbers.Integral, 1, None, closed="left")],
+        "init_size": [Interval(numbers.Integral, 1, None, closed="left"), None],
+        "n_init": [Interval(numbers.Integral, 1, None, closed="left")],
+        "max_iter": [Interval(numbers.Integral, 0, None, closed="left")],
+        "tol": [Interval(numbers.Real, 0, None, closed="left")],
+        "random_state": ["random_state", np.random.Generator],
+    }
+
+    def __init__(self, n_clusters=8, *, init_size=None, n_init=3, max_iter=100, tol=1e-4, random_state=None):
+        self.n_clusters = n_clusters
+        self.init_size = init_size
+        self.n_init = n_init
+        self.max_iter = max_iter
+        self.tol = tol
+        self.random_state = random_state
+
+    # -- the pieces the out-of-core driver calls ---------------------------
+    def sample_indices(self, n_rows, rng):
+        """Sorted row indices of the seeding sample (all rows when they fit)."""
+        size = DEFAULT_INIT_SIZE if self.init_size is None else int(self.init_size)
+        if size >= n_rows:
+            return np.arange(n_rows, dtype=np.int64)
+        return np.sort(rng.choice(n_rows, size, replace=False)).astype(np.int64)
+
+    def seed(self, sample, rng):
+        """k-means++ and Lloyd on ``sample`` (best of ``n_init``); sets ``cluster_centers_``. Returns self."""
+        self._validate_params()
+        sample = check_input(sample, accept_sparse=("csr",), name="sample")
+        k = self.n_clusters
+        if sample.shape[0] < k:
+            raise ValueError(f"n_clusters={k} must be <= the number of rows ({sample.shape[0]})")
+        self._tol_abs = self.tol * _mean_variance(sample)
+        # several starts are compared on a subsample (cheap), the best one is refined on the whole sample
+        n_sub = max(SUBSAMPLE_ROWS, 50 * k)
+        trial = sample
+        if self.n_init > 1 and sample.shape[0] > 2 * n_sub:
+            trial = sample[np.sort(rng.choice(sample.shape[0], n_sub, replace=False))]
+        best = None
+        for _ in range(self.n_init):
+            seed = int(rng.integers(0, 2**31 - 1))
+            init, _ = kmeans_plusplus(trial, k, random_state=seed)
+            centers, inertia, n_iter = _lloyd_in_memory(trial, np.asarray(init, dtype=np.float64),
+                                                        max_iter=SAMPLE_MAX_ITER, tol_abs=self._tol_abs)
+            if best is None or inertia < best[1]:
+                best = (centers, inertia, n_iter)
+        if trial is not sample:
+            best = _lloyd_in_memory(sample, best[0], max_iter=SAMPLE_MAX_ITER, tol_abs=self._tol_abs)
+        self.cluster_centers_ = best[0]
+        self._sample_iter = best[2]
+        self.n_features_in_ = sample.shape[1]
+        self._n_features_out = k
+        self.counts_ = np.zeros(k)
+        return self
+
+    def update(self, sums, counts):
+        """Lloyd step from full-data statistics (:func:`lloyd_statistics` summed over blocks).
+
+        Returns the squared centre shift (summed over centres).
+        """
+        new = _centers_from(np.asarray(sums, dtype=np.float64), np.asarray(counts, dtype=np.float64),
+                            self.cluster_centers_)
+        shift = float(((new - self.cluster_centers_) ** 2).sum())
+        self.cluster_centers_ = new
+        return shift
+
+    def converged(self, shift):
+        """Whether a pass that moved the centres by ``shift`` meets ``tol``."""
+        return shift <= getattr(self, "_tol_abs", 0.0)
+
+    # -- scikit-learn API ----------------------------------------------------
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y=None):
+        """Seed on a sample of X, then Lloyd passes over all of X block by block. Returns self."""
+        X = check_input(X, accept_sparse=("csr",), estimator=self, reset=True)
+        N = X.shape[0]
+        if self.n_clusters > N:
+            raise ValueError(f"n_clusters={self.n_clusters} must be <= n_samples={N}")
+        rng = check_random_state(self.random_state)
+        idx = self.sample_indices(N, rng)
+        self.seed(X[idx] if idx.size < N else X, rng)
+        self._tol_abs = self.tol * _mean_variance(X)
+        n_iter = self._sample_iter  # Lloyd on the sample ran on every row when the sample is all of X
+        if idx.size < N:  # the sample's Lloyd already ran on all rows otherwise
+            for n_iter in range(1, self.max_iter + 1):
+                sums, counts, _ = lloyd_statistics(X, self.cluster_centers_)
+                if self.converged(self.update(sums, counts)):
+                    break
+        self.n_iter_ = n_iter
+        self.labels_, dist = self._assign(X)
+        self.inertia_ = float(dist.sum())
+        self.counts_ = np.bincount(self.labels_, minlength=self.n_clusters).astype(np.float64)
+        self.n_steps_ = 0
+        return self
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def partial_fit(self, X, y=None):
+        """Mini-batch update with one block (the first block seeds by k-means++). Returns self."""
+        first = not hasattr(self, "cluster_centers_")
+        X = check_input(X, accept_sparse=("csr",), estimator=self, reset=first)
+        if first:
+            if X.shape[0] < self.n_clusters:
+                raise ValueError(f"the first block has {X.shape[0]} rows; partial_fit needs at least "
+                                 f"n_clusters={self.n_clusters} to seed the centres")
+            rng = check_random_state(self.random_state)
+            init, _ = kmeans_plusplus(X, self.n_clusters, random_state=int(rng.integers(0, 2**31 - 1)))
+            self.cluster_centers_ = np.asarray(init, dtype=np.float64)
+            self.counts_ = np.zeros(self.n_clusters)
+            self.n_steps_ = 0
+            self._n_features_out = self.n_clusters
+        sums, counts, _ = lloyd_statistics(X, self.cluster_centers_)
+        total = self.counts_ + counts
+        got = counts > 0
+        # running mean of every row assigned to the centre so far
+        self.cluster_centers_[got] += (sums[got] - counts[got, None] * self.cluster_centers_[got]) / total[got, None]
+        self.counts_ = total
+        self.n_steps_ += 1
+        return self
+
+    def _assign(self, X):
+        labels = np.empty(X.shape[0], dtype=np.int64)
+        dist = np.empty(X.shape[0], dtype=X.dtype)
+        _assign(X, self.cluster_centers_, labels, dist)
+        return labels, np.maximum(dist.astype(np.float64) + _sq_norms(X), 0.0)
+
+    def predict(self, X):
+        """Index of the nearest centre of each row."""
+        check_is_fitted(self, "cluster_centers_")
+        X = check_input(X, accept_sparse=("csr",), estimator=self, reset=False)
+        return self._assign(X)[0]
+
+    def transform(self, X):
+        """Euclidean distances of each row to every centre (as :meth:`sklearn.cluster.KMeans.transform`)."""
+        check_is_fitted(self, "cluster_centers_")
+        X = check_input(X, accept_sparse=("csr",), estimator=self, reset=False)
+        check_n_features(self, X)
+        C = self.cluster_centers_.astype(X.dtype, copy=False)
+        D = np.asarray(X @ C.T) * -2.0
+        D += np.einsum("ij,ij->i", C, C)[None, :]
+        D += _sq_norms(X)[:, None]
+        return np.sqrt(np.maximum(D, 0.0))
+
+    def score(self, X, y=None):
+        """Opposite of the inertia of X (higher is better, as :meth:`sklearn.cluster.KMeans.score`)."""
+        check_is_fitted(self, "cluster_centers_")
+        X = check_input(X, accept_sparse=("csr",), estimator=self, reset=False)
+        return -float(self._assign(X)[1].sum())
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = True
+        tags.transformer_tags.preserves_dtype = ["float64", "float32"]
+        return tags

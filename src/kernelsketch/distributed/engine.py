@@ -1,0 +1,195 @@
+"""The out-of-core driver's Dask engine: the same questions answered by a Dask cluster.
+
+:mod:`kernelsketch.out_of_core` asks an engine for the number of rows, rows
+by index, a value reduced over every block and every block mapped in row
+order.  Here the blocks are the row chunks of a dask array: the fitted state
+a pass needs (an embedding, the k-means centres) is scattered once to every
+worker (:func:`~kernelsketch.distributed.mapping.broadcast`), each chunk
+returns only its small result (sums and counts, a block of labels, a block
+of embedding), and results come back to the client in row order with a
+bounded number in flight.  Nothing else moves: the data stay where the
+workers read them.
+"""
+
+from __future__ import annotations
+
+import pickle
+from functools import partial
+
+import numpy as np
+
+from ._dask import check_dask_matrix, import_dask, known_n_rows
+from .mapping import broadcast
+from .reduction import compute_reduced, tree_reduce
+
+
+def _sketch_block(template, block):
+    from ..out_of_core import _fresh
+
+    return _fresh(template).partial_fit(block)
+
+
+def _run(fn, block, state):
+    return fn(block, state)
+
+
+class DaskEngine:
+    """Row chunks of a dask array, computed on a Dask cluster (or dask's local threads).
+
+    Parameters
+    ----------
+    X : dask.array.Array (n_samples, n_features)
+    y : dask.array.Array (n_samples,), optional
+        Labels chunked like X's rows (from a label column).
+    client : distributed.Client, optional
+        Without one, dask's default scheduler runs the tasks.
+    split_every : int, default=8
+        Fan-in of the merge tree of streaming estimators.
+    window : int, optional
+        Blocks in flight while results are consumed in order (default
+        ``2 * workers + 2``): bounds the client's memory.
+
+    Attributes
+    ----------
+    stats : dict
+        ``tasks`` submitted, ``bytes_to_client`` (results brought back),
+        ``bytes_broadcast`` (pickled state scattered, once per pass) and ``passes``.
+    """
+
+    name = "dask"
+
+    def __init__(self, X, y=None, *, client=None, split_every=8, window=None, feature_names=None):
+        X = check_dask_matrix(X)
+        X, n = known_n_rows(X)
+        if y is not None and tuple(y.chunks[0]) != tuple(X.chunks[0]):
+            y = y.rechunk((X.chunks[0],))
+        self.X, self.y, self.client = X, y, client
+        self.n_rows = n
+        self.n_features = int(X.shape[1])
+        self.has_labels = y is not None
+        self.sparse = False
+        self.dtype = np.dtype(X.dtype)
+        self.feature_names = feature_names
+        self.split_every = split_every
+        workers = len(client.scheduler_info()["workers"]) if client is not None else 1
+        self.window = window or (2 * max(workers, 1) + 2)
+        self.stats = {"tasks": 0, "bytes_to_client": 0, "bytes_broadcast": 0, "passes": 0}
+
+    @classmethod
+    def open(cls, data, *, client=None, chunk_rows=None, columns=None, label_column=None, dtype=None, **unused):
+        """An engine for a dask array, or for ``.npy`` / Parquet shards read by the workers."""
+        from ..utils.dispatch import is_dask_array
+        from .shards import read_shards
+
+        bad = sorted(k for k, v in unused.items() if v is not None and k not in ("format",))
+        if unused.get("format") not in (None, "npy", "parquet"):
+            bad.append("format")
+        if bad:
+            raise ValueError(f"options {bad} apply to text files read in this process, not to Dask "
+                             "(which reads .npy or Parquet shards)")
+        if is_dask_array(data):
+            return cls(data, client=client)
+        X, y = read_shards(data, columns=columns, label_column=label_column, dtype=dtype, chunk_rows=chunk_rows,
+                           return_labels=True)
+        return cls(X, y, client=client)
+
+    def describe(self):
+        where = self.client.scheduler.address if self.client is not None else "local threads"
+        return f"dask array of {self.n_rows} rows x {self.n_features} features in {self.X.numblocks[0]} chunks on {where}"
+
+    def _state(self, state):
+        if state is None:
+            return None
+        self.stats["bytes_broadcast"] += len(pickle.dumps(state, protocol=pickle.HIGHEST_PROTOCOL))
+        return broadcast(state, self.client)
+
+    def _count(self, value):
+        try:
+            self.stats["bytes_to_client"] += len(pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL))
+        except Exception:  # noqa: BLE001 - an estimate only
+            pass
+
+    def gather(self, indices):
+        """Rows at sorted distinct ``indices``; each chunk sends back only its selected rows."""
+        idx = np.asarray(indices, dtype=np.int64)
+        if idx.size == 0:
+            return np.empty((0, self.n_features), dtype=self.dtype), None
+        dask = import_dask("dask")
+        parts = [self.X[idx]] + ([self.y[idx]] if self.y is not None else [])
+        out = dask.compute(*parts)
+        self.stats["tasks"] += self.X.numblocks[0]
+        self._count(out)
+        X = np.asarray(out[0])
+        return X, (np.asarray(out[1]) if self.y is not None else None)
+
+    def _blocks(self):
+        return list(self.X.to_delayed().ravel())
+
+    def reduce(self, fn, merge, state=None, desc="pass"):
+        """``merge`` of ``fn(block, state)`` over every chunk (computed on the workers)."""
+        dask = import_dask("dask")
+        handle = self._state(state)
+        parts = [dask.delayed(_run, pure=False)(fn, b, handle) for b in self._blocks()]
+        self.stats["tasks"] += len(parts)
+        self.stats["passes"] += 1
+        results = dask.compute(*parts)
+        self._count(results)
+        return merge(list(results))
+
+    def stream_fit(self, template, desc="partial_fit"):
+        """Each chunk sketched by ``partial_fit`` on a copy of ``template``, merged up a tree."""
+        self.stats["passes"] += 1
+        self.stats["tasks"] += 2 * self.X.numblocks[0]
+        merged = compute_reduced(tree_reduce(self.X, partial(_sketch_block, template), split_every=self.split_every))
+        self._count(merged)
+        return merged
+
+    def foreach(self, fn, consume, state=None, desc="transform"):
+        """``consume(fn(block, state), y_block)`` for every chunk in row order, ``window`` chunks in flight."""
+        dask = import_dask("dask")
+        from ..utils.progress import progress
+
+        handle = self._state(state)
+        blocks = self._blocks()
+        ys = list(self.y.to_delayed().ravel()) if self.y is not None else [None] * len(blocks)
+        parts = [dask.delayed(_run, pure=False)(fn, b, handle) for b in blocks]
+        self.stats["tasks"] += len(parts)
+        self.stats["passes"] += 1
+        bar = progress(total=self.n_rows, desc=desc, unit="rows")
+        try:
+            if self.client is not None:
+                self._foreach_futures(parts, ys, consume, bar)
+            else:
+                for start in range(0, len(parts), self.window):
+                    chunk = parts[start:start + self.window]
+                    ychunk = [y for y in ys[start:start + self.window] if y is not None]
+                    done = dask.compute(*chunk, *ychunk)
+                    outs, youts = done[:len(chunk)], done[len(chunk):]
+                    for i, out in enumerate(outs):
+                        self._count(out)
+                        consume(out, youts[i] if youts else None)
+                        bar.update(self.X.chunks[0][start + i])
+        finally:
+            bar.close()
+
+    def _foreach_futures(self, parts, ys, consume, bar):
+        client = self.client
+        futures = {}
+
+        def submit(i):
+            futures[i] = client.compute([parts[i]] + ([ys[i]] if ys[i] is not None else []))
+
+        for i in range(min(self.window, len(parts))):
+            submit(i)
+        try:
+            for i in range(len(parts)):
+                done = [f.result() for f in futures.pop(i)]
+                if i + self.window < len(parts):
+                    submit(i + self.window)
+                self._count(done[0])
+                consume(done[0], done[1] if len(done) > 1 else None)
+                bar.update(self.X.chunks[0][i])
+        finally:
+            for fs in futures.values():
+                for f in fs:
+                    f.cancel()

@@ -1,0 +1,1047 @@
+"""The out-of-core driver: fit on a data source, map it block by block into a sink, cluster it.
+
+Everything the ``kernelsketch`` command line does to a data file is a call
+here, and so is its Dask path: the same driver runs on two *engines*,
+
+* :class:`LocalEngine` -- a file (CSV/TSV, ``.npy``, Parquet, libsvm) or an
+  in-memory array, read in row blocks in this process;
+* :class:`kernelsketch.distributed.engine.DaskEngine` -- a dask array, its
+  blocks computed on a Dask cluster (``client=`` or a dask array given as data).
+
+Both answer the same few questions -- how many rows, these rows by index,
+a value reduced over every block, every block mapped in order -- so an
+estimator fitted, an embedding written or a clustering computed by either
+is the same, to rounding, for the same seed.
+
+Public entry points (re-exported as ``kernelsketch.fit_source`` etc.):
+
+* :func:`fit_source` -- fit any kernelsketch estimator (or any scikit-learn
+  estimator, on a sample) without loading the data;
+* :func:`transform_source` -- map a source through a fitted estimator into
+  a sink: an in-memory array, a ``.npy`` / CSV / TSV / Parquet file written
+  atomically, or any callable;
+* :func:`embed_file` -- both, in one call;
+* :func:`cluster_file` -- the main job: kernel embedding + k-means
+  (:class:`~kernelsketch.cluster.StreamingKMeans`) with the labels streamed to
+  a sink, never holding the ``N x d`` embedding.
+
+How each estimator is fitted without the whole data in memory:
+
+========================  ==================================================================
+landmark maps             ``Nystroem``, ``KernelJL``, ``SubsampleKPCA``: the landmark indices are
+                          drawn from ``N`` with the estimator's own order of random draws
+                          (:meth:`~kernelsketch.maps.landmark_estimator.LandmarkMapMixin.draw_seeds`)
+                          and only those rows are read: the fit equals ``est.fit(X)`` on
+                          the whole matrix.  ``n_landmarks="auto"`` resolves from ``N``.
+streams                   ``RNCA``, ``RFKPCA``, ``StreamingKPCA``, ``FrequentDirections``: every
+                          block is added with ``partial_fit`` (merged up a tree on Dask).
+random features           ``RandomFourierFeatures``: no data beyond the bandwidth.
+kernel k-means            ``NystroemKernelKMeans``: landmarks as above, k-means on a
+                          ``fit_rows`` sample.
+anything else             ``KernelPCA``, scikit-learn estimators, pipelines: ``fit`` on a
+                          seeded uniform sample of ``fit_rows`` rows.
+========================  ==================================================================
+
+A heuristic bandwidth is resolved exactly as the in-memory ``fit`` resolves
+it on the whole data (the same sampled pairs, gathered by index; for
+``"mean_sq"`` one pass of sums), never on the first block.  Sources whose
+row count is unknown until read (text files) are sampled in one pass
+instead (:class:`~kernelsketch.io.RowReservoir`): a seeded uniform sample, the
+whole file when it has at most ``fit_rows`` rows.
+"""
+
+from __future__ import annotations
+
+import copy
+import numbers
+import os
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import scipy.sparse as sp
+
+from .io import RowReservoir, open_matrix, open_writer
+from .io.source import ArraySource, MatrixSource
+from .kernels.bandwidth import bandwidth_from_moments, bandwidth_from_rows, bandwidth_plan
+from .kernels.kernel_functions import KERNELS, Kernel, ShiftInvariantKernel
+from .kernels.selection import make_kernel
+from .utils.progress import progress
+from .utils.validation import check_random_state, derive_seed
+
+__all__ = [
+    "ClusterResult", "EmbedResult", "FitResult", "LocalEngine", "TransformResult", "cluster_file", "embed_file",
+    "fit_source", "open_engine", "transform_source",
+]
+
+#: rows an estimator without a streaming or landmark fit is fitted on (all rows when fewer)
+FIT_ROWS = 20_000
+
+
+# -- engines ----------------------------------------------------------------------
+class LocalEngine:
+    """Row blocks of a file or an in-memory matrix, read in this process.
+
+    Parameters
+    ----------
+    source : MatrixSource
+        From :func:`kernelsketch.io.open_matrix` or :class:`kernelsketch.io.source.ArraySource`.
+    block_rows : int, optional
+        Rows per block (default: from the working-memory budget).
+    """
+
+    name = "local"
+
+    def __init__(self, source: MatrixSource, block_rows=None):
+        self.source = source
+        self.block_rows = block_rows
+        self.n_rows = source.n_rows
+        self.n_features = source.n_features
+        self.has_labels = source.has_labels
+        self.sparse = bool(source.sparse)
+        self.dtype = np.dtype(getattr(source, "dtype", np.float64))
+        self.feature_names = source.feature_names
+        self.stats = {"passes": 0}
+
+    def describe(self):
+        rows = f"{self.n_rows} rows" if self.n_rows is not None else "rows not counted yet"
+        return f"{self.source.path} ({self.source.format}, {self.n_features} features, {rows})"
+
+    def _blocks(self, desc):
+        self.stats["passes"] += 1
+        bar = progress(total=self.n_rows, desc=desc, unit="rows")
+        n = 0
+        try:
+            for X, y in self.source.iter_blocks(self.block_rows):
+                yield X, y
+                n += X.shape[0]
+                bar.update(X.shape[0])
+        finally:
+            bar.close()
+        if n == 0:
+            raise ValueError(f"{self.source.path}: no data rows")
+        self.n_rows = n
+
+    def gather(self, indices):
+        """Rows at sorted distinct ``indices``: ``(X, y)``."""
+        return self.source.take(np.asarray(indices, dtype=np.int64))
+
+    def reservoir(self, m, seed, desc="sample"):
+        """A seeded uniform sample of ``m`` rows in one pass: ``(X, y)``; counts the rows."""
+        res = RowReservoir(m, seed=seed)
+        for X, y in self._blocks(desc):
+            res.add(X, y)
+        X, y, _ = res.result()
+        return X, y
+
+    def reduce(self, fn, merge, state=None, desc="pass"):
+        """``merge([fn(X_block, state) for every block])``."""
+        return merge([fn(X, state) for X, _ in self._blocks(desc)])
+
+    def stream_fit(self, template, desc="partial_fit"):
+        """``partial_fit`` of (a copy of) ``template`` on every block in order."""
+        est = copy.deepcopy(template)
+        for X, _ in self._blocks(desc):
+            est.partial_fit(_dense_if_needed(est, X))
+        return est
+
+    def foreach(self, fn, consume, state=None, desc="transform"):
+        """``consume(fn(X_block, state), y_block)`` for every block, in row order."""
+        for X, y in self._blocks(desc):
+            consume(fn(X, state), y)
+
+
+def open_engine(data, *, client=None, block_rows=None, **read_options):
+    """The engine that reads ``data``.
+
+    Parameters
+    ----------
+    data : path-like, MatrixSource, ndarray, CSR matrix, dask array or an engine
+        A path is opened with :func:`kernelsketch.io.open_matrix` (``read_options``:
+        ``format``, ``delimiter``, ``header``, ``columns``, ``label_column``,
+        ``dtype``); a dask array, or any data with ``client=``, runs on Dask.
+    client : distributed.Client, optional
+        Run on this Dask cluster (a path is then opened with
+        :func:`kernelsketch.distributed.read_shards`: ``.npy`` / Parquet files or
+        directories of them).
+    block_rows : int, optional
+        Rows per block for local sources.
+    """
+    if hasattr(data, "foreach") and hasattr(data, "gather"):
+        return data
+    from .utils.dispatch import is_dask_array
+
+    if is_dask_array(data) or client is not None:
+        from .distributed.engine import DaskEngine
+
+        return DaskEngine.open(data, client=client, **read_options)
+    if isinstance(data, MatrixSource):
+        source = data
+    elif isinstance(data, (str, os.PathLike)):
+        source = open_matrix(data, **read_options)
+    else:
+        if read_options.get("label_column") is not None or read_options.get("columns") is not None:
+            raise TypeError("columns / label_column select columns of a file; for arrays, pass X[:, cols] and y")
+        source = ArraySource(data, read_options.get("y"))
+    return LocalEngine(source, block_rows=block_rows)
+
+
+def _dense_if_needed(est, X):
+    if not sp.issparse(X):
+        return X
+    try:
+        sparse_ok = bool(est.__sklearn_tags__().input_tags.sparse)
+    except AttributeError:
+        sparse_ok = False
+    return X if sparse_ok else X.toarray()
+
+
+def _sum_tuples(parts):
+    """Element-wise sum of equal-length tuples (the merge of additive statistics)."""
+    parts = [p for p in parts if p is not None]
+    if not parts:
+        return None
+    return tuple(sum(vals[1:], vals[0]) for vals in zip(*parts))
+
+
+# -- bandwidths -------------------------------------------------------------------
+def _needs_data(kernel, bandwidth) -> bool:
+    if not isinstance(bandwidth, str) or isinstance(kernel, Kernel) or not isinstance(kernel, str):
+        return False
+    cls = KERNELS.get(kernel.lower())
+    return cls is not None and issubclass(cls, ShiftInvariantKernel)
+
+
+def _moments(X, _):
+    if sp.issparse(X):
+        sq = float(X.multiply(X).sum())
+        s = np.asarray(X.sum(axis=0), dtype=np.float64).ravel()
+    else:
+        X64 = np.asarray(X, dtype=np.float64)
+        sq = float(np.einsum("ij,ij->", X64, X64))
+        s = X64.sum(axis=0)
+    return (X.shape[0], sq, s)
+
+
+def resolve_kernel(kernel, bandwidth, kernel_params, engine, seed):
+    """The Kernel an estimator's in-memory ``fit`` would build on all rows of ``engine``.
+
+    A heuristic bandwidth is computed from the very pairs
+    :func:`~kernelsketch.kernels.estimate_bandwidth` samples with ``seed``
+    (gathered by index), or from one pass of sums for ``"mean_sq"``.
+    """
+    if not _needs_data(kernel, bandwidth):
+        return make_kernel(kernel, bandwidth, kernel_params, None, random_state=seed)
+    if engine.n_rows is None:
+        engine.reduce(lambda X, _: X.shape[0], sum, desc="count rows")
+    plan = bandwidth_plan(bandwidth, engine.n_rows, random_state=seed)
+    if plan[0] == "moments":
+        n, sq, s = engine.reduce(_moments, _sum_tuples, desc="bandwidth (mean_sq)")
+        h = bandwidth_from_moments(n, sq, s)
+    elif plan[0] == "all":
+        X, _ = engine.gather(np.arange(engine.n_rows))
+        h = bandwidth_from_rows(bandwidth, X, None)
+    else:
+        _, i, j = plan
+        union = np.unique(np.concatenate([i, j]))
+        X, _ = engine.gather(union)
+        h = bandwidth_from_rows(bandwidth, X, union, i, j)
+    return make_kernel(kernel, h, kernel_params, None, random_state=seed)
+
+
+# -- fitting ----------------------------------------------------------------------
+@dataclass
+class FitResult:
+    """What :func:`fit_source` did.
+
+    Attributes
+    ----------
+    estimator : the fitted estimator (the one passed in)
+    strategy : {"landmarks", "stream", "random_features", "kernel_kmeans", "sample"}
+    n_rows : int
+        Rows in the source.
+    fit_rows : int
+        Rows the estimator's fit read (landmarks, sample, or all rows for streams).
+    n_landmarks : int or None
+        The resolved landmark count of a landmark estimator.
+    bandwidth : float or None
+        The resolved bandwidth of a shift-invariant kernel.
+    seconds : float
+    """
+
+    estimator: object
+    strategy: str
+    n_rows: int
+    fit_rows: int
+    n_landmarks: int | None = None
+    bandwidth: float | None = None
+    seconds: float = 0.0
+
+    def to_dict(self):
+        return {"estimator": type(self.estimator).__name__, "strategy": self.strategy, "n_rows": self.n_rows,
+                "fit_rows": self.fit_rows, "n_landmarks": self.n_landmarks, "bandwidth": self.bandwidth,
+                "fit_seconds": round(self.seconds, 4)}
+
+
+def _fresh(est, **params):
+    """An unfitted copy of ``est`` with ``params`` changed (not sklearn.clone: Kernel objects take no deep=)."""
+    return type(est)(**{**est.get_params(deep=False), **params})
+
+
+def _fit_with_params(est, X, temporary):
+    """``est.fit(X)`` with ``temporary`` parameters, restored afterwards (also on error)."""
+    original = {k: v for k, v in est.get_params(deep=False).items() if k in temporary}
+    est.set_params(**temporary)
+    try:
+        est.fit(X)
+    finally:
+        est.set_params(**original)
+    return est
+
+
+def _adopt(est, fitted, restore):
+    """Make ``est`` the fitted estimator ``fitted`` with ``est``'s own parameters."""
+    fitted.set_params(**restore)
+    vars(est).clear()
+    vars(est).update(vars(fitted))
+    return est
+
+
+def _bandwidth_of(est):
+    kernel = getattr(est, "kernel_", None)
+    h = getattr(kernel, "bandwidth", None)
+    return float(h) if isinstance(h, numbers.Real) else None
+
+
+def _fit_landmarks(est, engine, fit_rows):
+    from .maps.landmarks import resolve_n_landmarks, sample_landmarks
+    from .maps.nystroem import Nystroem
+
+    rng = check_random_state(est.random_state)
+    # the in-memory fit's order of draws: the kernel's seed, the estimator's own seeds, the landmarks
+    bw_seed, extra_seeds = est.draw_seeds(rng)
+    replace = bool(getattr(est, "replace", False))
+    if engine.n_rows is None:
+        # one pass: a sample of the rows (and their count); landmarks drawn from the sample
+        m_cap = fit_rows if est.n_landmarks == "auto" or est.landmarks is not None else max(fit_rows, est.n_landmarks)
+        Xs, _ = engine.reservoir(m_cap, [derive_seed(bw_seed), 0x6C6D], desc="sample rows")
+        N = engine.n_rows
+        m = resolve_n_landmarks(est.n_landmarks, N, replace=replace) if est.landmarks is None else None
+        temporary = {"n_landmarks": min(m, Xs.shape[0]) if m is not None and not replace else m}
+        if temporary["n_landmarks"] is None:
+            temporary = {}
+        _fit_with_params(est, Xs, temporary)
+        if isinstance(est, Nystroem):
+            est.n_samples_seen_ = N
+        return FitResult(est, "landmarks", N, Xs.shape[0], int(est.landmarks_.shape[0]), _bandwidth_of(est))
+    N = engine.n_rows
+    idx = None
+    if est.landmarks is None:
+        m = resolve_n_landmarks(est.n_landmarks, N, replace=replace)
+        idx = sample_landmarks(N, m, rng, replace=replace)
+    kernel = resolve_kernel(est.kernel, est.bandwidth, est.kernel_params, engine, bw_seed)
+    temporary = {"kernel": kernel, "random_state": rng}
+    if extra_seeds and isinstance(est.random_state, numbers.Integral):
+        # replay the same seed: fit redraws (kernel seed, its own seeds), then skips the given landmarks
+        temporary["random_state"] = est.random_state
+    if idx is not None:
+        order = np.argsort(idx, kind="stable")
+        uniq, inverse = np.unique(idx[order], return_inverse=True)
+        rows, _ = engine.gather(uniq)
+        L = rows[inverse]
+        back = np.empty_like(order)
+        back[order] = np.arange(order.size)
+        temporary["landmarks"] = L[back]  # in draw order (with replacement, duplicates kept)
+        n_read = uniq.size
+    else:
+        n_read = 0
+    _fit_with_params(est, temporary.get("landmarks", est.landmarks), temporary)
+    if idx is not None:
+        est.landmark_indices_ = idx
+    if isinstance(est, Nystroem):
+        est.n_samples_seen_ = N
+    return FitResult(est, "landmarks", N, n_read, int(est.landmarks_.shape[0]), _bandwidth_of(est))
+
+
+def _fit_kernel_kmeans(est, engine, fit_rows):
+    from .maps.landmarks import resolve_n_landmarks, sample_landmarks, sample_row_indices
+    from .maps.nystroem import Nystroem
+
+    # NystroemKernelKMeans.fit draws (embedding seed, k-means seed) first and its
+    # Nystroem draws (bandwidth seed, landmarks) from the embedding seed.
+    rng = check_random_state(est.random_state)
+    seed_map, seed_km = (int(s) for s in rng.integers(0, 2**31 - 1, size=2))
+    rng_map = np.random.default_rng(seed_map)
+    bw_seed, _ = Nystroem.draw_seeds(rng_map)
+    if engine.n_rows is None:
+        Xs, _ = engine.reservoir(fit_rows, [seed_km, 0x6B6D], desc="sample rows")
+        _fit_with_params(est, Xs, {"n_landmarks": resolve_n_landmarks(est.n_landmarks, engine.n_rows)
+                                   if est.landmarks is None else est.n_landmarks})
+        del est.labels_  # the sample's labels would mislead: predict() labels any rows
+        est.nystroem_.n_samples_seen_ = engine.n_rows
+        return FitResult(est, "kernel_kmeans", engine.n_rows, Xs.shape[0], est.nystroem_.landmarks_.shape[0],
+                         _bandwidth_of(est.nystroem_))
+    N = engine.n_rows
+    idx = None
+    if est.landmarks is None:
+        m = resolve_n_landmarks(est.n_landmarks, N)
+        idx = sample_landmarks(N, m, rng_map)
+    fit_idx = sample_row_indices(N, fit_rows, [seed_km, 0x6B6D])
+    kernel = resolve_kernel(est.kernel, est.bandwidth, est.kernel_params, engine, bw_seed)
+    union = np.unique(np.concatenate([fit_idx] + ([idx] if idx is not None else [])))
+    rows, _ = engine.gather(union)
+    temporary = {"kernel": kernel}
+    if idx is not None:
+        temporary["landmarks"] = rows[np.searchsorted(union, idx)]
+    _fit_with_params(est, rows[np.searchsorted(union, fit_idx)], temporary)
+    est.nystroem_.set_params(landmarks=None, kernel=est.kernel)
+    if idx is not None:
+        est.nystroem_.landmark_indices_ = idx
+    est.nystroem_.n_samples_seen_ = N
+    del est.labels_  # the sample's labels would mislead: predict() labels any rows
+    return FitResult(est, "kernel_kmeans", N, union.size, est.nystroem_.landmarks_.shape[0], _bandwidth_of(est.nystroem_))
+
+
+def _fit_stream(est, engine):
+    from .sketches.frequent_directions import FrequentDirections
+
+    if isinstance(est, FrequentDirections):
+        template, restore = _fresh(est), {}
+    else:
+        # One integer seed and one kernel resolved on all rows: the random features are
+        # drawn once and (on Dask) every chunk's sketch merges with every other.
+        seed = derive_seed(est.random_state)
+        kernel = resolve_kernel(est.kernel, est.bandwidth, None, engine, seed)
+        template = _fresh(est, kernel=kernel, random_state=seed)
+        restore = {"kernel": est.kernel, "random_state": est.random_state}
+    fitted = engine.stream_fit(template, desc=f"partial_fit {type(est).__name__}")
+    if fitted is None:
+        raise ValueError("the data has no rows")
+    if hasattr(fitted, "_finish_fit"):
+        fitted._finish_fit()
+    _adopt(est, fitted, restore)
+    return FitResult(est, "stream", engine.n_rows, engine.n_rows, None, _bandwidth_of(est))
+
+
+def _fit_random_features(est, engine):
+    seed = derive_seed(est.random_state)
+    kernel = resolve_kernel(est.kernel, est.bandwidth, None, engine, seed)
+    if engine.n_rows is None:
+        engine.reduce(lambda X, _: X.shape[0], sum, desc="count rows")
+    X, _ = engine.gather(np.arange(min(engine.n_rows, 2)))
+    _fit_with_params(est, X, {"kernel": kernel, "random_state": seed})
+    return FitResult(est, "random_features", engine.n_rows, 0, None, _bandwidth_of(est))
+
+
+def _fit_sample(est, engine, fit_rows, seed):
+    from .maps.landmarks import sample_row_indices
+
+    if engine.n_rows is None:
+        X, _ = engine.reservoir(fit_rows, seed, desc="sample rows")
+    else:
+        X, _ = engine.gather(sample_row_indices(engine.n_rows, fit_rows, seed))
+    est.fit(_dense_if_needed(est, X))
+    return FitResult(est, "sample", engine.n_rows, X.shape[0], None, _bandwidth_of(est))
+
+
+def fit_source(estimator, data, *, fit_rows=FIT_ROWS, random_state=0, client=None, block_rows=None,
+               **read_options):
+    """Fit ``estimator`` on a data source without loading it; returns a :class:`FitResult`.
+
+    Parameters
+    ----------
+    estimator : kernelsketch or scikit-learn estimator
+        Fitted in place (see the module docstring for how each kind is fitted).
+    data : path, ndarray, CSR, MatrixSource, dask array or engine
+        See :func:`open_engine`; ``read_options`` go to the file reader.
+    fit_rows : int, default=20000
+        Rows of the uniform sample that estimators without a streaming or
+        landmark fit (``KernelPCA``, scikit-learn estimators, pipelines) and
+        ``NystroemKernelKMeans``' k-means are fitted on.
+    random_state : int, default=0
+        Seeds that sample (estimators keep their own ``random_state`` for the rest).
+    client : distributed.Client, optional
+        Fit on this Dask cluster.
+
+    Returns
+    -------
+    FitResult
+        ``.estimator`` is the fitted estimator; ``.n_landmarks`` and
+        ``.bandwidth`` are what ``"auto"`` and a heuristic resolved to.
+
+    Examples
+    --------
+    >>> import numpy as np, os, tempfile
+    >>> import kernelsketch as ks
+    >>> X = np.random.default_rng(0).normal(size=(3000, 4))
+    >>> path = os.path.join(tempfile.mkdtemp(), "X.npy"); np.save(path, X)
+    >>> res = ks.fit_source(ks.KernelJL(n_components=8, random_state=0), path)
+    >>> res.n_rows, res.n_landmarks
+    (3000, 200)
+    >>> bool(np.allclose(res.estimator.transform(X), ks.KernelJL(n_components=8, random_state=0).fit(X).transform(X)))
+    True
+    """
+    from .cluster.nystroem_kernel_kmeans import NystroemKernelKMeans
+    from .decomposition._feature_stream import RandomFeatureStreamMixin
+    from .maps.landmark_estimator import LandmarkMapMixin
+    from .maps.random_fourier_features import RandomFourierFeatures
+    from .sketches.frequent_directions import FrequentDirections
+
+    if isinstance(fit_rows, bool) or not isinstance(fit_rows, numbers.Integral) or fit_rows < 2:
+        raise ValueError(f"fit_rows must be an int >= 2, got {fit_rows!r}")
+    engine = open_engine(data, client=client, block_rows=block_rows, **read_options)
+    t0 = time.perf_counter()
+    if isinstance(estimator, LandmarkMapMixin):
+        res = _fit_landmarks(estimator, engine, fit_rows)
+    elif isinstance(estimator, NystroemKernelKMeans):
+        res = _fit_kernel_kmeans(estimator, engine, fit_rows)
+    elif isinstance(estimator, (RandomFeatureStreamMixin, FrequentDirections)):
+        res = _fit_stream(estimator, engine)
+    elif isinstance(estimator, RandomFourierFeatures):
+        res = _fit_random_features(estimator, engine)
+    else:
+        res = _fit_sample(estimator, engine, fit_rows, derive_seed(random_state))
+    res.seconds = time.perf_counter() - t0
+    return res
+
+
+# -- sinks ------------------------------------------------------------------------
+class _ArraySink:
+    def __init__(self):
+        self.parts = []
+
+    def write(self, Z):
+        self.parts.append(np.asarray(Z))
+
+    def close(self):
+        return np.concatenate(self.parts) if self.parts else None
+
+    def abort(self):
+        self.parts = []
+
+
+class _FileSink:
+    """Opens an atomic :class:`~kernelsketch.io.BlockWriter` once the first block gives width and dtype."""
+
+    def __init__(self, path, *, force, protect, column_names=None, column_prefix="c"):
+        from .io import check_output_path
+
+        self.path = check_output_path(path, force=force, protect=protect)  # fail before any work
+        self.force, self.protect = force, protect
+        self.column_names, self.prefix = column_names, column_prefix
+        self.writer = None
+
+    def write(self, Z):
+        Z = np.asarray(Z)
+        if self.writer is None:
+            width = 1 if Z.ndim == 1 else Z.shape[1]
+            names = self.column_names or [f"{self.prefix}{j}" for j in range(width)]
+            self.writer = open_writer(self.path, width, Z.dtype, force=self.force, protect=self.protect,
+                                      column_names=names)
+        self.writer.write(Z)
+
+    def close(self):
+        if self.writer is None:
+            raise ValueError("nothing to write: the data has no rows")
+        return self.writer.close()
+
+    def abort(self):
+        if self.writer is not None:
+            self.writer.abort()
+
+
+class _CallableSink:
+    def __init__(self, fn):
+        self.fn = fn
+
+    def write(self, Z):
+        self.fn(Z)
+
+    def close(self):
+        return None
+
+    def abort(self):
+        pass
+
+
+def _make_sink(output, *, force, protect, column_names=None, column_prefix="c"):
+    if output is None:
+        return _ArraySink()
+    if isinstance(output, (str, os.PathLike)):
+        return _FileSink(output, force=force, protect=protect, column_names=column_names, column_prefix=column_prefix)
+    if callable(output):
+        return _CallableSink(output)
+    if all(hasattr(output, a) for a in ("write", "close", "abort")):
+        return output
+    raise TypeError(f"output must be None, a path, a callable or a sink with write/close/abort; got "
+                    f"{type(output).__name__}")
+
+
+def _inputs_of(data):
+    return [data] if isinstance(data, (str, os.PathLike)) else []
+
+
+@dataclass
+class TransformResult:
+    """What :func:`transform_source` wrote.
+
+    Attributes
+    ----------
+    n_rows, n_columns : int
+    output : Path or None
+        The file written (None for an in-memory or callable sink).
+    embedding : ndarray or None
+        The whole output, for ``output=None``.
+    seconds : float
+    sample : tuple or None
+        ``(Z_sample, y_sample)``: a seeded uniform sample of at most
+        ``sample_rows`` output rows (first two columns) and their labels, for plots.
+    """
+
+    n_rows: int
+    n_columns: int
+    output: Path | None = None
+    embedding: np.ndarray | None = None
+    seconds: float = 0.0
+    sample: tuple | None = None
+
+    def to_dict(self):
+        return {"output": None if self.output is None else str(self.output), "shape": [self.n_rows, self.n_columns],
+                "transform_seconds": round(self.seconds, 4)}
+
+
+def _apply_transform(X, est):
+    return np.asarray(est.transform(_dense_if_needed(est, X)))
+
+
+def transform_source(estimator, data, output=None, *, force=False, client=None, block_rows=None,
+                     column_names=None, sample_rows=0, random_state=0, **read_options):
+    """Map every row of ``data`` through a fitted ``estimator`` into ``output``, block by block.
+
+    Parameters
+    ----------
+    estimator : fitted transformer
+    data : path, ndarray, CSR, MatrixSource, dask array or engine (see :func:`open_engine`)
+    output : None, path, callable or sink
+        None: the result as one array (``.embedding``).  A path (``.npy``,
+        ``.csv``, ``.tsv``, ``.parquet``): written to a temporary file that
+        replaces it only when complete (never an input; an existing file only
+        with ``force=True``).  A callable: called with each output block, in row order.
+    force : bool, default=False
+        Overwrite an existing output file.
+    client : distributed.Client, optional
+        Run on Dask.
+    column_names : list of str, optional
+        Output columns (default ``c0, c1, ...``).
+    sample_rows : int, default=0
+        Keep a uniform sample of this many output rows (first two columns) and labels, e.g. for a plot.
+
+    Returns
+    -------
+    TransformResult
+
+    Examples
+    --------
+    >>> import numpy as np, os, tempfile
+    >>> import kernelsketch as ks
+    >>> X = np.random.default_rng(0).normal(size=(1000, 3))
+    >>> est = ks.Nystroem(n_landmarks=50, random_state=0).fit(X)
+    >>> out = os.path.join(tempfile.mkdtemp(), "Z.npy")
+    >>> res = ks.transform_source(est, X, out)
+    >>> bool(np.allclose(np.load(out), est.transform(X))), res.n_rows
+    (True, 1000)
+    """
+    engine = open_engine(data, client=client, block_rows=block_rows, **read_options)
+    sink = _make_sink(output, force=force, protect=_inputs_of(data), column_names=column_names)
+    sample = RowReservoir(sample_rows, seed=derive_seed(random_state)) if sample_rows else None
+    counts = {"rows": 0, "cols": 0}
+
+    def consume(Z, y):
+        sink.write(Z)
+        counts["rows"] += Z.shape[0]
+        counts["cols"] = 1 if Z.ndim == 1 else Z.shape[1]
+        if sample is not None:
+            sample.add(Z[:, :2] if Z.ndim == 2 else Z[:, None], y)
+
+    t0 = time.perf_counter()
+    try:
+        engine.foreach(_apply_transform, consume, state=estimator, desc="transform")
+    except BaseException:
+        sink.abort()
+        raise
+    result = sink.close()
+    res = TransformResult(counts["rows"], counts["cols"], seconds=time.perf_counter() - t0)
+    if isinstance(sink, _FileSink):
+        res.output = result
+    elif isinstance(sink, _ArraySink):
+        res.embedding = result
+    if sample is not None and sample.n_seen:
+        res.sample = sample.result()[:2]
+    return res
+
+
+@dataclass
+class EmbedResult:
+    """What :func:`embed_file` did: ``.fit`` (:class:`FitResult`) and ``.transform`` (:class:`TransformResult`)."""
+
+    fit: FitResult
+    transform: TransformResult
+
+    @property
+    def estimator(self):
+        return self.fit.estimator
+
+    def to_dict(self):
+        return {**self.fit.to_dict(), **self.transform.to_dict()}
+
+
+def embed_file(data, output, estimator, *, force=False, fit_rows=FIT_ROWS, random_state=0, client=None,
+               block_rows=None, sample_rows=0, **read_options):
+    """Fit ``estimator`` on ``data`` (without loading it) and write the embedding of every row to ``output``.
+
+    ``fit_source`` then ``transform_source`` on the same engine; see both for the parameters.
+    With ``output=None`` the embedding is returned in memory (``.transform.embedding``).
+
+    Examples
+    --------
+    >>> import numpy as np, os, tempfile
+    >>> import kernelsketch as ks
+    >>> folder = tempfile.mkdtemp()
+    >>> np.save(os.path.join(folder, "X.npy"), np.random.default_rng(0).normal(size=(5000, 10)))
+    >>> res = ks.embed_file(os.path.join(folder, "X.npy"), os.path.join(folder, "Z.npy"),
+    ...                     ks.KernelJL(n_components=20, random_state=0))
+    >>> np.load(os.path.join(folder, "Z.npy")).shape, res.fit.n_landmarks
+    ((5000, 20), 200)
+    """
+    engine = open_engine(data, client=client, block_rows=block_rows, **read_options)
+    if isinstance(output, (str, os.PathLike)):
+        from .io import check_output_path, output_format
+
+        output_format(output)  # a bad suffix fails before any work
+        check_output_path(output, force=force, protect=_inputs_of(data))
+    fit = fit_source(estimator, engine, fit_rows=fit_rows, random_state=random_state)
+    tr = transform_source(fit.estimator, engine, output, force=force, sample_rows=sample_rows,
+                          random_state=random_state)
+    if isinstance(output, (str, os.PathLike)) and tr.output is None:  # pragma: no cover - defensive
+        raise RuntimeError("the embedding was not written")
+    return EmbedResult(fit, tr)
+
+
+# -- clustering -------------------------------------------------------------------
+class PairCounts:
+    """Rand index and adjusted Rand index accumulated block by block (a contingency table).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> pc = PairCounts()
+    >>> pc.add(np.array([0, 0, 1]), np.array([1, 1, 0])); pc.add(np.array([1]), np.array([0]))
+    >>> pc.rand_index(), pc.adjusted_rand_index()
+    (1.0, 1.0)
+    """
+
+    def __init__(self):
+        self.table = {}
+        self._codes = {}
+
+    def add(self, y_true, y_pred):
+        """Count the (true label, cluster) pairs of one block."""
+        y_true = np.asarray(y_true)
+        if y_true.dtype.kind in "fc" and not np.all(np.isfinite(y_true)):
+            raise ValueError("labels contain NaN or inf")
+        values, local = np.unique(y_true, return_inverse=True)
+        codes = np.array([self._codes.setdefault(v, len(self._codes)) for v in values.tolist()], dtype=np.int64)
+        y_pred = np.asarray(y_pred, dtype=np.int64)
+        width = int(y_pred.max()) + 1 if y_pred.size else 1
+        keys, counts = np.unique(codes[local.ravel()] * width + y_pred, return_counts=True)
+        for key, c in zip(keys.tolist(), counts.tolist()):
+            pair = divmod(key, width)
+            self.table[pair] = self.table.get(pair, 0) + c
+
+    def _sums(self):
+        from math import comb
+
+        n = sum(self.table.values())
+        rows, cols = {}, {}
+        for (a, b), c in self.table.items():
+            rows[a] = rows.get(a, 0) + c
+            cols[b] = cols.get(b, 0) + c
+        sum_ij = sum(comb(c, 2) for c in self.table.values())
+        sum_a = sum(comb(c, 2) for c in rows.values())
+        sum_b = sum(comb(c, 2) for c in cols.values())
+        return comb(n, 2), sum_ij, sum_a, sum_b
+
+    def rand_index(self):
+        total, sum_ij, sum_a, sum_b = self._sums()
+        if total == 0:
+            return 1.0
+        return float((total + 2 * sum_ij - sum_a - sum_b) / total)
+
+    def adjusted_rand_index(self):
+        total, sum_ij, sum_a, sum_b = self._sums()
+        if total == 0:
+            return 1.0
+        expected = sum_a * sum_b / total
+        max_index = (sum_a + sum_b) / 2
+        if max_index == expected:  # both partitions trivial (scikit-learn's convention)
+            return 1.0
+        return float((sum_ij - expected) / (max_index - expected))
+
+
+@dataclass
+class ClusterResult:
+    """What :func:`cluster_file` did.
+
+    Attributes
+    ----------
+    labels : ndarray of int64 or None
+        Cluster of every row (kept in memory only when ``output`` is None and ``keep_labels``).
+    output : Path or None
+        The labels file written.
+    n_rows, n_clusters : int
+    embedding : fitted transformer or None (raw features)
+    kmeans : fitted :class:`~kernelsketch.cluster.StreamingKMeans`
+    inertia : float
+        Sum of squared distances of every row's embedding to its centre.
+    cluster_sizes : ndarray (n_clusters,)
+    passes : int
+        Lloyd passes over all rows made after the sample (0: centres from the sample).
+    sample_rows : int
+        Rows of the sample k-means was seeded and refined on.
+    center_shift : float
+        Squared shift the centres would make on one more Lloyd pass, relative to
+        the squared norm of the centres: how far the sample's centres are from a
+        full-data fixed point.
+    rand_index, adjusted_rand_index : float or None
+        Against the label column, when the source has one.
+    fit : FitResult or None
+    seconds : dict
+        ``fit`` (the embedding's), ``embed_sample`` (embedding the k-means
+        sample), ``kmeans`` (k-means++ and Lloyd on it), ``passes``, ``assign`` and ``total``.
+    sample : tuple or None
+        ``(Z, labels)``: the first two embedding coordinates of up to ``plot_rows``
+        sampled rows and their clusters (for a plot).
+    """
+
+    labels: np.ndarray | None
+    output: Path | None
+    n_rows: int
+    n_clusters: int
+    embedding: object
+    kmeans: object
+    inertia: float
+    cluster_sizes: np.ndarray
+    passes: int
+    center_shift: float
+    rand_index: float | None = None
+    adjusted_rand_index: float | None = None
+    fit: FitResult | None = None
+    seconds: dict = field(default_factory=dict)
+    sample: tuple | None = None
+    sample_rows: int = 0
+
+    def to_dict(self):
+        d = {"n_rows": self.n_rows, "kmeans_sample_rows": self.sample_rows, "k": self.n_clusters, "output": None if self.output is None else str(self.output),
+             "inertia": self.inertia, "cluster_sizes": [int(c) for c in self.cluster_sizes],
+             "lloyd_passes": self.passes, "center_shift": self.center_shift,
+             "seconds": {k: round(v, 4) for k, v in self.seconds.items()}}
+        if self.rand_index is not None:
+            d.update(rand_index=self.rand_index, adjusted_rand_index=self.adjusted_rand_index)
+        if self.fit is not None:
+            d.update(self.fit.to_dict())
+        return d
+
+
+def _embed_block(X, state):
+    embedding = state[0]
+    return X if embedding is None else np.asarray(embedding.transform(_dense_if_needed(embedding, X)))
+
+
+def _stats_block(X, state):
+    from .cluster.streaming_kmeans import lloyd_statistics
+
+    embedding, centers = state
+    return lloyd_statistics(_embed_block(X, state), centers)
+
+
+def _assign_block(X, state):
+    from .cluster.streaming_kmeans import assign_with_statistics
+
+    embedding, centers = state
+    # the statistics of this assignment come free: a look at one more Lloyd step
+    labels, dist, sums, counts = assign_with_statistics(_embed_block(X, state), centers)
+    return labels, float(dist.sum()), sums, counts
+
+
+def cluster_file(data, n_clusters, *, embedding="kjl", output=None, force=False, keep_labels=True, init_size=None,
+                 n_init=3, lloyd_passes=0, tol=1e-4, fit_rows=FIT_ROWS, random_state=0, client=None,
+                 block_rows=None, plot_rows=0, **read_options):
+    """Kernel clustering of data of any size: embed, k-means on a sample, stream the labels.
+
+    Parameters
+    ----------
+    data : path, ndarray, CSR, MatrixSource, dask array or engine (see :func:`open_engine`)
+        ``label_column=`` (a file's column of true classes) adds the Rand
+        index and adjusted Rand index to the result.
+    n_clusters : int >= 2
+    embedding : "kjl", None or an estimator, default="kjl"
+        ``"kjl"``: the Kernel JL paper's pipeline, centred
+        ``KernelJL(n_components=10 * n_clusters, n_landmarks="auto")``;
+        an (unfitted) kernelsketch or scikit-learn transformer, fitted with
+        :func:`fit_source`; None clusters the raw features (plain k-means).
+    output : None, path, callable or sink
+        Where the labels go, block by block (a file is written atomically:
+        complete or not at all).  None: returned as ``.labels`` when ``keep_labels``.
+    init_size, n_init, tol : see :class:`~kernelsketch.cluster.StreamingKMeans`
+        k-means++ seeding and Lloyd on a uniform sample of ``init_size`` rows
+        (default 100,000; all rows when there are fewer, which is then exact
+        full-data k-means).
+    lloyd_passes : int, default=0
+        Exact Lloyd passes over all rows after the sample (each one embeds
+        every row again); stops early when the centres move less than ``tol``.
+        The assignment pass reports how far one more pass would move the
+        centres (``center_shift``), so the default's cost is one pass.
+    fit_rows : int
+        See :func:`fit_source`.
+    random_state : int, default=0
+        Seeds the embedding (for ``"kjl"``), the sample and k-means++.
+    client : distributed.Client, optional
+        Run every pass on Dask; the same seed gives the same labels.
+    plot_rows : int, default=0
+        Keep the embedding (two coordinates) and clusters of this many sampled rows (``.sample``).
+
+    Returns
+    -------
+    ClusterResult
+
+    Notes
+    -----
+    Passes over the data: the fit's (landmark rows only, or one pass for text
+    files and streaming estimators), the sample's rows, ``lloyd_passes``, and
+    one assignment pass that embeds each block, assigns it and hands the
+    labels to ``output``.  When the sample is every row (N <= ``init_size``)
+    the sample's embedding is assigned directly: one embedding of the data.  Memory: the fitted embedding, the sample's embedding
+    (``init_size x d``) and one block -- never the ``N x d`` embedding.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import kernelsketch as ks
+    >>> X, y = ks.load_dataset("banknote")
+    >>> res = ks.cluster_file(X, 2, random_state=0)
+    >>> res.labels.shape, res.n_rows
+    ((1372,), 1372)
+    """
+    from .cluster.streaming_kmeans import StreamingKMeans
+    from .maps.kernel_jl import KernelJL
+
+    if isinstance(n_clusters, bool) or not isinstance(n_clusters, numbers.Integral) or n_clusters < 2:
+        raise ValueError(f"n_clusters must be an int >= 2, got {n_clusters!r}")
+    if isinstance(lloyd_passes, bool) or not isinstance(lloyd_passes, numbers.Integral) or lloyd_passes < 0:
+        raise ValueError(f"lloyd_passes must be an int >= 0, got {lloyd_passes!r}")
+    engine = open_engine(data, client=client, block_rows=block_rows, **read_options)
+    protect = _inputs_of(data)
+    if isinstance(output, (str, os.PathLike)):
+        from .io import check_output_path, output_format
+
+        output_format(output)
+        check_output_path(output, force=force, protect=protect)
+    if isinstance(embedding, str):
+        if embedding != "kjl":
+            raise ValueError(f"embedding must be 'kjl', None or an estimator, got {embedding!r}")
+        embedding = KernelJL(n_components=10 * n_clusters, centered=True, random_state=random_state)
+    seconds = {}
+    t0 = time.perf_counter()
+    fit = None
+    if embedding is not None:
+        fit = fit_source(embedding, engine, fit_rows=fit_rows, random_state=random_state)
+    elif engine.n_rows is None:
+        engine.reduce(lambda X, _: X.shape[0], sum, desc="count rows")
+    seconds["fit"] = time.perf_counter() - t0
+    N = engine.n_rows
+    if n_clusters > N:
+        raise ValueError(f"n_clusters={n_clusters} must be <= the number of rows ({N})")
+
+    # 1. seeding: k-means++ and Lloyd on the embedding of a uniform sample
+    t1 = time.perf_counter()
+    km = StreamingKMeans(n_clusters, init_size=init_size, n_init=n_init, tol=tol, random_state=random_state)
+    km._validate_params()
+    rng = check_random_state(derive_seed(random_state) + 1)
+    idx = km.sample_indices(N, rng)
+    whole = idx.size == N  # the sample is every row: exact full-data k-means, no second embedding pass
+    rows, y_rows = engine.gather(idx)
+    sample = _embed_block(rows, (embedding,))
+    del rows
+    seconds["embed_sample"] = time.perf_counter() - t1
+    t2 = time.perf_counter()
+    km.seed(sample, rng)
+    seconds["kmeans"] = time.perf_counter() - t2
+
+    # 2. exact Lloyd passes over every row (optional; each one embeds every block again)
+    t3 = time.perf_counter()
+    passes = 0
+    if not whole:
+        for passes in range(1, lloyd_passes + 1):
+            sums, counts, _ = engine.reduce(_stats_block, _sum_tuples, state=(embedding, km.cluster_centers_),
+                                            desc=f"Lloyd pass {passes}")
+            if km.converged(km.update(sums, counts)):
+                break
+    seconds["passes"] = time.perf_counter() - t3
+    plot = None
+    if plot_rows:
+        Zp = sample[: min(plot_rows, sample.shape[0])]
+        plot = (np.asarray(Zp[:, :2]), km.predict(Zp))
+    if not whole:
+        del sample
+
+    # 3. assignment: labels streamed to the sink, scores and one more Lloyd step's statistics on the way
+    t4 = time.perf_counter()
+    sink = _make_sink(output if output is not None else (None if keep_labels else (lambda labels: None)),
+                      force=force, protect=protect, column_names=["cluster"])
+    pairs = PairCounts() if engine.has_labels else None
+    acc = {"inertia": 0.0, "sums": None, "counts": None, "rows": 0}
+
+    def consume(out, y):
+        labels, inertia, sums, counts = out
+        sink.write(labels.astype(np.int64, copy=False))
+        acc["inertia"] += inertia
+        acc["rows"] += labels.shape[0]
+        if sums is not None:
+            acc["sums"] = sums if acc["sums"] is None else acc["sums"] + sums
+            acc["counts"] = counts if acc["counts"] is None else acc["counts"] + counts
+        if pairs is not None and y is not None:
+            pairs.add(y, labels)
+
+    try:
+        if whole:
+            step = max(1, min(N, 65536))
+            for start in range(0, N, step):
+                stop = min(N, start + step)
+                consume(_assign_block(sample[start:stop], (None, km.cluster_centers_)),
+                        None if y_rows is None else y_rows[start:stop])
+        else:
+            engine.foreach(_assign_block, consume, state=(embedding, km.cluster_centers_), desc="assign clusters")
+        result = sink.close()
+    except BaseException:
+        sink.abort()
+        raise
+    seconds["assign"] = time.perf_counter() - t4
+    seconds["total"] = time.perf_counter() - t0
+    centers = km.cluster_centers_
+    nxt = np.where(acc["counts"][:, None] > 0, acc["sums"] / np.maximum(acc["counts"], 1)[:, None], centers)
+    shift = float(((nxt - centers) ** 2).sum() / max(float((centers**2).sum()), np.finfo(float).tiny))
+    km.inertia_ = acc["inertia"]
+    km.n_iter_ = passes
+    km.counts_ = acc["counts"]
+    res = ClusterResult(
+        labels=result if isinstance(sink, _ArraySink) else None,
+        output=result if isinstance(sink, _FileSink) else None,
+        n_rows=acc["rows"], n_clusters=n_clusters, embedding=embedding, kmeans=km, inertia=acc["inertia"],
+        cluster_sizes=acc["counts"].astype(np.int64), passes=passes, center_shift=shift, fit=fit, seconds=seconds,
+        sample=plot, sample_rows=int(idx.size))
+    if pairs is not None and pairs.table:
+        res.rand_index, res.adjusted_rand_index = pairs.rand_index(), pairs.adjusted_rand_index()
+    if res.labels is not None:
+        res.labels = res.labels.ravel()
+    return res

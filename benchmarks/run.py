@@ -37,6 +37,7 @@ CASES = {
     "streaming": "benchmarks.streaming",
     "memory": "benchmarks.embed_memory",
     "scaling": "benchmarks.scaling",
+    "cluster": "benchmarks.cluster_scale",
 }
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))

@@ -10,7 +10,7 @@ from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, Transfo
 from sklearn.utils.validation import check_is_fitted
 
 from ..kernels.blocks import kernel_blocks, pairwise_kernel
-from ..utils.estimator_checks import KERNEL_CONSTRAINTS, Interval, deterministic_signs
+from ..utils.estimator_checks import KERNEL_CONSTRAINTS, Interval, StrOptions, deterministic_signs
 from ..utils.eigen import drop_noise_eigenpairs, top_eigenpairs
 from ..utils.validation import check_input, check_n_features
 from .landmark_estimator import LandmarkMapMixin
@@ -28,8 +28,10 @@ class Nystroem(LandmarkMapMixin, ClassNamePrefixFeaturesOutMixin, TransformerMix
 
     Parameters
     ----------
-    n_landmarks : int, default=100
-        Number ``m`` of landmarks drawn from X (ignored when ``landmarks`` is given).
+    n_landmarks : int or "auto", default=100
+        Number ``m`` of landmarks drawn from X (ignored when ``landmarks`` is
+        given); ``"auto"`` is ``max(200, N // 100)`` capped at 4096 and at ``N``
+        (as for the other landmark estimators; ``fit`` only, a stream's length is unknown).
     n_components : int or None, default=None
         Rank ``r <= m`` of the pseudo-inverse (output dimension).  None keeps
         every eigenvalue above ``eigenvalue_tol * lambda_max``.
@@ -119,7 +121,7 @@ class Nystroem(LandmarkMapMixin, ClassNamePrefixFeaturesOutMixin, TransformerMix
     """
 
     _parameter_constraints = {
-        "n_landmarks": [Interval(numbers.Integral, 1, None, closed="left")],
+        "n_landmarks": [Interval(numbers.Integral, 1, None, closed="left"), StrOptions({"auto"})],
         "n_components": [Interval(numbers.Integral, 1, None, closed="left"), None],
         **KERNEL_CONSTRAINTS,
         "replace": ["boolean"],
@@ -162,6 +164,10 @@ class Nystroem(LandmarkMapMixin, ClassNamePrefixFeaturesOutMixin, TransformerMix
             if self.landmarks is not None:
                 raise ValueError("partial_fit draws landmarks from the stream; it cannot be used with "
                                  "user-given landmarks (use fit)")
+            if self.n_landmarks == "auto":
+                raise ValueError("n_landmarks='auto' needs the number of rows, which a stream does not know; give "
+                                 "partial_fit an int n_landmarks (or fit the whole data, e.g. with "
+                                 "kernelsketch.fit_source)")
             X, rng, _ = self._begin_fit(X)
             self._sampler = ReservoirSampler(self.n_landmarks, replace=self.replace, random_state=rng)
         else:

@@ -1,0 +1,256 @@
+"""i) The main job at scale: ``kernelsketch cluster`` of a 2,000,000 x 10 ``.npy`` (Kernel JL, k = 10).
+
+Side by side in one run, each command in a fresh subprocess exactly as a user
+types it (wall time and that child's own peak RSS, ``os.wait4``):
+
+* ``kernelsketch embed X.npy -o Z.npy --method kjl -d 100`` (the embedding step alone);
+* ``kernelsketch cluster X.npy -k 10 --method kjl -o labels.npy`` (embedding + k-means, labels streamed);
+* the same ``cluster`` with ``--workers 2`` (a local Dask cluster; RSS is the client's);
+* scikit-learn's ``KMeans(n_clusters=10, n_init=3)`` on the whole embedding ``Z.npy`` held in memory
+  (the reference the labels are compared with);
+* the scikit-learn user's pipeline ``Nystroem(n_components=200)`` -> ``MiniBatchKMeans(10)`` on ``X``.
+
+Targets (issue): cluster wall <= 1.5 x embed wall, cluster peak RSS <= 1 GB, ARI >= 0.99 against full
+KMeans on the same embedding; on Dask the same ``n``, ARI >= 0.999 against the in-memory labels and wall
+<= 2 x in memory.  Input: 10 Gaussian clusters (centres ~ N(0, 16 I), unit noise), seeded.
+
+Standalone, for the once-only 20,000,000-row run (writes ``benchmarks/results/cluster-20M.md``)::
+
+    python -m benchmarks.cluster_scale --rows 20000000 --no-reference
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import sys
+import tempfile
+import textwrap
+
+import numpy as np
+
+from ._harness import MiB, CaseResult, Comparison, Metric, NotAvailable, RunConfig, run_child
+
+NAME = "cluster"
+TITLE = "i) The main job at scale: kernelsketch cluster of a 2,000,000 x 10 .npy (Kernel JL, k = 10)"
+
+FULL = {"n_rows": 2_000_000, "n_features": 10, "k": 10}
+QUICK = {"n_rows": 30_000, "n_features": 10, "k": 10}
+RESULTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "results")
+
+
+def expected_rows(quick: bool) -> list:
+    return ["cluster / embed wall time", "cluster peak RSS", "ARI vs full KMeans on the same embedding"]
+
+
+def _cli():
+    script = os.path.join(os.path.dirname(sys.executable), "kernelsketch")
+    if os.path.exists(script):
+        return [script]
+    return [sys.executable, "-m", "kernelsketch.cli"]
+
+
+def write_input(folder, n_rows, n_features, k, chunk=500_000):
+    rng = np.random.default_rng(11)
+    centers = rng.normal(0.0, 4.0, (k, n_features))
+    X = np.lib.format.open_memmap(os.path.join(folder, "X.npy"), mode="w+", dtype=np.float64,
+                                  shape=(n_rows, n_features))
+    y = np.lib.format.open_memmap(os.path.join(folder, "y.npy"), mode="w+", dtype=np.int64, shape=(n_rows,))
+    for start in range(0, n_rows, chunk):
+        stop = min(start + chunk, n_rows)
+        lab = rng.integers(0, k, stop - start)
+        X[start:stop] = centers[lab] + rng.standard_normal((stop - start, n_features))
+        y[start:stop] = lab
+    X.flush()
+    y.flush()
+    del X, y
+
+
+_KMEANS = textwrap.dedent("""
+    import json, sys, time, numpy as np
+    from sklearn.cluster import KMeans
+    Z = np.load(sys.argv[1])
+    t = time.perf_counter()
+    labels = KMeans(n_clusters=int(sys.argv[3]), n_init=3, random_state=0).fit_predict(Z)
+    np.save(sys.argv[2], labels)
+    print(json.dumps({"seconds": time.perf_counter() - t}))
+""")
+
+_SKLEARN = textwrap.dedent("""
+    import json, sys, time, numpy as np
+    from sklearn.cluster import MiniBatchKMeans
+    from sklearn.kernel_approximation import Nystroem
+    from sklearn.pipeline import make_pipeline
+    t = time.perf_counter()
+    X = np.load(sys.argv[1])
+    labels = make_pipeline(Nystroem(n_components=200, random_state=0),
+                           MiniBatchKMeans(n_clusters=int(sys.argv[3]), random_state=0, n_init=3)).fit_predict(X)
+    np.save(sys.argv[2], labels)
+    print(json.dumps({"seconds": time.perf_counter() - t}))
+""")
+
+
+def _ari(a, b):
+    from sklearn.metrics import adjusted_rand_score
+
+    return float(adjusted_rand_score(np.load(a).ravel(), np.load(b).ravel()))
+
+
+def _json_of(cmd):
+    """Run a command with --json; return (summary dict, wall, peak MiB)."""
+    import subprocess
+    import time
+
+    out = tempfile.NamedTemporaryFile(suffix=".json", delete=False)
+    out.close()
+    try:
+        with open(out.name, "w") as fh:
+            t0 = time.perf_counter()
+            proc = subprocess.Popen(cmd + ["--json"], stdout=fh)
+            _, status, usage = os.wait4(proc.pid, 0)
+            wall = time.perf_counter() - t0
+        code = os.waitstatus_to_exitcode(status)
+        if code != 0:
+            raise NotAvailable(f"`{' '.join(cmd)}` failed with exit code {code}")
+        with open(out.name) as fh:
+            return json.load(fh), wall, usage.ru_maxrss * 1024 / MiB
+    finally:
+        os.unlink(out.name)
+
+
+def measure(n_rows, n_features, k, cfg, *, dask=True, reference=True, folder=None):
+    cli = _cli()
+    tmp = folder or tempfile.mkdtemp(prefix="ks-cluster-")
+    try:
+        X, y = os.path.join(tmp, "X.npy"), os.path.join(tmp, "y.npy")
+        cfg.log(f"[{NAME}] writing {n_rows:,} x {n_features} input with {k} clusters")
+        write_input(tmp, n_rows, n_features, k)
+        r = {"n_rows": n_rows}
+        Z = os.path.join(tmp, "Z.npy")
+        if reference:
+            cfg.log(f"[{NAME}] embed")
+            r["embed"] = _json_of([*cli, "embed", X, "-o", Z, "--method", "kjl", "-d", str(10 * k)])
+        cfg.log(f"[{NAME}] cluster")
+        lab = os.path.join(tmp, "labels.npy")
+        r["cluster"] = _json_of([*cli, "cluster", X, "-k", str(k), "--method", "kjl", "-o", lab])
+        r["ari_truth"] = _ari(y, lab)
+        if dask:
+            cfg.log(f"[{NAME}] cluster --workers 2")
+            lab_d = os.path.join(tmp, "labels_dask.npy")
+            r["dask"] = _json_of([*cli, "cluster", X, "-k", str(k), "--method", "kjl", "-o", lab_d, "--workers", "2"])
+            r["ari_dask"] = _ari(lab, lab_d)
+        if reference:
+            cfg.log(f"[{NAME}] scikit-learn KMeans on the whole embedding")
+            ref = os.path.join(tmp, "labels_kmeans.npy")
+            r["kmeans"] = _child(_KMEANS, Z, ref, k)
+            r["ari_kmeans"] = _ari(ref, lab)
+            os.unlink(Z)
+            cfg.log(f"[{NAME}] scikit-learn Nystroem -> MiniBatchKMeans")
+            sk = os.path.join(tmp, "labels_sklearn.npy")
+            r["sklearn"] = _child(_SKLEARN, X, sk, k)
+            r["ari_sklearn_truth"] = _ari(y, sk)
+        return r
+    finally:
+        if folder is None:
+            shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _child(script, inp, out, k):
+    import subprocess
+
+    tmp = tempfile.NamedTemporaryFile("w", suffix=".py", delete=False)
+    tmp.write(script)
+    tmp.close()
+    try:
+        res = tempfile.NamedTemporaryFile(suffix=".json", delete=False)
+        res.close()
+        with open(res.name, "w") as fh:
+            proc = subprocess.Popen([sys.executable, tmp.name, inp, out, str(k)], stdout=fh)
+            _, status, usage = os.wait4(proc.pid, 0)
+        if os.waitstatus_to_exitcode(status) != 0:
+            raise NotAvailable("a scikit-learn reference run failed")
+        with open(res.name) as fh:
+            inner = json.load(fh)
+        os.unlink(res.name)
+        return inner, inner["seconds"], usage.ru_maxrss * 1024 / MiB
+    finally:
+        os.unlink(tmp.name)
+
+
+def to_case(r, k, title=TITLE):
+    emb_s = r["embed"][1] if "embed" in r else None
+    cl, cl_s, cl_mb = r["cluster"]
+    res = CaseResult(NAME, title, setup=(
+        f"{r['n_rows']:,} x 10 float64 `.npy`, {k} Gaussian clusters; `-d {10 * k}`; `n_landmarks=auto` resolved "
+        f"to n = {cl.get('n_landmarks')} (from N), bandwidth h = {cl.get('bandwidth', float('nan')):.4g}. "
+        f"k-means seeded on {cl.get('kmeans_sample_rows'):,} sampled rows; 0 extra Lloyd passes (default)."))
+    if emb_s is not None:
+        res.metrics.append(Metric("cluster / embed wall time", cl_s / emb_s, "x", 1.5, "<=",
+                                  note=f"cluster {cl_s:.1f} s, embed {emb_s:.1f} s (embed writes the "
+                                  f"{r['n_rows'] * 10 * k * 8 / 1e9:.1f} GB embedding; cluster writes labels)"))
+        res.metrics.append(Metric("embed peak RSS", r["embed"][2], "MiB"))
+    res.metrics.append(Metric("cluster peak RSS", cl_mb, "MiB", 1e9 / MiB if r["n_rows"] <= 2_000_000 else 2e9 / MiB,
+                              "<=", note="the whole command"))
+    res.metrics.append(Metric("cluster wall time", cl_s, "s", note=f"phases: {cl.get('seconds')}"))
+    if "ari_kmeans" in r:
+        km, km_s, km_mb = r["kmeans"]
+        res.metrics.append(Metric("ARI vs full KMeans on the same embedding", r["ari_kmeans"], "", 0.99, ">=",
+                                  note=f"scikit-learn KMeans(n_init=3) on the whole embedding: {km_s:.1f} s, "
+                                  f"{km_mb:,.0f} MiB peak"))
+    res.metrics.append(Metric("ARI vs the true clusters", r["ari_truth"], ""))
+    if "dask" in r:
+        dk, dk_s, dk_mb = r["dask"]
+        res.metrics += [
+            Metric("--workers 2: same n", float(dk.get("n_landmarks") == cl.get("n_landmarks")), "", 1.0, ">=",
+                   note=f"n = {dk.get('n_landmarks')} on Dask, {cl.get('n_landmarks')} in memory"),
+            Metric("--workers 2: ARI vs in-memory labels", r["ari_dask"], "", 0.999, ">="),
+            Metric("--workers 2: wall / in-memory wall", dk_s / cl_s, "x", 2.0, "<=",
+                   note=f"{dk_s:.1f} s vs {cl_s:.1f} s; client peak RSS {dk_mb:,.0f} MiB; "
+                   f"tasks {dk['dask']['tasks']}, bytes to client {dk['dask']['bytes_to_client'] / 1e6:.1f} MB, "
+                   f"state scattered {dk['dask']['bytes_broadcast'] / 1e6:.1f} MB per pass x passes "
+                   f"{dk['dask']['passes']}"),
+        ]
+    if "sklearn" in r:
+        _, sk_s, sk_mb = r["sklearn"]
+        res.comparisons.append(Comparison(
+            "cluster the file", "kernelsketch cluster --method kjl (n = auto)",
+            "sklearn Nystroem(200) -> MiniBatchKMeans(n_init=3)", cl_s, sk_s, ours_mem_mb=cl_mb, ref_mem_mb=sk_mb,
+            note=f"ARI vs truth: ours {r['ari_truth']:.4f}, scikit-learn {r['ari_sklearn_truth']:.4f}; ours uses "
+            f"n = {cl.get('n_landmarks')} landmarks, the pipeline 200 (its usual setting)"))
+    return res
+
+
+def run(cfg: RunConfig) -> CaseResult:
+    import importlib.util
+
+    if importlib.util.find_spec("kernelsketch.out_of_core") is None:
+        raise NotAvailable("kernelsketch.out_of_core is not available")
+    s = QUICK if cfg.quick else FULL
+    dask = importlib.util.find_spec("distributed") is not None
+    r = measure(s["n_rows"], s["n_features"], s["k"], cfg, dask=dask)
+    return to_case(r, s["k"])
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--rows", type=int, default=20_000_000)
+    parser.add_argument("--no-reference", action="store_true", help="only `cluster` (no embed / KMeans / Dask)")
+    parser.add_argument("--output", default=None)
+    args = parser.parse_args(argv)
+    from ._harness import machine_info, render_case, render_header
+
+    cfg = RunConfig()
+    r = measure(args.rows, 10, 10, cfg, dask=not args.no_reference, reference=not args.no_reference)
+    res = to_case(r, 10, title=f"i) kernelsketch cluster of a {args.rows:,} x 10 .npy (Kernel JL, k = 10)")
+    text = render_header(machine_info(), False) + "\n" + render_case(res)
+    out = args.output or os.path.join(RESULTS, f"cluster-{args.rows // 1_000_000}M.md")
+    with open(out, "w") as fh:
+        fh.write(text)
+    print(text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

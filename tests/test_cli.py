@@ -204,3 +204,101 @@ def test_demo_datasets_info(tmp_path, capsys):
     one = subprocess.run([sys.executable, "-m", "kernelsketch.cli", "info", "--json"], capture_output=True, text=True,
                          env={**ENV, "OPENBLAS_NUM_THREADS": "1"}, timeout=300)
     assert json.loads(one.stdout)["kernel_threads"] == 1
+
+
+# -- cluster: bounded, streamed, the same flags on Dask ----------------------------------
+def test_cluster_without_output_prints_scores_and_writes_nothing(bank, tmp_path):
+    folder, X, y = bank
+    r = ks("cluster", folder / "bank.csv", "--label-column", "class", "-k", 2, "--json", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    s = json.loads(r.stdout)
+    assert s["output"] is None and list(tmp_path.iterdir()) == []
+    assert s["n_landmarks"] == 200 and s["n_rows"] == 1372 and s["columns"] == [
+        "variance", "skewness", "curtosis", "entropy"]
+    assert 0.5 < s["rand_index"] < 0.6 and sum(s["cluster_sizes"]) == 1372
+
+
+@pytest.mark.parametrize("method", ["kjl", "subsample-kpca", "nystroem-kkm", "kmeans"])
+def test_cluster_every_method_plots_its_embedding(bank, tmp_path, method):
+    folder, X, y = bank
+    r = ks("cluster", folder / "bank.npy", "-k", 2, "--method", method, "-o", tmp_path / "l.parquet", "--plot",
+           tmp_path / "p.png", "--json")
+    assert r.returncode == 0, r.stderr
+    from kernelsketch.io import read_matrix
+
+    labels = read_matrix(tmp_path / "l.parquet")[0].ravel()
+    assert labels.shape == (1372,) and set(labels) == {0, 1}
+    assert (tmp_path / "p.png").read_bytes()[:4] == b"\x89PNG"
+    s = json.loads(r.stdout)
+    assert s["plot"] == str(tmp_path / "p.png")
+
+
+@pytest.mark.parametrize("args, message", [
+    (("-k", 1), "n_clusters must be an int >= 2"),
+    (("-k", 5000), "must be <= the number of rows (1372)"),
+    (("-k", 2, "--label-column", "nope"), "no label column named 'nope'"),
+])
+def test_cluster_bad_input_is_one_line_exit_1_and_no_output(bank, tmp_path, args, message):
+    folder, X, y = bank
+    out = tmp_path / "labels.csv"
+    r = ks("cluster", folder / "bank.csv", "-o", out, *args)
+    assert r.returncode == 1, r.stderr
+    assert message in r.stderr and len(r.stderr.strip().splitlines()) == 1
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_cluster_empty_file_and_late_nan(tmp_path):
+    (tmp_path / "empty.csv").write_text("")
+    r = ks("cluster", tmp_path / "empty.csv", "-k", 2, "-o", tmp_path / "l.npy")
+    assert r.returncode == 1 and "empty" in r.stderr and not (tmp_path / "l.npy").exists()
+    X = np.random.default_rng(0).normal(size=(200_000, 3))
+    X[190_000, 2] = np.inf
+    np.save(tmp_path / "late.npy", X)
+    r = ks("cluster", tmp_path / "late.npy", "-k", 3, "--method", "kmeans", "-o", tmp_path / "l.npy",
+           "--init-size", 1000)
+    assert r.returncode == 1 and "row index 190000, column 3" in r.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["empty.csv", "late.npy"]
+
+
+@pytest.mark.slow
+def test_cluster_sigint_during_assignment_keeps_the_previous_output(tmp_path):
+    import signal
+    import time
+
+    X = np.random.default_rng(0).normal(size=(300_000, 4))
+    np.save(tmp_path / "X.npy", X)
+    out = tmp_path / "labels.npy"
+    np.save(out, np.array([7]))
+    proc = subprocess.Popen([sys.executable, "-m", "kernelsketch.cli", "cluster", str(tmp_path / "X.npy"), "-k", "3",
+                             "-n", "3000", "-o", str(out), "--force", "-q"], env=ENV, stderr=subprocess.PIPE,
+                            text=True)
+    deadline = time.time() + 120
+    while time.time() < deadline and not any(p.name.endswith(".part") for p in tmp_path.iterdir()):
+        time.sleep(0.05)  # the labels' temporary file appears with the first assigned block
+    assert proc.poll() is None, "the command finished before it could be interrupted"
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 130 and "interrupted" in err
+    assert np.load(out).tolist() == [7]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["X.npy", "labels.npy"]
+
+
+@pytest.mark.distributed
+@pytest.mark.slow
+def test_cluster_on_dask_workers_equals_in_memory(tmp_path):
+    pytest.importorskip("distributed")
+    from sklearn.datasets import make_blobs
+
+    X, y = make_blobs(n_samples=30_000, centers=5, n_features=4, random_state=2)
+    np.save(tmp_path / "X.npy", np.column_stack([X, y]))
+    common = ("cluster", tmp_path / "X.npy", "-k", 5, "--label-column", 4, "--json")
+    a = ks(*common, "-o", tmp_path / "a.npy")
+    b = ks(*common, "-o", tmp_path / "b.npy", "--workers", 2)
+    assert a.returncode == 0 and b.returncode == 0, b.stderr
+    sa, sb = json.loads(a.stdout), json.loads(b.stdout)
+    assert sa["n_landmarks"] == sb["n_landmarks"] == 300 and sb["engine"] == "dask" and sb["dask"]["tasks"] > 0
+    assert sb["bandwidth"] == pytest.approx(sa["bandwidth"], rel=1e-12)
+    from sklearn.metrics import adjusted_rand_score
+
+    assert adjusted_rand_score(np.load(tmp_path / "a.npy").ravel(), np.load(tmp_path / "b.npy").ravel()) >= 0.999
+    assert sb["rand_index"] == pytest.approx(sa["rand_index"], abs=1e-4)

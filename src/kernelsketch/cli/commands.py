@@ -153,8 +153,6 @@ def cmd_cluster(args, ui):
     if args.plot and pipeline.wants_dask(args):
         raise UsageError("--plot is not supported with --scheduler/--workers or a shard directory")
     k = args.k
-    if k < 2:
-        raise UsageError(f"-k must be at least 2, got {k}")
     embedding = _cluster_embedding(args, k)
     with pipeline.engine_for(args, ui) as engine:
         _say_input(ui, args, engine)

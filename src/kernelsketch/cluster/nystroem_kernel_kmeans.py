@@ -34,7 +34,7 @@ class NystroemKernelKMeans(ClusterMixin, ClassNamePrefixFeaturesOutMixin, Transf
         numerical rank of the subsample Gram; an explicit ``d`` above that rank
         warns).
     n_landmarks : int or "auto", default="auto"
-        Subsample size ``n``; ``"auto"`` = ``max(200, N // 100)`` capped at ``N``.
+        Subsample size ``n``; ``"auto"`` = ``max(200, N // 100)`` capped at 4096 and at ``N``.
         Ignored when ``landmarks`` is given.
     kernel : str or Kernel, default="gaussian"
     bandwidth : float or {"percentile", "median", "mean_sq"}, default="percentile"

@@ -24,7 +24,7 @@ class SubsampleKPCA(LandmarkMapMixin, ClassNamePrefixFeaturesOutMixin, Transform
         eigenvalue above ``eigenvalue_tol * lambda_max``.
     n_landmarks : int or "auto", default="auto"
         Subsample size ``n``; ``"auto"`` = ``max(200, N // 100)`` capped at
-        ``N`` (the paper's choice).  Ignored when ``landmarks`` is given.
+        4096 and at ``N`` (the paper's choice, capped).  Ignored when ``landmarks`` is given.
     kernel : str or Kernel, default="gaussian"
     bandwidth : float or {"percentile", "median", "mean_sq"}, default="percentile"
     kernel_params : dict, optional

@@ -24,7 +24,8 @@ class KernelJL(LandmarkMapMixin, ClassNamePrefixFeaturesOutMixin, TransformerMix
         use ``d = 10 k`` for ``k`` clusters).  ``d`` may exceed ``n``.
     n_landmarks : int or "auto", default="auto"
         Subsample size ``n``; ``"auto"`` is the paper's ``max(200, N // 100)``,
-        capped at ``N``.  Ignored when ``landmarks`` is given.
+        capped at 4096 (:data:`~kernelsketch.maps.landmarks.AUTO_MAX_LANDMARKS`) and at ``N``.  Ignored when
+        ``landmarks`` is given.
     centered : bool, default=True
         Centre the feature maps on the subsample mean (the paper's
         "centralized" K-JL, used in its figures and clustering experiments);

@@ -27,7 +27,7 @@ def test_config_context_restores_and_is_thread_local():
 
 
 def test_bad_working_memory():
-    with pytest.raises(ValueError, match="working_memory must be > 0"):
+    with pytest.raises(ValueError, match="working_memory must be a finite number of MiB > 0"):
         kernelsketch.set_config(working_memory=0)
     with pytest.raises(TypeError, match="number of MiB"):
         kernelsketch.set_config(working_memory="1GB")

@@ -92,7 +92,10 @@ def saved(tmp_path):
     return save(est, tmp_path / "m.npz"), est, X
 
 
-def _rewrite(path, edit_meta=None, edit_entries=None):
+def _rewrite(path, edit_meta=None, edit_entries=None, reseal=True, compression=zipfile.ZIP_STORED):
+    """Edit a model file; ``reseal`` recomputes meta.json's checksum (to reach the checks behind it)."""
+    from kernelsketch.persistence import _meta_digest
+
     with zipfile.ZipFile(path) as zf:
         meta = json.loads(zf.read("meta.json"))
         entries = {n: zf.read(n) for n in zf.namelist() if n != "meta.json"}
@@ -100,7 +103,9 @@ def _rewrite(path, edit_meta=None, edit_entries=None):
         edit_meta(meta)
     if edit_entries:
         edit_entries(entries, meta)
-    with zipfile.ZipFile(path, "w") as zf:
+    if reseal:
+        meta["meta_sha256"] = _meta_digest(meta)
+    with zipfile.ZipFile(path, "w", compression=compression) as zf:
         zf.writestr("meta.json", json.dumps(meta))
         for n, b in entries.items():
             zf.writestr(n, b)
@@ -141,7 +146,7 @@ def test_modified_array_with_valid_zip_is_rejected(saved):
 
 
 @pytest.mark.parametrize("edit, match", [
-    (lambda m: m.update(format_version=2), "format version 2 is not supported"),
+    (lambda m: m.update(format_version=3), "format version 3 is not supported"),
     (lambda m: m.update(format="something-else"), "not a kernelsketch model"),
     (lambda m: m["root"].update(__estimator__="os.system"), "not a kernelsketch estimator"),
     (lambda m: m["root"]["params"].update(bogus=1), "bogus"),
@@ -151,6 +156,62 @@ def test_edited_metadata_is_rejected(saved, edit, match):
     _rewrite(path, edit_meta=edit)
     with pytest.raises(ModelFormatError, match=match):
         load(path)
+
+
+@pytest.mark.parametrize("edit", [
+    lambda m: m["root"]["params"].update(bandwidth=123.0),
+    lambda m: m.update(library_version="9.9"),
+])
+def test_any_edit_of_the_metadata_breaks_its_checksum(saved, edit):
+    path, _, _ = saved
+    _rewrite(path, edit_meta=edit, reseal=False)
+    with pytest.raises(ModelFormatError, match="meta.json checksum mismatch"):
+        load(path)
+
+
+@pytest.mark.parametrize("edit, match", [
+    (lambda m: m.update(root=[1, 2]), "not a kernelsketch estimator|malformed"),
+    (lambda m: m.update(arrays={"a": 3}), "malformed meta.json"),
+    (lambda m: m["root"].update(params=7), "malformed"),
+    (lambda m: m.update(root={"__estimator__": {"x": 1}}), "malformed|not a kernelsketch"),
+])
+def test_malformed_metadata_is_a_model_format_error(saved, edit, match):
+    path, _, _ = saved
+    _rewrite(path, edit_meta=edit)
+    with pytest.raises(ModelFormatError, match=match):
+        load(path)
+
+
+def test_deeply_nested_metadata_is_a_model_format_error(saved, tmp_path):
+    path, _, _ = saved
+    deep = "[" * 100_000 + "]" * 100_000
+    with zipfile.ZipFile(path) as zf:
+        entries = {n: zf.read(n) for n in zf.namelist() if n != "meta.json"}
+    with zipfile.ZipFile(path, "w") as zf:
+        zf.writestr("meta.json", deep)
+        for n, b in entries.items():
+            zf.writestr(n, b)
+    with pytest.raises(ModelFormatError):
+        load(path)
+
+
+def test_compressed_array_entries_are_refused_before_decompression(saved, tmp_path):
+    # a small file whose meta.json claims a huge array of deflated zeros: refused from the zip directory alone
+    path, _, _ = saved
+    bomb = tmp_path / "bomb.ksm"
+
+    def grow(entries, meta):
+        key = sorted(entries)[0]
+        entries[key] = _npy(np.zeros((3000, 3000)))
+        meta["arrays"][key[:-4]].update(dtype="<f8", shape=[3000, 3000])
+
+    import shutil
+
+    shutil.copy(path, bomb)
+    _rewrite(bomb, edit_entries=grow, compression=zipfile.ZIP_DEFLATED)
+    assert bomb.stat().st_size < 1_000_000
+    with pytest.raises(ModelFormatError, match="compressed"):
+        load(bomb)
 
 
 def test_missing_and_misshapen_arrays_are_rejected(saved):
@@ -206,7 +267,7 @@ def test_pickled_object_arrays_are_never_unpickled(saved, tmp_path):
         key = sorted(entries)[0]
         entries[key] = _npy(evil, allow_pickle=True)
         meta["arrays"][key[:-4]].update(dtype="|O", shape=[1])
-        meta["arrays_sha256"] = _digest(entries)
+        meta["arrays_sha256"] = _digest(entries)  # _rewrite reseals meta.json
 
     _rewrite(path, edit_entries=swap)
     with pytest.raises(ModelFormatError, match="Python objects"):

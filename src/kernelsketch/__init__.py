@@ -8,6 +8,7 @@ never imported unless used.
 from __future__ import annotations
 
 import importlib
+import threading
 
 from ._config import config_context, get_config, set_config
 
@@ -60,12 +61,19 @@ _SUBPACKAGES = ("kernels", "maps", "sketches", "decomposition", "cluster", "metr
                 "io", "distributed", "persistence", "utils", "out_of_core")
 
 
+# Concurrent first accesses from several threads import one at a time: a thread must
+# never see a submodule another thread is still initialising (an ImportError then).
+_IMPORT_LOCK = threading.RLock()
+
+
 def __getattr__(name):
     if name in _SUBPACKAGES:
-        return importlib.import_module(f".{name}", __name__)
+        with _IMPORT_LOCK:
+            return importlib.import_module(f".{name}", __name__)
     if name in _LAZY:
-        module = importlib.import_module(f".{_LAZY[name]}", __name__)
-        return getattr(module, name)
+        with _IMPORT_LOCK:
+            module = importlib.import_module(f".{_LAZY[name]}", __name__)
+            return getattr(module, name)
     raise AttributeError(f"module 'kernelsketch' has no attribute {name!r}")
 
 

@@ -46,8 +46,8 @@ def set_config(*, working_memory: float | None = None, show_progress: bool | Non
     if working_memory is not None:
         if not isinstance(working_memory, (int, float)) or isinstance(working_memory, bool):
             raise TypeError(f"working_memory must be a number of MiB, got {type(working_memory).__name__}")
-        if not working_memory > 0:
-            raise ValueError(f"working_memory must be > 0 MiB, got {working_memory}")
+        if not (working_memory > 0 and working_memory < float("inf")):
+            raise ValueError(f"working_memory must be a finite number of MiB > 0, got {working_memory}")
         cfg["working_memory"] = float(working_memory)
     if show_progress is not None:
         cfg["show_progress"] = bool(show_progress)

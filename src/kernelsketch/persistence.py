@@ -34,7 +34,9 @@ import scipy.sparse as sp
 __all__ = ["FORMAT_NAME", "FORMAT_VERSION", "ModelFormatError", "load", "save"]
 
 FORMAT_NAME = "kernelsketch-model"
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
+#: versions this release reads (1: the arrays' checksum only; 2: meta.json covered too)
+READABLE_VERSIONS = (1, 2)
 _META = "meta.json"
 # meta.json larger than this is not ours (protects json.loads from a crafted giant entry)
 _MAX_META_BYTES = 64 * 2**20
@@ -191,6 +193,12 @@ def _digest(entries) -> str:
     return h.hexdigest()
 
 
+def _meta_digest(meta) -> str:
+    """sha256 of meta.json's content (canonical JSON, without this digest): edits to parameters are caught too."""
+    body = {k: v for k, v in meta.items() if k != "meta_sha256"}
+    return hashlib.sha256(json.dumps(body, sort_keys=True, separators=(",", ":")).encode("utf-8")).hexdigest()
+
+
 def save(estimator, path, *, overwrite=True):
     """Save a kernelsketch estimator (fitted or not) to ``path``.
 
@@ -247,6 +255,7 @@ def save(estimator, path, *, overwrite=True):
         "arrays_sha256": _digest(entries),
         "not_stored": enc.dropped,
     }
+    meta["meta_sha256"] = _meta_digest(meta)
     with AtomicPath(path, force=overwrite) as tmp:
         with zipfile.ZipFile(tmp, "w", compression=zipfile.ZIP_STORED) as zf:
             zf.writestr(_META, json.dumps(meta, indent=1), compress_type=zipfile.ZIP_DEFLATED)
@@ -394,6 +403,7 @@ def load(path):
         raise FileNotFoundError(f"model file {str(path)!r} does not exist")
     if not zipfile.is_zipfile(path):
         raise ModelFormatError(f"{path}: not a kernelsketch model file (not a ZIP/.npz archive)")
+    file_size = path.stat().st_size
     try:
         with zipfile.ZipFile(path) as zf:
             names = set(zf.namelist())
@@ -404,19 +414,22 @@ def load(path):
                 raise ModelFormatError(f"{path}: {_META} is implausibly large")
             try:
                 meta = json.loads(zf.read(_META).decode("utf-8"))
-            except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-                raise ModelFormatError(f"{path}: {_META} is not valid JSON ({exc})") from exc
+            except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
+                raise ModelFormatError(f"{path}: {_META} is not valid JSON ({type(exc).__name__}: {exc})") from exc
             if not isinstance(meta, dict) or meta.get("format") != FORMAT_NAME:
                 raise ModelFormatError(f"{path}: not a kernelsketch model file (format {meta.get('format')!r})"
                                        if isinstance(meta, dict) else f"{path}: malformed {_META}")
             version = meta.get("format_version")
-            if version != FORMAT_VERSION:
+            if version not in READABLE_VERSIONS:
                 raise ModelFormatError(
                     f"{path}: model format version {version!r} is not supported by kernelsketch {__version__} "
-                    f"(reads version {FORMAT_VERSION}); the file was written by kernelsketch "
+                    f"(reads versions {READABLE_VERSIONS}); the file was written by kernelsketch "
                     f"{meta.get('library_version', '?')}")
+            if version >= 2 and meta.get("meta_sha256") != _meta_digest(meta):
+                raise ModelFormatError(f"{path}: {_META} checksum mismatch: the parameters or metadata were "
+                                       "modified after saving")
             specs = meta.get("arrays")
-            if not isinstance(specs, dict):
+            if not isinstance(specs, dict) or not all(isinstance(v, dict) for v in specs.values()):
                 raise ModelFormatError(f"{path}: malformed {_META} (no array table)")
             expected = {f"{k}.npy" for k in specs}
             missing = sorted(expected - names)
@@ -427,17 +440,41 @@ def load(path):
             if extra:
                 raise ModelFormatError(f"{path}: unexpected entries {extra}")
             for k, spec in specs.items():
-                nbytes = int(np.prod(spec.get("shape", [0]), dtype=np.int64)) * np.dtype(spec.get("dtype", "u1")).itemsize
-                if zf.getinfo(f"{k}.npy").file_size > nbytes + 65536 + 1024:
+                info = zf.getinfo(f"{k}.npy")
+                # arrays are stored uncompressed: a deflated entry could expand far beyond the file (a zip bomb)
+                if info.compress_type != zipfile.ZIP_STORED:
+                    raise ModelFormatError(f"{path}: entry {k}.npy is compressed; model files store arrays "
+                                           "uncompressed (refused: it could expand far beyond the file's size)")
+                if info.file_size > file_size:
+                    raise ModelFormatError(f"{path}: entry {k}.npy claims {info.file_size} bytes, more than the "
+                                           f"whole file ({file_size})")
+                shape = spec.get("shape", [0])
+                if not isinstance(shape, list) or not all(isinstance(n, int) and n >= 0 for n in shape):
+                    raise ModelFormatError(f"{path}: malformed shape {shape!r} for array {k}")
+                nbytes = int(np.prod(shape, dtype=np.int64)) * np.dtype(spec.get("dtype", "u1")).itemsize
+                if info.file_size > nbytes + 65536 + 1024:
                     raise ModelFormatError(f"{path}: entry {k}.npy is larger than its recorded shape allows")
-            entries = {name: zf.read(name) for name in sorted(expected)}
+            h = hashlib.sha256()
+            entries = {}
+            for name in sorted(expected):  # hashed as read (name, then bytes), in name order
+                h.update(name.encode())
+                h.update(b"\0")
+                entries[name] = zf.read(name)
+                h.update(entries[name])
     except (zipfile.BadZipFile, zlib.error, EOFError, OSError, NotImplementedError, struct.error) as exc:
         # a damaged archive fails in the zip layer (bad CRC, bad deflate stream, truncated member)
         raise ModelFormatError(f"{path}: corrupt model file ({type(exc).__name__}: {exc})") from exc
-    if _digest(entries) != meta.get("arrays_sha256"):
+    except (TypeError, AttributeError, KeyError) as exc:
+        raise ModelFormatError(f"{path}: malformed {_META} ({type(exc).__name__}: {exc})") from exc
+    if h.hexdigest() != meta.get("arrays_sha256"):
         raise ModelFormatError(f"{path}: array checksum mismatch: the file was modified or corrupted after saving")
     arrays = {name[:-4]: _read_array(path, name, data, specs[name[:-4]]) for name, data in entries.items()}
-    est = _Decoder(path, arrays).decode(meta.get("root"))
+    try:
+        est = _Decoder(path, arrays).decode(meta.get("root"))
+    except ModelFormatError:
+        raise
+    except (TypeError, AttributeError, KeyError, IndexError, ValueError, RecursionError) as exc:
+        raise ModelFormatError(f"{path}: malformed {_META} ({type(exc).__name__}: {exc})") from exc
     if _class_key(est) is None or _class_key(est).startswith("sklearn."):
         raise ModelFormatError(f"{path}: the root object is not a kernelsketch estimator")
     return est

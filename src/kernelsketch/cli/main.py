@@ -189,11 +189,14 @@ def main(argv=None):
         return exc.code if isinstance(exc.code, int) else 2
     debug = getattr(args, "debug", False)
     ui = UI(quiet=getattr(args, "quiet", False), json_output=getattr(args, "json", False))
-    # SIGTERM unwinds like Ctrl-C, so temporary outputs are removed.
-    try:
-        signal.signal(signal.SIGTERM, _raise_interrupt)
-    except ValueError:  # not the main thread
-        pass
+    # SIGTERM and SIGHUP (a closed terminal) unwind like Ctrl-C, so temporary outputs are removed.
+    for sig in (signal.SIGTERM, getattr(signal, "SIGHUP", None)):
+        if sig is None:
+            continue
+        try:
+            signal.signal(sig, _raise_interrupt)
+        except ValueError:  # not the main thread
+            pass
     try:
         code = _dispatch(args, ui)
         ui.finish()

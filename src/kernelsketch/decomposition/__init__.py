@@ -12,7 +12,10 @@ __all__ = sorted(_LAZY)
 
 def __getattr__(name):
     if name in _LAZY:
-        return getattr(importlib.import_module(f".{_LAZY[name]}", __name__), name)
+        from .. import _IMPORT_LOCK  # one import at a time across threads (see kernelsketch.__init__)
+
+        with _IMPORT_LOCK:
+            return getattr(importlib.import_module(f".{_LAZY[name]}", __name__), name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 

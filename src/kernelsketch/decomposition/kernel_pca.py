@@ -134,7 +134,8 @@ class KernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y=None):
         """Fit on X (n_samples >= 2). Returns self."""
-        X = check_input(X, accept_sparse=("csr",), ensure_min_samples=2, estimator=self, reset=True)
+        # copy=True: X_fit_ is ours, as in scikit-learn (the caller may reuse its array after fit)
+        X = check_input(X, accept_sparse=("csr",), ensure_min_samples=2, estimator=self, reset=True, copy=True)
         n = X.shape[0]
         rng = check_random_state(self.random_state)
         self.kernel_ = make_kernel(self.kernel, self.bandwidth, self.kernel_params, X,

@@ -13,7 +13,7 @@ from sklearn.utils.validation import check_is_fitted
 from ..maps.random_fourier_features import VARIANTS, make_feature_map, rff_transform
 from ..utils.chunking import gen_row_slices, get_chunk_n_rows
 from ..utils.estimator_checks import KERNEL_CONSTRAINTS, Interval, StrOptions, deterministic_signs, output_dtype
-from ..utils.validation import check_input
+from ..utils.validation import check_input, require_finite
 from ..utils.dispatch import maybe_dask_transform
 from ._feature_stream import RandomFeatureStreamMixin
 
@@ -102,6 +102,7 @@ class _RandomFeaturePCA(RandomFeatureStreamMixin, ClassNamePrefixFeaturesOutMixi
         if self._decomposition is None:
             m = self.n_random_features
             k = m if self.n_components is None else self.n_components
+            require_finite(self._scatter, "random-feature covariance")
             w, V = scipy.linalg.eigh(self._scatter, subset_by_index=[m - k, m - 1], check_finite=False)
             order = np.argsort(w)[::-1]
             w = np.maximum(w[order], 0.0)  # rounding can leave tiny negatives

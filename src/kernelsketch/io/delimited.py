@@ -25,9 +25,39 @@ _NAMES = {",": "comma", "\t": "tab", ";": "semicolon", "|": "pipe", None: "white
 
 
 def _open_text(path):
+    # utf-8-sig: a byte-order mark (Excel, Notepad) is not part of the first cell
     if str(path).endswith(".gz"):
-        return gzip.open(path, "rt", newline="")
-    return open(path, newline="")
+        return gzip.open(path, "rt", newline="", encoding="utf-8-sig")
+    return open(path, newline="", encoding="utf-8-sig")
+
+
+#: longest line (characters) and most columns a text file may have: a longer line is refused
+#: with a clear error instead of being read whole (a 1 GiB line in a small .gz exhausted memory)
+MAX_LINE_CHARS = 16 * 2**20
+MAX_COLUMNS = 1_000_000
+
+
+def _lines(f, path):
+    """``(line number, line)`` of a text file, each line at most :data:`MAX_LINE_CHARS` characters."""
+    lineno = 0
+    while True:
+        line = f.readline(MAX_LINE_CHARS + 1)
+        if not line:
+            return
+        lineno += 1
+        if len(line) > MAX_LINE_CHARS and not line.endswith("\n"):
+            raise ValueError(f"{path}: line {lineno} is longer than {MAX_LINE_CHARS} characters (is it a "
+                             "delimited text file with one row per line?)")
+        yield lineno, line
+
+
+#: cells that mean "missing", never a column name: a first row holding one is data (and then an error)
+_MISSING = {"", "na", "n/a", "nan", "null", "none", "?", "-", "#n/a", "missing"}
+
+
+def _is_name(s: str) -> bool:
+    """A cell that can only be a column name: not a number and not a missing-value marker."""
+    return not _is_number(s) and s.lower() not in _MISSING
 
 
 def _is_number(s: str) -> bool:
@@ -86,14 +116,16 @@ class DelimitedSource(MatrixSource):
         if header is None:
             if len(first) > 1:
                 second = _split(first[1][1], self.delimiter)
-                header = any(not _is_number(a) and j < len(second) and _is_number(second[j])
+                header = any(_is_name(a) and j < len(second) and _is_number(second[j])
                              for j, a in enumerate(fields))
                 # A single line, or a second line of text too: any text cell makes a header.
-                header = header or (all(not _is_number(a) for a in fields) and not any(map(_is_number, second)))
+                header = header or (all(_is_name(a) for a in fields) and not any(map(_is_number, second)))
             else:
-                header = not all(_is_number(a) for a in fields)
+                header = any(_is_name(a) for a in fields)
         self.header = bool(header)
         self.n_columns = len(fields)
+        if self.n_columns > MAX_COLUMNS:
+            raise ValueError(f"{self.path}: line {lineno} has {self.n_columns} columns, more than {MAX_COLUMNS}")
         self._check_delimiter(line, lineno)
         self.feature_names_all = fields if self.header else None
         self.data_start = lineno + 1 if self.header else lineno
@@ -110,7 +142,7 @@ class DelimitedSource(MatrixSource):
         out = []
         try:
             with _open_text(self.path) as f:
-                for lineno, line in enumerate(f, start=1):
+                for lineno, line in _lines(f, self.path):
                     if not _is_blank(line):
                         out.append((lineno, line))
                         if len(out) == k:
@@ -148,7 +180,7 @@ class DelimitedSource(MatrixSource):
         block_rows = block_rows or default_block_rows(self.n_columns)
         n_rows = 0
         with _open_text(self.path) as f:
-            lines = enumerate(f, start=1)
+            lines = _lines(f, self.path)
             # skip to the first data line
             for lineno, line in lines:
                 if lineno >= self.data_start:

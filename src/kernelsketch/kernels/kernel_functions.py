@@ -78,6 +78,17 @@ def _check_positive(name, value):
     return value
 
 
+def _check_bandwidth(value):
+    """A positive bandwidth whose ``1 / h^2`` is a finite, nonzero float64 (else NaN or empty outputs follow)."""
+    h = _check_positive("bandwidth", value)
+    with np.errstate(over="ignore", under="ignore"):
+        inv_h2 = 1.0 / (h * h) if h * h > 0 else np.inf
+    if not (np.isfinite(inv_h2) and inv_h2 > 0):
+        raise ValueError(f"bandwidth={h!r} is out of range: 1/h^2 = {inv_h2!r} is not a finite nonzero float64 "
+                         "(use a bandwidth between about 1e-150 and 1e150, or rescale the data)")
+    return h
+
+
 class Kernel:
     """Base class. Subclasses define ``compute`` and optionally ``prepare``."""
 
@@ -153,7 +164,7 @@ class ShiftInvariantKernel(Kernel):
     unit_diagonal = True
 
     def __init__(self, bandwidth=1.0):
-        self.bandwidth = _check_positive("bandwidth", bandwidth)
+        self.bandwidth = _check_bandwidth(bandwidth)
 
     def get_params(self, deep=True):
         return {"bandwidth": self.bandwidth}
@@ -206,11 +217,14 @@ class GaussianKernel(ShiftInvariantKernel):
         Yc = Y64 - center
         yn = np.einsum("ij,ij->i", Yc, Yc)
         d, m = Y.shape[1], Y.shape[0]
-        B = np.empty((d + 2, m), dtype=dtype)
-        B[:d] = (2.0 * inv_h2) * Yc.T
-        B[d] = 1.0
-        B[d + 1] = -inv_h2 * yn
-        prepared.update(sparse=False, B=B, center=center, ymax=float(yn.max(initial=0.0)))
+        B64 = np.empty((d + 2, m), dtype=np.float64)
+        B64[:d] = (2.0 * inv_h2) * Yc.T
+        B64[d] = 1.0
+        B64[d + 1] = -inv_h2 * yn
+        B = B64 if np.dtype(dtype) == np.float64 else B64.astype(dtype)
+        # the float64 factor is kept from float64 values (not from B rounded to
+        # float32) for the blocks of float32 data too spread for a float32 GEMM
+        prepared.update(sparse=False, B=B, B64=B64, center=center, ymax=float(yn.max(initial=0.0)))
         return prepared
 
     def temp_bytes_per_row(self, n_features, n_cols, itemsize):
@@ -263,9 +277,7 @@ class GaussianKernel(ShiftInvariantKernel):
         if self._gemm_error_bound(B.dtype, xmax, prepared["ymax"], inv_h2) > self._GEMM_TOL[np.dtype(out_dtype)]:
             if self._gemm_error_bound(np.float64, xmax, prepared["ymax"], inv_h2) > self._GEMM_TOL[np.dtype(np.float64)]:
                 return None
-            if prepared["B64"] is None:  # float32 data too spread for a float32 GEMM
-                prepared["B64"] = B.astype(np.float64)
-            B = prepared["B64"]
+            B = prepared["B64"]  # float32 data too spread for a float32 GEMM
             if A.dtype != np.float64:
                 A, xn = self._augmented_rows(X, prepared["center"], np.float64)
         d = X.shape[1]

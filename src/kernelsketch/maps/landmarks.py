@@ -29,7 +29,7 @@ from ..kernels.blocks import compute_block, kernel_blocks
 from ..kernels.kernel_functions import Kernel
 from ..kernels.tiled_gemm import gemm_map
 from ..utils.chunking import gen_row_slices, get_chunk_n_rows
-from ..utils.validation import check_input, check_random_state
+from ..utils.validation import cast_finite, check_input, check_random_state
 
 
 def _check_count(name, value):
@@ -221,7 +221,7 @@ class ReservoirSampler:
         elif X.shape[1] != self._n_features:
             raise ValueError(f"X has {X.shape[1]} features, but the stream has {self._n_features}")
         if not sparse and X.dtype != self._slots.dtype:
-            X = X.astype(self._slots.dtype)
+            X = cast_finite(X, self._slots.dtype, stream="landmark reservoir")
         start, stop = self.n_seen_, self.n_seen_ + X.shape[0]
         k = self.n_samples
         if self.replace:
@@ -335,7 +335,8 @@ def select_landmarks(X, landmarks, n_landmarks, rng, *, replace=False):
             L = sp.csr_matrix(L)
         elif not sp.issparse(X) and sp.issparse(L):
             L = L.toarray()
-        return L.astype(X.dtype, copy=False), None
+        # always a copy: the fitted state must not change when the caller reuses its array
+        return L.astype(X.dtype, copy=True), None
     m = resolve_n_landmarks(n_landmarks, X.shape[0], replace=replace)
     idx = sample_landmarks(X.shape[0], m, rng, replace=replace)
     L = X[idx]

@@ -16,7 +16,7 @@ from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, Transfo
 from sklearn.utils.validation import check_is_fitted
 
 from ..utils.chunking import gen_row_slices, get_chunk_n_rows
-from ..utils.validation import check_input, check_n_features
+from ..utils.validation import cast_finite, check_input, check_n_features, require_finite
 from ..utils.dispatch import maybe_dask_transform
 from ..utils.threads import single_threaded_blas
 
@@ -63,6 +63,7 @@ def _shrink_rows(B, delta_index, exact):
     use_covariance = d <= r
     # The smaller of B B^T (r x r) and B^T B (d x d): same nonzero spectrum.
     G = B64.T @ B64 if use_covariance else B64 @ B64.T
+    require_finite(G, "Frequent Directions buffer's Gram")
     lam, vec = np.linalg.eigh(G)  # ascending; symmetric syevd
     lam = np.clip(lam[::-1], 0.0, None)  # descending; rounding can go below 0
     vec = vec[:, ::-1]
@@ -81,6 +82,7 @@ def _shrink_rows(B, delta_index, exact):
 def _shrink_rows_svd(B64, delta_index, exact):
     """The same shrink as :func:`_shrink_rows` through an SVD of ``B``."""
     r = B64.shape[0]
+    require_finite(B64, "Frequent Directions buffer")
     _, s, vt = np.linalg.svd(B64, full_matrices=False)
     lam = s * s
     delta, keep = _shrink_threshold(lam, delta_index, exact, r)
@@ -341,8 +343,7 @@ class FrequentDirections(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Base
         else:
             self._check_unchanged()
             check_n_features(self, X)
-            if X.dtype != self._dtype:
-                X = X.astype(self._dtype)
+            X = cast_finite(X, self._dtype, stream="FrequentDirections sketch")
         self._append(X)
         return self
 
@@ -430,6 +431,7 @@ class FrequentDirections(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Base
                 # Zero rows make the SVD return a full orthonormal set of n_dirs
                 # right singular vectors (the extra ones with singular value 0).
                 B = np.vstack([B, np.zeros((n_dirs - B.shape[0], d))])
+            require_finite(B, "Frequent Directions sketch")
             with single_threaded_blas():
                 _, s, vt = np.linalg.svd(B, full_matrices=False)
             lam = s * s

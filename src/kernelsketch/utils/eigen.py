@@ -12,7 +12,7 @@ from scipy.sparse.linalg import ArpackError, ArpackNoConvergence, LinearOperator
 from sklearn.utils.extmath import randomized_svd
 
 from .threads import single_threaded_blas
-from .validation import derive_seed
+from .validation import derive_seed, require_finite
 
 #: dense matrices up to this order (8 MiB in float64) run Lanczos on one BLAS thread
 _SMALL_DENSE_N = 1024
@@ -93,6 +93,8 @@ def _symmetric_operator(A):
 def top_eigenpairs(A, k, solver, rng, tol=0.0, max_iter=None):
     """Top-k eigenpairs of a symmetric PSD matrix or LinearOperator, descending."""
     n = A.shape[0]
+    if isinstance(A, np.ndarray):
+        require_finite(A, "Gram matrix")
     if solver == "dense":
         w, V = scipy.linalg.eigh(A, subset_by_index=[n - k, n - 1], check_finite=False)
     elif solver in ("arpack", "operator"):

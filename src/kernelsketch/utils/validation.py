@@ -91,3 +91,37 @@ def derive_seed(random_state) -> int:
     if isinstance(random_state, numbers.Integral) and not isinstance(random_state, bool):
         return int(random_state)
     return int(check_random_state(random_state).integers(0, 2**32 - 1))
+
+
+def cast_finite(X, dtype, *, name="X", stream="stream"):
+    """``X`` in ``dtype``; a ValueError when a finite value does not survive the cast.
+
+    A stream (a sketch, a reservoir) keeps the dtype of its first block; a
+    later float64 block with values beyond float32's range would silently
+    become ``inf`` there and poison every later result (an SVD of a
+    non-finite matrix may never return).  Refused before anything enters
+    the state.
+    """
+    dtype = np.dtype(dtype)
+    if X.dtype == dtype:
+        return X
+    with np.errstate(over="ignore", invalid="ignore"):
+        Y = X.astype(dtype)
+    data = Y.data if sp.issparse(Y) else Y
+    if not np.all(np.isfinite(data)):
+        src = X.data if sp.issparse(X) else X
+        big = float(np.max(np.abs(src)))
+        raise ValueError(
+            f"{name} has a value of magnitude {big:.4g}, beyond the range of {dtype} (max {np.finfo(dtype).max:.4g}), "
+            f"the dtype this {stream} took from its first block; rescale the data or start the stream in float64"
+        )
+    return Y
+
+
+def require_finite(A, what="matrix"):
+    """Raise a ValueError before a LAPACK call would see NaN or inf (it may never return)."""
+    data = A.data if sp.issparse(A) else A
+    if not np.all(np.isfinite(data)):
+        raise ValueError(f"the {what} has non-finite entries (overflow in the data or the kernel); "
+                         "rescale the data or choose another bandwidth")
+    return A

@@ -39,11 +39,15 @@ def check_input(X, *, accept_sparse=("csr",), dtype=FLOAT_DTYPES, ensure_min_sam
         ensure_min_features=ensure_min_features,
         copy=copy,
     )
-    if estimator is not None and reset is not None:
-        # sets n_features_in_ (reset=True) or checks it (reset=False)
-        X = validate_data(estimator, X, reset=reset, **kwargs)
-    else:
-        X = check_array(X, input_name=name, estimator=estimator, **kwargs)
+    # scikit-learn's finiteness check sums X first: inf + -inf or an overflowing sum warns
+    # ("invalid value", "overflow") just before it raises its clear ValueError; only the error is news
+    with np.errstate(invalid="ignore", over="ignore"):
+        if estimator is not None and reset is not None:
+            # sets n_features_in_ (reset=True) or checks it (reset=False)
+            X = validate_data(estimator, X, reset=reset, **kwargs)
+        else:
+            X = check_array(X, input_name=name, estimator=estimator, **kwargs)
+    _check_magnitude(X, name)
     if sp.issparse(X):
         if not X.has_sorted_indices:
             X = X.copy()
@@ -51,6 +55,21 @@ def check_input(X, *, accept_sparse=("csr",), dtype=FLOAT_DTYPES, ensure_min_sam
         if X.dtype not in FLOAT_DTYPES:
             X = X.astype(np.float64)
     return X
+
+
+#: largest magnitude accepted: squared norms and distances of such values (and sums of a few
+#: thousand of them) stay finite in float64 (max ~1.8e308)
+MAX_MAGNITUDE = 1e150
+
+
+def _check_magnitude(X, name):
+    data = X.data if sp.issparse(X) else X
+    if data.size == 0 or data.dtype.kind != "f" or float(np.finfo(data.dtype).max) <= MAX_MAGNITUDE:
+        return
+    big = max(float(data.max()), -float(data.min()))
+    if big > MAX_MAGNITUDE:
+        raise ValueError(f"{name} has a value of magnitude {big:.4g}: squared distances overflow float64 beyond "
+                         f"about {MAX_MAGNITUDE:g}; rescale the data (e.g. StandardScaler) first")
 
 
 def check_n_features(estimator, X, name="X"):

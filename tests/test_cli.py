@@ -234,8 +234,8 @@ def test_cluster_every_method_plots_its_embedding(bank, tmp_path, method):
 
 
 @pytest.mark.parametrize("args, message", [
-    (("-k", 1), "n_clusters must be an int >= 2"),
-    (("-k", 5000), "must be <= the number of rows (1372)"),
+    (("-k", 1, "--label-column", "class"), "n_clusters must be an int >= 2"),
+    (("-k", 5000, "--label-column", "class"), "must be <= the number of rows (1372)"),
     (("-k", 2, "--label-column", "nope"), "no label column named 'nope'"),
 ])
 def test_cluster_bad_input_is_one_line_exit_1_and_no_output(bank, tmp_path, args, message):
@@ -302,3 +302,19 @@ def test_cluster_on_dask_workers_equals_in_memory(tmp_path):
 
     assert adjusted_rand_score(np.load(tmp_path / "a.npy").ravel(), np.load(tmp_path / "b.npy").ravel()) >= 0.999
     assert sb["rand_index"] == pytest.approx(sa["rand_index"], abs=1e-4)
+
+
+def test_a_label_column_is_never_embedded_silently(bank, tmp_path):
+    folder, X, y = bank
+    for cmd in (("embed", folder / "bank.csv", "-o", tmp_path / "z.npy", "--method", "kjl", "-d", 4),
+                ("cluster", folder / "bank.csv", "-k", 2)):
+        r = ks(*cmd)
+        assert r.returncode == 2 and "'class' of" in r.stderr and "--label-column class" in r.stderr
+    assert list(tmp_path.iterdir()) == []
+    # explicit choices are obeyed, and the printout and --json say which columns were used
+    r = ks("embed", folder / "bank.csv", "-o", tmp_path / "z.npy", "--method", "kjl", "-d", 4, "--columns",
+           "variance,skewness", "--json")
+    assert r.returncode == 0 and json.loads(r.stdout)["columns"] == ["variance", "skewness"]
+    r = ks("embed", folder / "bank.csv", "-o", tmp_path / "z2.npy", "--method", "kjl", "-d", 4, "--label-column",
+           "class")
+    assert r.returncode == 0 and "features: variance, skewness, curtosis, entropy; labels: column class" in r.stdout

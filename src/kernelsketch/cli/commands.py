@@ -50,9 +50,27 @@ def _say_fit(ui, engine, fit):
            + (f"; {', '.join(extra)}" if extra else "") + f") in {fit.seconds:.2f} s")
 
 
+#: header names that mean "the classes", not a feature
+_LABEL_NAMES = {"label", "labels", "class", "classes", "target", "y", "category", "species", "outcome"}
+
+
+def _refuse_label_as_feature(args, engine):
+    """A column named like the labels is never embedded silently: say --label-column or --columns."""
+    names = engine.feature_names
+    if names is None or args.label_column is not None or args.columns:
+        return
+    suspects = [n for n in names if str(n).strip().lower() in _LABEL_NAMES]
+    if suspects:
+        raise UsageError(f"column {suspects[0]!r} of {args.input} looks like the class labels; pass "
+                         f"--label-column {suspects[0]} to leave it out (or --columns to choose the features)")
+
+
 def _say_input(ui, args, engine):
+    _refuse_label_as_feature(args, engine)
     ui.say(f"{args.input}: {engine.describe()}")
     names = engine.feature_names
+    ui.say(f"features: {', '.join(map(str, names)) if names is not None else f'{engine.n_features} columns'}"
+           + (f"; labels: column {args.label_column}" if args.label_column is not None else ""))
     ui.record(input=str(args.input), n_features=engine.n_features,
               columns=list(names) if names is not None else None, label_column=args.label_column)
 
@@ -114,6 +132,7 @@ def cmd_transform(args, ui):
         raise UsageError("--plot is not supported with --scheduler/--workers or a shard directory")
     est = load(args.model)
     with pipeline.engine_for(args, ui) as engine:
+        _refuse_label_as_feature(args, engine)
         expected = getattr(est, "n_features_in_", None)
         if expected is not None and expected != engine.n_features:
             raise ValueError(f"{args.input} has {engine.n_features} feature columns but the model "

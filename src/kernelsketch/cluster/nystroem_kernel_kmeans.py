@@ -119,7 +119,7 @@ class NystroemKernelKMeans(ClusterMixin, ClassNamePrefixFeaturesOutMixin, Transf
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y=None):
         """Embed X with rank-d Nystroem, then run k-means. Returns self."""
-        X = check_input(X, accept_sparse=("csr",), estimator=self)
+        X = check_input(X, accept_sparse=("csr",), estimator=self, reset=True)
         N = X.shape[0]
         if self.n_clusters > N:
             raise ValueError(f"n_clusters={self.n_clusters} must be <= n_samples={N}")
@@ -161,8 +161,7 @@ class NystroemKernelKMeans(ClusterMixin, ClassNamePrefixFeaturesOutMixin, Transf
         if (Z := maybe_dask_transform(self, X)) is not None:  # a dask array: map over its blocks
             return Z
         check_is_fitted(self)
-        X = check_input(X, accept_sparse=("csr",), estimator=self)
-        check_n_features(self, X)
+        X = check_input(X, accept_sparse=("csr",), estimator=self, reset=False)
         return self.nystroem_.transform(X)
 
     def predict(self, X):

@@ -41,8 +41,7 @@ class LandmarkMapMixin:
 
     def _begin_fit(self, X):
         """Validate X, resolve ``kernel_``; return ``(X, rng, extra_seeds)``."""
-        X = check_input(X, accept_sparse=("csr",), estimator=self)
-        self.n_features_in_ = X.shape[1]
+        X = check_input(X, accept_sparse=("csr",), estimator=self, reset=True)  # n_features_in_, feature_names_in_
         rng = check_random_state(self.random_state)
         kernel_seed, extra = self.draw_seeds(rng)
         self.kernel_ = make_kernel(self.kernel, self.bandwidth, self.kernel_params, X, random_state=kernel_seed)
@@ -53,8 +52,7 @@ class LandmarkMapMixin:
         if (Z := maybe_dask_transform(self, X)) is not None:
             return Z
         check_is_fitted(self)
-        X = check_input(X, accept_sparse=("csr",), estimator=self)
-        check_n_features(self, X)
+        X = check_input(X, accept_sparse=("csr",), estimator=self, reset=False)  # same columns, same order
         return landmark_map(X, self.landmarks_, self.kernel_, self.projection_, getattr(self, "offset_", None))
 
     def __sklearn_tags__(self):

@@ -171,8 +171,7 @@ class Nystroem(LandmarkMapMixin, ClassNamePrefixFeaturesOutMixin, TransformerMix
             X, rng, _ = self._begin_fit(X)
             self._sampler = ReservoirSampler(self.n_landmarks, replace=self.replace, random_state=rng)
         else:
-            X = check_input(X, accept_sparse=("csr",), estimator=self)
-            check_n_features(self, X)
+            X = check_input(X, accept_sparse=("csr",), estimator=self, reset=False)
             if sp.issparse(X) != self._sampler._sparse:
                 raise TypeError("partial_fit blocks must all be dense or all CSR")
         self._sampler.partial_fit(X)

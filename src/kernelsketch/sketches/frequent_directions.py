@@ -337,7 +337,7 @@ class FrequentDirections(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Base
         """
         self._check_params()
         first = not hasattr(self, "n_features_in_")
-        X = check_input(X, estimator=self)
+        X = check_input(X, estimator=self, reset=first)
         if first:
             self._reset(X.shape[1], X.dtype)
         else:
@@ -360,7 +360,7 @@ class FrequentDirections(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Base
         self : FrequentDirections
         """
         self._check_params()
-        X = check_input(X, estimator=self)
+        X = check_input(X, estimator=self, reset=True)
         self._reset(X.shape[1], X.dtype)
         # Blocks only bound the temporaries of check/densify; the buffer state
         # does not depend on the split, so this equals any partial_fit stream.
@@ -498,7 +498,7 @@ class FrequentDirections(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Base
         if (Z := maybe_dask_transform(self, X)) is not None:  # a dask array: map over its blocks
             return Z
         check_is_fitted(self)
-        X = check_input(X, estimator=self)
+        X = check_input(X, estimator=self, reset=False)
         check_n_features(self, X)
         comps = self.components_[: self._n_features_out].astype(X.dtype, copy=False)
         return np.asarray(X @ comps.T)

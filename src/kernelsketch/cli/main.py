@@ -30,24 +30,21 @@ def _bandwidth(value):
     return h
 
 
-def _positive_int(value):
-    try:
-        n = int(value)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {value!r}") from None
-    if n < 1:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {value!r}")
-    return n
+def _int_at_least(low, what):
+    def parse(value):
+        try:
+            n = int(value)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected a {what} integer, got {value!r}") from None
+        if n < low:
+            raise argparse.ArgumentTypeError(f"expected a {what} integer, got {value!r}")
+        return n
+
+    return parse
 
 
-def _nonnegative_int(value):
-    try:
-        n = int(value)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a non-negative integer, got {value!r}") from None
-    if n < 0:
-        raise argparse.ArgumentTypeError(f"expected a non-negative integer, got {value!r}")
-    return n
+_positive_int = _int_at_least(1, "positive")
+_nonnegative_int = _int_at_least(0, "non-negative")
 
 
 def _landmarks(value):

@@ -18,7 +18,7 @@ from sklearn.utils.validation import check_is_fitted
 from ..maps.landmarks import resolve_n_landmarks
 from ..maps.nystroem import Nystroem
 from ..utils.estimator_checks import KERNEL_CONSTRAINTS, Interval, StrOptions
-from ..utils.validation import check_input, check_n_features, check_random_state
+from ..utils.validation import check_input, check_random_state
 from ..utils.dispatch import maybe_dask_transform
 
 

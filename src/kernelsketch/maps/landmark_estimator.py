@@ -19,7 +19,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from ..kernels.selection import make_kernel
 from ..utils.dispatch import maybe_dask_transform
-from ..utils.validation import check_input, check_n_features, check_random_state, derive_seed
+from ..utils.validation import check_input, check_random_state, derive_seed
 from .landmarks import landmark_map
 
 

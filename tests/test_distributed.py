@@ -188,14 +188,15 @@ def test_kernel_jl_fit_identical_to_in_memory(client):
     est = fit(KernelJL(**kw), da.from_array(X, chunks=(150, 4)))
     np.testing.assert_array_equal(est.landmark_indices_, ref.landmark_indices_)
     assert est.kernel_ == ref.kernel_
-    # the projection is the KernelJL sketch of those landmarks: V_hat = K_c Z^T / (n sqrt(n d))
+    # the projection is the KernelJL sketch of those landmarks: scale_ * V_hat, V_hat = K_c Z^T / (n sqrt(n d))
     n, d = 60, 8
     from kernelsketch.kernels import pairwise_kernel
 
     G = pairwise_kernel(est.landmarks_, kernel=est.kernel_)
     H = np.eye(n) - 1.0 / n
     P = H @ G @ H @ est.random_matrix_.T / (n * np.sqrt(n * d))
-    np.testing.assert_allclose(est.projection_, P - P.mean(axis=0), atol=1e-12)
+    np.testing.assert_allclose(est.projection_, est.scale_ * (P - P.mean(axis=0)), atol=1e-12 * est.scale_)
+    assert est.scale_ == ref.scale_
     # and the Gaussian matrix has its own seed stream: the whole fit is identical
     np.testing.assert_array_equal(est.random_matrix_, ref.random_matrix_)
     np.testing.assert_array_equal(est.transform(X), ref.transform(X))

@@ -441,7 +441,7 @@ def test_theorem1_sketching_error_shrinks_like_inverse_sqrt_d():
 
 
 def test_theorem1_projection_input_equals_sketch_input():
-    # KernelJL(centered=False) stores V_hat = K Z^T / (n sqrt(n d)) as projection_
+    # KernelJL(centered=False, scaling="paper") stores V_hat = K Z^T / (n sqrt(n d)) as projection_
     rng = np.random.default_rng(1)
     n, d = 50, 30
     X, Z, F = rng.normal(size=(n, 2)), rng.standard_normal((d, n)), rng.normal(size=(n, 3))

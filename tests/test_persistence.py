@@ -277,3 +277,24 @@ def test_pickled_object_arrays_are_never_unpickled(saved, tmp_path):
     (tmp_path / "junk.npz").write_bytes(b"\x80\x04junk")
     with pytest.raises(ModelFormatError, match="not a kernelsketch model"):
         load(tmp_path / "junk.npz")
+
+
+def test_files_from_before_a_parameter_existed_keep_their_behaviour(tmp_path):
+    """A KernelJL file written before ``scaling`` existed holds the paper's V_hat: it loads as scaling="paper"."""
+    from kernelsketch import KernelJL
+
+    X = np.random.default_rng(0).normal(size=(60, 3))
+    est = KernelJL(n_components=4, n_landmarks=20, scaling="paper", bandwidth=1.5, random_state=0).fit(X)
+    path = save(est, tmp_path / "old.ksm")
+
+    def drop_new_fields(meta):
+        node = meta["root"]
+        del node["params"]["scaling"]
+        del node["state"]["scale_"]
+
+    _rewrite(path, edit_meta=drop_new_fields)
+    back = load(path)
+    assert back.scaling == "paper" and back.scale_ == 1.0
+    np.testing.assert_array_equal(back.transform(X), est.transform(X))
+    # today's default is "unit", which an old file must not claim
+    assert KernelJL().scaling == "unit"

@@ -369,6 +369,15 @@ class _Decoder:
     def estimator(self, node):
         cls = _resolve_class(node["__estimator__"])
         params = {k: self.decode(v) for k, v in node.get("params", {}).items()}
+        # A parameter added after a file was written takes the value that reproduces
+        # that file's behaviour, not today's default (KernelJL's scaling="paper"),
+        # and fitted attributes added with it get their then-implied values.
+        added = getattr(cls, "_before_parameter_added", {})
+        upgraded_state = {}
+        for k, (value, attrs) in added.items():
+            if k not in params:
+                params[k] = value
+                upgraded_state.update(attrs)
         known = set(cls().get_params(deep=False))
         unknown = set(params) - known
         if unknown:
@@ -381,6 +390,9 @@ class _Decoder:
             if not isinstance(k, str) or not k.isidentifier() or k.startswith("__"):
                 self.fail(f"invalid attribute name {k!r}")
             est.__dict__[k] = self.decode(v)
+        if node.get("state"):
+            for k, v in upgraded_state.items():
+                est.__dict__.setdefault(k, v)
         return est
 
 

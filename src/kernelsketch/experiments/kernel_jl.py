@@ -97,8 +97,8 @@ def _make_map(method, d, landmarks, bandwidth, seed):
     if method == "K-JL":
         from ..maps import KernelJL
 
-        return KernelJL(n_components=d, centered=True, landmarks=landmarks, bandwidth=bandwidth,
-                        random_state=seed)
+        return KernelJL(n_components=d, centered=True, scaling="paper", landmarks=landmarks,
+                        bandwidth=bandwidth, random_state=seed)
     if method == "KPCA":
         from ..decomposition import SubsampleKPCA
 
@@ -250,8 +250,8 @@ def figure1(output_dir, *, quick=False, seed=0, progress=None, n_samples=5000, n
         idx = np.sort(rng.choice(n_samples, size=n_landmarks, replace=False))
         h = _subsample_bandwidth(X, idx)
         embeddings = {"raw data": X}
-        embeddings[reprs[1]] = KernelJL(n_components=n_components, centered=True, landmarks=X[idx], bandwidth=h,
-                                        random_state=_int_seed(rng)).fit(X).transform(X)
+        embeddings[reprs[1]] = KernelJL(n_components=n_components, centered=True, scaling="paper", landmarks=X[idx],
+                                        bandwidth=h, random_state=_int_seed(rng)).fit(X).transform(X)
         embeddings[reprs[2]] = SubsampleKPCA(n_components=n_components, landmarks=X[idx],
                                              bandwidth=h).fit(X).transform(X)
         if exact_kpca and r == 0:
@@ -610,7 +610,7 @@ def theorem1(output_dir, *, quick=False, seed=0, progress=None, dataset="avila",
         n = n_fixed if axis == "d" else value
         Xs = rest[rng.choice(rest.shape[0], size=n, replace=False)]
         d = value if axis == "d" else d_max
-        jl = KernelJL(n_components=d, centered=False, landmarks=Xs, bandwidth=h,
+        jl = KernelJL(n_components=d, centered=False, scaling="paper", landmarks=Xs, bandwidth=h,
                       random_state=_int_seed(rng)).fit(Xs)
         if axis == "d":
             res = theorem1_inner_product_error(Xs, None, np.eye(n)[:, :1], projection=jl.projection_,

@@ -30,6 +30,16 @@ class KernelJL(LandmarkMapMixin, ClassNamePrefixFeaturesOutMixin, TransformerMix
         Centre the feature maps on the subsample mean (the paper's
         "centralized" K-JL, used in its figures and clustering experiments);
         False gives the plain sketch of Theorem 1.
+    scaling : {"unit", "paper"}, default="unit"
+        ``"paper"`` keeps the paper's normalisation ``V_hat = K Z^T / (n sqrt(n d))``
+        exactly; its coordinates are tiny (standard deviation around ``1e-3``), which
+        k-means and the theorem do not mind but scale-sensitive models downstream
+        (logistic regression, SVMs with default ``C``) do.  ``"unit"`` multiplies
+        ``V_hat`` by one scalar, ``scale_``, chosen so that the subsample's
+        coordinates have mean square 1: distances and inner products keep their
+        ratios (Theorem 1's inner products are multiplied by ``scale_ ** 2``), so
+        clusterings are unchanged, and the output drops into a pipeline the way
+        :class:`~kernelsketch.Nystroem`'s does.
     kernel : str or Kernel, default="gaussian"
     bandwidth : float or {"percentile", "median", "mean_sq"}, default="percentile"
         The paper uses the 25th percentile of interpoint distances (``"percentile"``).
@@ -47,8 +57,11 @@ class KernelJL(LandmarkMapMixin, ClassNamePrefixFeaturesOutMixin, TransformerMix
     random_matrix_ : ndarray (d, n)
         The Gaussian matrix ``Z`` (i.i.d. N(0, 1)).
     projection_ : ndarray (n, d)
-        ``P = K Z^T / (n sqrt(n d))`` (``K`` centred when ``centered``), i.e.
-        ``V_hat`` of the paper; ``transform(x) = K(x, X_sub) @ P + offset_``.
+        ``P = scale_ * K Z^T / (n sqrt(n d))`` (``K`` centred when ``centered``), i.e.
+        ``scale_`` times ``V_hat`` of the paper; ``transform(x) = K(x, X_sub) @ P + offset_``.
+    scale_ : float
+        The factor applied to the paper's ``V_hat``: 1.0 with ``scaling="paper"``,
+        ``1 / sqrt(mean((K_c P_paper)^2))`` with ``scaling="unit"``.
     offset_ : ndarray (d,)
         ``-kbar^T P`` with ``kbar`` the row means of the subsample Gram
         (zeros when not centred).
@@ -107,20 +120,24 @@ class KernelJL(LandmarkMapMixin, ClassNamePrefixFeaturesOutMixin, TransformerMix
     """
 
     n_seeds_before_landmarks = 1  # the Gaussian matrix's seed
+    # Model files written before ``scaling`` existed hold the paper's V_hat.
+    _before_parameter_added = {"scaling": ("paper", {"scale_": 1.0})}
 
     _parameter_constraints = {
         "n_components": [Interval(numbers.Integral, 1, None, closed="left"), None],
         "n_landmarks": [Interval(numbers.Integral, 1, None, closed="left"), StrOptions({"auto"})],
         "centered": ["boolean"],
+        "scaling": [StrOptions({"unit", "paper"})],
         **KERNEL_CONSTRAINTS,
         "landmarks": ["array-like", "sparse matrix", None],
     }
 
-    def __init__(self, *, n_components=None, n_landmarks="auto", centered=True, kernel="gaussian",
-                 bandwidth="percentile", kernel_params=None, landmarks=None, random_state=None):
+    def __init__(self, *, n_components=None, n_landmarks="auto", centered=True, scaling="unit",
+                 kernel="gaussian", bandwidth="percentile", kernel_params=None, landmarks=None, random_state=None):
         self.n_components = n_components
         self.n_landmarks = n_landmarks
         self.centered = centered
+        self.scaling = scaling
         self.kernel = kernel
         self.bandwidth = bandwidth
         self.kernel_params = kernel_params
@@ -154,11 +171,22 @@ class KernelJL(LandmarkMapMixin, ClassNamePrefixFeaturesOutMixin, TransformerMix
             # H P = P in exact arithmetic (H K_c = K_c); re-centring makes the
             # one-GEMM form k(x)^T P - kbar^T P exact to rounding.
             P -= P.mean(axis=0)
-            self.offset_ = -(kbar @ P)
             self.landmark_means_ = kbar
+        scale = 1.0
+        if self.scaling == "unit":
+            # The subsample's own coordinates are K_c P (K P when not centred):
+            # one scalar makes their mean square 1 without changing any ratio.
+            with blas_for(2.0 * n * n * d):
+                mean_sq = float(np.mean(np.square(K @ P)))
+            if mean_sq > 0.0 and np.isfinite(mean_sq):
+                scale = 1.0 / np.sqrt(mean_sq)
+                P *= scale
+        if self.centered:
+            self.offset_ = -(kbar @ P)
         else:
             self.offset_ = np.zeros(d)
             self.landmark_means_ = None
+        self.scale_ = float(scale)
         self.landmarks_ = L
         self.landmark_indices_ = idx
         self.random_matrix_ = Z

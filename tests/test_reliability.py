@@ -181,3 +181,45 @@ def test_sighup_removes_the_temporary_output(tmp_path):
     _, err = proc.communicate(timeout=120)
     assert proc.returncode == 130 and "interrupted" in err
     assert sorted(p.name for p in tmp_path.iterdir()) == ["X.npy"]
+
+
+# -- degenerate eigenspaces: a basis fixed by the subspace, not by the solver ------------------------
+
+def _polygon_data():
+    """Three concentric regular 16-gons: a block-circulant Gram whose top eigenvalue is double."""
+    t = np.arange(16) * 2 * np.pi / 16
+    return np.concatenate([np.c_[r * np.cos(t), r * np.sin(t)] for r in (1.0, 2.0, 3.0)])
+
+
+def test_canonical_basis_ignores_rotations_within_an_eigenspace():
+    from kernelsketch.utils.eigen import canonical_eigenvectors
+
+    rng = np.random.default_rng(0)
+    Q, _ = np.linalg.qr(rng.normal(size=(30, 6)))
+    w = np.array([5.0, 5.0, 5.0, 2.0, 1.0, 1.0])
+    ref = canonical_eigenvectors(w, Q.copy())
+    np.testing.assert_allclose(ref.T @ ref, np.eye(6), atol=1e-12)
+    # the same eigenspaces (projectors) as before
+    for a, b in ((0, 3), (3, 4), (4, 6)):
+        np.testing.assert_allclose(ref[:, a:b] @ ref[:, a:b].T, Q[:, a:b] @ Q[:, a:b].T, atol=1e-12)
+    for seed in range(5):
+        R3, _ = np.linalg.qr(np.random.default_rng(seed).normal(size=(3, 3)))
+        R2, _ = np.linalg.qr(np.random.default_rng(seed + 10).normal(size=(2, 2)))
+        V = Q.copy()
+        V[:, 0:3] = V[:, 0:3] @ R3
+        V[:, 3] *= -1
+        V[:, 4:6] = V[:, 4:6] @ R2
+        np.testing.assert_allclose(canonical_eigenvectors(w, V), ref, atol=1e-12)
+
+
+def test_degenerate_kernel_pca_components_agree_across_solvers():
+    X = _polygon_data()
+    Y = np.random.default_rng(1).normal(size=(20, 2))
+    outs = []
+    for solver in ("dense", "arpack", "randomized"):
+        est = ks.KernelPCA(n_components=3, bandwidth=1.5, eigen_solver=solver, random_state=0).fit(X)
+        assert abs(est.eigenvalues_[0] - est.eigenvalues_[1]) < 1e-9 * est.eigenvalues_[0]
+        outs.append(est.transform(Y))
+    for other in outs[1:]:
+        np.testing.assert_allclose(other, outs[0], atol=1e-7)
+

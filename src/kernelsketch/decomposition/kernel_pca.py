@@ -11,8 +11,8 @@ from sklearn.utils.validation import check_is_fitted
 from ..kernels.blocks import kernel_blocks, pairwise_kernel
 from ..kernels.gram_operator import GramOperator
 from ..kernels.selection import make_kernel
-from ..utils.estimator_checks import KERNEL_CONSTRAINTS, Interval, StrOptions, deterministic_signs, output_dtype
-from ..utils.eigen import centered_gram, drop_noise_eigenpairs, top_eigenpairs
+from ..utils.estimator_checks import KERNEL_CONSTRAINTS, Interval, StrOptions, output_dtype
+from ..utils.eigen import canonical_eigenvectors, centered_gram, drop_noise_eigenpairs, top_eigenpairs
 from ..utils.validation import check_input, check_random_state, derive_seed
 from ..utils.dispatch import maybe_dask_transform
 
@@ -167,7 +167,7 @@ class KernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
         w, V = drop_noise_eigenpairs(w, V, n=n, kmax=kmax, eigenvalue_tol=self.eigenvalue_tol,
                                      requested=k_req, owner="KernelPCA", what="centred Gram matrix")
         self.eigenvalues_ = w
-        self.eigenvectors_ = deterministic_signs(V)
+        self.eigenvectors_ = canonical_eigenvectors(w, V)
         denom = n - 1 if self.covariance == "u_statistic" else n
         self.explained_variance_ = w / denom
         self.explained_variance_ratio_ = w / trace if trace > 0 else np.zeros_like(w)

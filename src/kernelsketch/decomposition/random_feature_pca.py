@@ -12,7 +12,8 @@ from sklearn.utils.validation import check_is_fitted
 
 from ..maps.random_fourier_features import VARIANTS, make_feature_map, rff_transform
 from ..utils.chunking import gen_row_slices, get_chunk_n_rows
-from ..utils.estimator_checks import KERNEL_CONSTRAINTS, Interval, StrOptions, deterministic_signs, output_dtype
+from ..utils.estimator_checks import KERNEL_CONSTRAINTS, Interval, StrOptions, output_dtype
+from ..utils.eigen import canonical_eigenvectors
 from ..utils.validation import check_input, require_finite
 from ..utils.dispatch import maybe_dask_transform
 from ._feature_stream import RandomFeatureStreamMixin
@@ -106,7 +107,7 @@ class _RandomFeaturePCA(RandomFeatureStreamMixin, ClassNamePrefixFeaturesOutMixi
             w, V = scipy.linalg.eigh(self._scatter, subset_by_index=[m - k, m - 1], check_finite=False)
             order = np.argsort(w)[::-1]
             w = np.maximum(w[order], 0.0)  # rounding can leave tiny negatives
-            V = deterministic_signs(np.ascontiguousarray(V[:, order]))
+            V = canonical_eigenvectors(w, np.ascontiguousarray(V[:, order]))
             trace = float(np.trace(self._scatter))
             self._decomposition = (w, V, trace)
         return self._decomposition

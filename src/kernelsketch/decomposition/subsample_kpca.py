@@ -10,8 +10,8 @@ from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, Transfo
 from ..maps.landmark_estimator import LandmarkMapMixin
 from ..maps.landmarks import select_landmarks
 from ..maps.nystroem import landmark_gram64
-from ..utils.estimator_checks import KERNEL_CONSTRAINTS, Interval, StrOptions, deterministic_signs
-from ..utils.eigen import centered_gram, drop_noise_eigenpairs, top_eigenpairs
+from ..utils.estimator_checks import KERNEL_CONSTRAINTS, Interval, StrOptions
+from ..utils.eigen import canonical_eigenvectors, centered_gram, drop_noise_eigenpairs, top_eigenpairs
 
 
 class SubsampleKPCA(LandmarkMapMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
@@ -124,7 +124,7 @@ class SubsampleKPCA(LandmarkMapMixin, ClassNamePrefixFeaturesOutMixin, Transform
         w, V = top_eigenpairs(Kc, k, solver, np.random.default_rng(0))
         w, V = drop_noise_eigenpairs(w, V, n=n, kmax=kmax, eigenvalue_tol=self.eigenvalue_tol, requested=k_req,
                                      owner="SubsampleKPCA", what="centred subsample Gram matrix")
-        V = deterministic_signs(V)
+        V = canonical_eigenvectors(w, V)
         P = V / np.sqrt(w)
         P -= P.mean(axis=0)  # H P: exact one-GEMM centring (see Notes)
         self.eigenvalues_ = w

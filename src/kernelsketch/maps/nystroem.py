@@ -10,8 +10,8 @@ from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, Transfo
 from sklearn.utils.validation import check_is_fitted
 
 from ..kernels.blocks import kernel_blocks, pairwise_kernel
-from ..utils.estimator_checks import KERNEL_CONSTRAINTS, Interval, StrOptions, deterministic_signs
-from ..utils.eigen import drop_noise_eigenpairs, top_eigenpairs
+from ..utils.estimator_checks import KERNEL_CONSTRAINTS, Interval, StrOptions
+from ..utils.eigen import canonical_eigenvectors, drop_noise_eigenpairs, top_eigenpairs
 from ..utils.validation import check_input, check_n_features
 from .landmark_estimator import LandmarkMapMixin
 from .landmarks import ReservoirSampler, select_landmarks
@@ -198,7 +198,7 @@ class Nystroem(LandmarkMapMixin, ClassNamePrefixFeaturesOutMixin, TransformerMix
         self.landmarks_ = L
         self.landmark_indices_ = idx
         self.eigenvalues_ = w
-        self.eigenvectors_ = deterministic_signs(U)
+        self.eigenvectors_ = canonical_eigenvectors(w, U)
         self.projection_ = self.eigenvectors_ / np.sqrt(w)
         self.n_components_ = len(w)
         self._n_features_out = len(w)

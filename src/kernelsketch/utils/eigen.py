@@ -125,3 +125,69 @@ def top_eigenpairs(A, k, solver, rng, tol=0.0, max_iter=None):
         raise ValueError(solver)
     order = np.argsort(w)[::-1]
     return w[order], np.ascontiguousarray(V[:, order])
+
+
+def canonical_eigenvectors(w, V, *, rtol=1e-9):
+    """Eigenvectors in a basis that depends only on the eigenspaces, not on the solver.
+
+    ``w`` descending, ``V`` the matching orthonormal columns (modified in place and
+    returned).  A simple eigenvalue's vector is defined up to sign: its largest-|.|
+    entry is made positive.  Eigenvalues within ``rtol * max|w|`` of their neighbour
+    form a degenerate eigenspace, in which any rotation of the vectors is as valid
+    (LAPACK's choice changes with the thread count, the solver and the row order of
+    rounding): its columns are replaced by a basis fixed by the subspace alone.
+
+    The rule: walk the rows of ``U`` (the group's columns) in index order and keep
+    row ``i`` when its component outside the rows already kept is at least
+    ``0.1 / sqrt(n)``, until ``k`` rows are kept; the columns of the
+    orthogonal projector ``U U^T`` at those rows, orthonormalised by QR with a
+    positive diagonal, are the basis.  ``U U^T`` is unique, so is the result
+    (to rounding, unless a row's residual lies at the threshold).
+    """
+    w = np.asarray(w)
+    if V.shape[1] == 0:
+        return V
+    scale = float(np.max(np.abs(w))) if w.size else 0.0
+    start = 0
+    k_all = V.shape[1]
+    while start < k_all:
+        stop = start + 1
+        while stop < k_all and abs(w[stop - 1] - w[stop]) <= rtol * scale:
+            stop += 1
+        if stop - start == 1:
+            col = V[:, start]
+            i = int(np.argmax(np.abs(col)))
+            if col[i] < 0:
+                col *= -1.0
+        else:
+            V[:, start:stop] = _canonical_basis(V[:, start:stop])
+        start = stop
+    return V
+
+
+def _canonical_basis(U):
+    n, k = U.shape
+    # Rows whose residual is below 0.1 / sqrt(n) are skipped.  After j < k rows are
+    # kept the residuals' squares sum to k - j >= 1, so some row is above it: k rows
+    # are always found.
+    threshold = 0.1 / np.sqrt(n)
+    Q = np.empty((k, k))
+    rows = []
+    for i in range(n):
+        r = U[i].copy()
+        if rows:
+            B = Q[:, : len(rows)]
+            r -= B @ (B.T @ r)
+            r -= B @ (B.T @ r)  # twice is enough (Kahan-Parlett)
+        norm = float(np.linalg.norm(r))
+        if norm >= threshold:
+            Q[:, len(rows)] = r / norm
+            rows.append(i)
+            if len(rows) == k:
+                break
+    if len(rows) < k:
+        raise ValueError("canonical_eigenvectors needs orthonormal columns")
+    # U U^T[:, rows] = U M with M = U[rows].T; M = Q' R' (R' diagonal > 0) gives the basis U Q'.
+    Qm, R = np.linalg.qr(U[rows].T)
+    Qm *= np.where(np.diag(R) < 0, -1.0, 1.0)[None, :]
+    return U @ Qm

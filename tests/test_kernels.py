@@ -151,7 +151,7 @@ def test_bad_bandwidth(bad):
 
 def test_bad_kernel_inputs():
     with pytest.raises(ValueError, match="unknown kernel"):
-        get_kernel("sigmoid", bandwidth=1.0)
+        get_kernel("tanh", bandwidth=1.0)
     with pytest.raises(ValueError, match="needs a bandwidth"):
         get_kernel("cauchy")
     with pytest.raises(TypeError, match="bandwidth"):

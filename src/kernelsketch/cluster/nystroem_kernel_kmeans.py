@@ -17,12 +17,13 @@ from sklearn.utils.validation import check_is_fitted
 
 from ..maps.landmarks import resolve_n_landmarks
 from ..maps.nystroem import Nystroem
+from ..kernels.selection import KernelEstimatorMixin
 from ..utils.estimator_checks import KERNEL_CONSTRAINTS, Interval, StrOptions
 from ..utils.validation import check_input, check_random_state
 from ..utils.dispatch import maybe_dask_transform
 
 
-class NystroemKernelKMeans(ClusterMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
+class NystroemKernelKMeans(KernelEstimatorMixin, ClusterMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
     r"""Kernel k-means on the Nystroem approximation ``K(N,n) K_(d)^+ K(N,n)^T``.
 
     Parameters
@@ -103,13 +104,14 @@ class NystroemKernelKMeans(ClusterMixin, ClassNamePrefixFeaturesOutMixin, Transf
     }
 
     def __init__(self, n_clusters=8, *, n_components=None, n_landmarks="auto", kernel="gaussian",
-                 bandwidth="percentile", kernel_params=None, landmarks=None, n_init=10, max_iter=300,
+                 bandwidth="percentile", gamma=None, kernel_params=None, landmarks=None, n_init=10, max_iter=300,
                  random_state=None):
         self.n_clusters = n_clusters
         self.n_components = n_components
         self.n_landmarks = n_landmarks
         self.kernel = kernel
         self.bandwidth = bandwidth
+        self.gamma = gamma
         self.kernel_params = kernel_params
         self.landmarks = landmarks
         self.n_init = n_init
@@ -134,7 +136,7 @@ class NystroemKernelKMeans(ClusterMixin, ClassNamePrefixFeaturesOutMixin, Transf
         if d > n:
             raise ValueError(f"n_components={d} must be <= n_landmarks={n}")
         nystroem = Nystroem(
-            n_landmarks=n, n_components=d, kernel=self.kernel, bandwidth=self.bandwidth,
+            n_landmarks=n, n_components=d, kernel=self.kernel, bandwidth=self.bandwidth, gamma=self.gamma,
             kernel_params=self.kernel_params, landmarks=self.landmarks, random_state=seed_map,
         )
         with warnings.catch_warnings():
@@ -170,6 +172,17 @@ class NystroemKernelKMeans(ClusterMixin, ClassNamePrefixFeaturesOutMixin, Transf
             return Z
         check_is_fitted(self)
         return self.kmeans_.predict(self.transform(X))
+
+    def score(self, X, y=None):
+        """Opposite of the k-means objective of X in the embedding space, as :meth:`sklearn.cluster.KMeans.score`.
+
+        ``-sum_i min_c ||z_i - mu_c||^2`` with ``z = transform(X)``: higher is
+        better, so an unsupervised ``GridSearchCV`` can rank parameters.  Note
+        that it compares embeddings: between different bandwidths or ranks the
+        embedding spaces themselves differ.
+        """
+        check_is_fitted(self)
+        return float(self.kmeans_.score(self.transform(X)))
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

@@ -33,7 +33,8 @@ class RandomFeatureStreamMixin:
                         reset=True)
         seed = derive_seed(self.random_state)
         # the heuristic bandwidth sees all of X, not just the first block
-        self._start(X, kernel=make_kernel(self.kernel, self.bandwidth, None, X, random_state=seed))
+        self._start(X, kernel=make_kernel(self.kernel, self.bandwidth, None, X, random_state=seed,
+                                              gamma=self.gamma))
         self._accumulate(X)
         self._finish_fit()
         return self

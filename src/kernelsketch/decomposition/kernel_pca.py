@@ -10,7 +10,8 @@ from sklearn.utils.validation import check_is_fitted
 
 from ..kernels.blocks import kernel_blocks, pairwise_kernel
 from ..kernels.gram_operator import GramOperator
-from ..kernels.selection import make_kernel
+from ..kernels.kernel_functions import Kernel
+from ..kernels.selection import KernelEstimatorMixin, make_kernel
 from ..utils.estimator_checks import KERNEL_CONSTRAINTS, Interval, StrOptions, output_dtype
 from ..utils.eigen import canonical_eigenvectors, centered_gram, drop_noise_eigenpairs, top_eigenpairs
 from ..utils.validation import check_input, check_random_state, derive_seed
@@ -22,7 +23,7 @@ _DENSE_GRAM_MAX_N = 16384
 _DENSE_EIGH_MAX_N = 1500
 
 
-class KernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
+class KernelPCA(KernelEstimatorMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
     r"""Exact kernel PCA (Schoelkopf, Smola & Mueller, 1998).
 
     Parameters
@@ -30,12 +31,26 @@ class KernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
     n_components : int or None
         Number of components; None keeps every component with a positive
         eigenvalue.
-    kernel : str or Kernel, default="gaussian"
+    kernel : str, Kernel, callable or "precomputed", default="gaussian"
+        ``"precomputed"``: ``fit`` takes the ``n x n`` Gram matrix and
+        ``transform`` the ``m x n`` kernel values between new points and the
+        training points, as in scikit-learn.  A callable ``f(X, Y)`` returns
+        the kernel block of two sets of rows.
     bandwidth : float or {"percentile", "median", "mean_sq"}, default="percentile"
         Bandwidth ``h`` of ``exp(-||x-y||^2 / h^2)`` (and of the other
         shift-invariant kernels), or the heuristic that sets it at fit time.
+    gamma : float, optional
+        scikit-learn's ``gamma``, in place of ``bandwidth`` (gaussian:
+        ``h = 1 / sqrt(gamma)``; laplacian: ``h = 1 / gamma``; polynomial and
+        sigmoid: their ``gamma``).
     kernel_params : dict, optional
-        ``degree``, ``gamma``, ``coef0`` for the polynomial kernel.
+        ``degree``, ``gamma``, ``coef0`` for the polynomial kernel, ``gamma``,
+        ``coef0`` for the sigmoid kernel, keyword arguments of a callable.
+    fit_inverse_transform : bool, default=False
+        Also learn the pre-image map of :meth:`inverse_transform` (kernel ridge
+        regression from the training embedding back to X, scikit-learn's method).
+    alpha : float, default=1.0
+        Ridge penalty of that regression.
     covariance : {"empirical", "u_statistic"}, default="empirical"
         How :attr:`explained_variance_` scales the centred Gram eigenvalues:
         ``lambda / n`` (the empirical covariance operator) or
@@ -71,7 +86,11 @@ class KernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
         Fraction of ``tr(H K H)``.
     kernel_ : Kernel
         The kernel with its resolved bandwidth.
-    X_fit_ : ndarray or CSR (n, d)
+    X_fit_ : ndarray or CSR (n, d), or None with ``kernel="precomputed"``
+    dual_coef_ : ndarray (n, d)
+        With ``fit_inverse_transform``: the ridge coefficients of the pre-image map.
+    X_transformed_fit_ : ndarray (n, k)
+        With ``fit_inverse_transform``: the training embedding the pre-image map reads.
 
     Notes
     -----
@@ -103,6 +122,9 @@ class KernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
     _parameter_constraints = {
         "n_components": [Interval(numbers.Integral, 1, None, closed="left"), None],
         **KERNEL_CONSTRAINTS,
+        "kernel": [StrOptions(set(KERNEL_CONSTRAINTS["kernel"][0].options) | {"precomputed"}), Kernel, callable],
+        "fit_inverse_transform": ["boolean"],
+        "alpha": [Interval(numbers.Real, 0, None, closed="neither")],
         "covariance": [StrOptions({"empirical", "u_statistic"})],
         "eigen_solver": [StrOptions({"auto", "dense", "arpack", "randomized", "operator"})],
         "tol": [Interval(numbers.Real, 0, None, closed="left")],
@@ -110,18 +132,21 @@ class KernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
         "eigenvalue_tol": [Interval(numbers.Real, 0, 1, closed="left")],
     }
 
-    def __init__(self, n_components=None, *, kernel="gaussian", bandwidth="percentile", kernel_params=None,
+    def __init__(self, n_components=None, *, kernel="gaussian", bandwidth="percentile", gamma=None, kernel_params=None,
                  covariance="empirical", eigen_solver="auto", tol=0.0, max_iter=None, eigenvalue_tol=1e-10,
-                 random_state=None):
+                 fit_inverse_transform=False, alpha=1.0, random_state=None):
         self.n_components = n_components
         self.kernel = kernel
         self.bandwidth = bandwidth
+        self.gamma = gamma
         self.kernel_params = kernel_params
         self.covariance = covariance
         self.eigen_solver = eigen_solver
         self.tol = tol
         self.max_iter = max_iter
         self.eigenvalue_tol = eigenvalue_tol
+        self.fit_inverse_transform = fit_inverse_transform
+        self.alpha = alpha
         self.random_state = random_state
 
     def _choose_solver(self, n, k):
@@ -135,11 +160,20 @@ class KernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
     def fit(self, X, y=None):
         """Fit on X (n_samples >= 2). Returns self."""
         # copy=True: X_fit_ is ours, as in scikit-learn (the caller may reuse its array after fit)
-        X = check_input(X, accept_sparse=("csr",), ensure_min_samples=2, estimator=self, reset=True, copy=True)
+        precomputed = isinstance(self.kernel, str) and self.kernel == "precomputed"
+        X = check_input(X, accept_sparse=not precomputed and ("csr",), ensure_min_samples=2, estimator=self,
+                        reset=True, copy=True)
         n = X.shape[0]
         rng = check_random_state(self.random_state)
-        self.kernel_ = make_kernel(self.kernel, self.bandwidth, self.kernel_params, X,
-                                   random_state=derive_seed(rng))
+        if precomputed:
+            if X.shape[1] != n:
+                raise ValueError(f"kernel='precomputed' needs the square n x n Gram matrix; got shape {X.shape}")
+            if self.fit_inverse_transform:
+                raise ValueError("fit_inverse_transform needs the kernel itself, not kernel='precomputed'")
+            self.kernel_ = None
+        else:
+            self.kernel_ = make_kernel(self.kernel, self.bandwidth, self.kernel_params, X,
+                                       random_state=derive_seed(rng), gamma=self.gamma)
         k_req = self.n_components
         if k_req is not None and k_req > n:
             raise ValueError(f"n_components={k_req} must be <= n_samples={n}")
@@ -150,7 +184,14 @@ class KernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
             k = k_req
         if solver in ("arpack", "operator") and k >= n:
             solver = "dense"
-        if solver == "operator":
+        if precomputed and solver == "operator":
+            solver = "arpack"  # the Gram is given: nothing to recompute
+        if precomputed:
+            K = np.array(X, dtype=np.float64)
+            kmax = float(np.max(np.abs(np.diag(K))))
+            A, self._fit_row_means, self._fit_total_mean = centered_gram(K)
+            trace = float(np.trace(A))
+        elif solver == "operator":
             A = GramOperator(X, self.kernel_, centered=True)
             self._fit_row_means = np.asarray(A._row_means, dtype=np.float64)
             self._fit_total_mean = A._total_mean
@@ -171,9 +212,12 @@ class KernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
         denom = n - 1 if self.covariance == "u_statistic" else n
         self.explained_variance_ = w / denom
         self.explained_variance_ratio_ = w / trace if trace > 0 else np.zeros_like(w)
-        self.X_fit_ = X
+        self.X_fit_ = None if precomputed else X
+        self._fit_dtype = np.dtype(output_dtype(X))
         self.n_samples_fit_ = n
         self._n_features_out = len(w)
+        if self.fit_inverse_transform:
+            self._fit_preimage_map(X)
         self._solver_used = solver
         return self
 
@@ -181,17 +225,20 @@ class KernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
         """Fit, then return the training embedding ``V sqrt(lambda)``."""
         self.fit(X)
         Z = self.eigenvectors_ * np.sqrt(self.eigenvalues_)
-        return Z.astype(output_dtype(self.X_fit_), copy=False)
+        return Z.astype(self._fit_dtype, copy=False)
 
     def transform(self, X):
         """Embed new points with training-mean centring."""
         if (Z := maybe_dask_transform(self, X)) is not None:  # a dask array: map over its blocks
             return Z
         check_is_fitted(self)
-        X = check_input(X, accept_sparse=("csr",), estimator=self, reset=False)
+        precomputed = self.X_fit_ is None
+        X = check_input(X, accept_sparse=not precomputed and ("csr",), estimator=self, reset=False)
         proj = self.eigenvectors_ / np.sqrt(self.eigenvalues_)
         out = np.empty((X.shape[0], proj.shape[1]), dtype=np.float64)
-        for rows, Kb in kernel_blocks(X, self.X_fit_, self.kernel_, validate=False):
+        blocks = [(slice(0, X.shape[0]), X)] if precomputed else kernel_blocks(X, self.X_fit_, self.kernel_,
+                                                                                validate=False)
+        for rows, Kb in blocks:
             Kb = Kb.astype(np.float64, copy=False)
             # centre: k(x, x_i) - mean_j k(x, x_j) - mean_j k(x_i, x_j) + mean(K)
             shift = Kb.mean(axis=1)
@@ -200,7 +247,43 @@ class KernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
             out[rows] -= (self._fit_row_means @ proj)[None, :]
         return out.astype(output_dtype(X), copy=False)
 
+    def _fit_preimage_map(self, X):
+        """Kernel ridge regression from the training embedding to X (scikit-learn's ``_fit_inverse_transform``)."""
+        import scipy.linalg
+        import scipy.sparse as sp
+
+        Z = self.eigenvectors_ * np.sqrt(self.eigenvalues_)
+        K = pairwise_kernel(Z, kernel=self.kernel_).astype(np.float64, copy=True)
+        K.flat[:: K.shape[0] + 1] += self.alpha
+        target = X.toarray() if sp.issparse(X) else np.asarray(X, dtype=np.float64)
+        try:
+            self.dual_coef_ = scipy.linalg.solve(K, target, assume_a="pos", overwrite_a=True, check_finite=False)
+        except np.linalg.LinAlgError:  # an indefinite kernel (sigmoid): a symmetric solve
+            K = pairwise_kernel(Z, kernel=self.kernel_).astype(np.float64, copy=True)
+            K.flat[:: K.shape[0] + 1] += self.alpha
+            self.dual_coef_ = scipy.linalg.solve(K, target, assume_a="sym", check_finite=False)
+        self.X_transformed_fit_ = Z
+
+    def inverse_transform(self, X):
+        """Approximate pre-images of embedded points (needs ``fit_inverse_transform=True``).
+
+        ``K(X, X_transformed_fit_) @ dual_coef_``: kernel ridge regression,
+        learned at fit, from the embedding back to the input space (the same
+        kernel, applied to embeddings).  As in scikit-learn, it is an
+        approximation: the embedding forgets what its components do not span.
+        """
+        check_is_fitted(self)
+        if not hasattr(self, "dual_coef_"):
+            raise ValueError("inverse_transform needs a KernelPCA fitted with fit_inverse_transform=True")
+        X = check_input(X, name="X")
+        k = self.X_transformed_fit_.shape[1]
+        if X.shape[1] != k:
+            raise ValueError(f"X has {X.shape[1]} columns; the embedding has {k} components")
+        K = pairwise_kernel(X, self.X_transformed_fit_, kernel=self.kernel_).astype(np.float64, copy=False)
+        return K @ self.dual_coef_
+
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
-        tags.input_tags.sparse = True
+        tags.input_tags.sparse = self.kernel != "precomputed" if isinstance(self.kernel, str) else True
+        tags.input_tags.pairwise = isinstance(self.kernel, str) and self.kernel == "precomputed"
         return tags

@@ -12,7 +12,8 @@ from sklearn.utils.validation import check_is_fitted
 
 from ..maps.random_fourier_features import VARIANTS, make_feature_map, rff_transform
 from ..utils.chunking import gen_row_slices, get_chunk_n_rows
-from ..utils.estimator_checks import KERNEL_CONSTRAINTS, Interval, StrOptions, output_dtype
+from ..kernels.selection import KernelEstimatorMixin
+from ..utils.estimator_checks import FEATURE_KERNEL_CONSTRAINT, KERNEL_CONSTRAINTS, Interval, StrOptions, output_dtype
 from ..utils.eigen import canonical_eigenvectors
 from ..utils.validation import check_input, require_finite
 from ..utils.dispatch import maybe_dask_transform
@@ -25,14 +26,15 @@ def _chunk_rows(m, n):
     return get_chunk_n_rows(4 * 8 * m, n)
 
 
-class _RandomFeaturePCA(RandomFeatureStreamMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
+class _RandomFeaturePCA(KernelEstimatorMixin, RandomFeatureStreamMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
     """Shared machinery: features, the centred scatter (Chan et al. updates), eigh, transform, merge."""
 
     _parameter_constraints = {
         "n_components": [Interval(numbers.Integral, 1, None, closed="left"), None],
         "n_random_features": [Interval(numbers.Integral, 1, None, closed="left")],
-        "kernel": KERNEL_CONSTRAINTS["kernel"],
+        "kernel": FEATURE_KERNEL_CONSTRAINT,
         "bandwidth": KERNEL_CONSTRAINTS["bandwidth"],
+        "gamma": KERNEL_CONSTRAINTS["gamma"],
         "variant": [StrOptions(set(VARIANTS))],
         "orthogonal": ["boolean"],
         "random_state": KERNEL_CONSTRAINTS["random_state"],
@@ -43,12 +45,13 @@ class _RandomFeaturePCA(RandomFeatureStreamMixin, ClassNamePrefixFeaturesOutMixi
     _min_samples = 1
     _stream_attr = "_scatter"
 
-    def __init__(self, n_components=None, *, n_random_features=100, kernel="gaussian", bandwidth="percentile",
+    def __init__(self, n_components=None, *, n_random_features=100, kernel="gaussian", bandwidth="percentile", gamma=None,
                  variant="cos", orthogonal=False, random_state=None):
         self.n_components = n_components
         self.n_random_features = n_random_features
         self.kernel = kernel
         self.bandwidth = bandwidth
+        self.gamma = gamma
         self.variant = variant
         self.orthogonal = orthogonal
         self.random_state = random_state

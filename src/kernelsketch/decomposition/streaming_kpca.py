@@ -12,13 +12,14 @@ from sklearn.utils.validation import check_is_fitted
 from ..maps.random_fourier_features import VARIANTS, make_feature_map, rff_transform
 from ..sketches.frequent_directions import FrequentDirections
 from ..utils.chunking import gen_row_slices, get_chunk_n_rows
-from ..utils.estimator_checks import KERNEL_CONSTRAINTS, Interval, StrOptions, deterministic_signs, output_dtype
+from ..kernels.selection import KernelEstimatorMixin
+from ..utils.estimator_checks import FEATURE_KERNEL_CONSTRAINT, KERNEL_CONSTRAINTS, Interval, StrOptions, deterministic_signs, output_dtype
 from ..utils.validation import check_input
 from ..utils.dispatch import maybe_dask_transform
 from ._feature_stream import RandomFeatureStreamMixin
 
 
-class StreamingKPCA(RandomFeatureStreamMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
+class StreamingKPCA(KernelEstimatorMixin, RandomFeatureStreamMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
     r"""Streaming kernel PCA (Ghashami, Perry & Phillips): RFF rows fed to Frequent Directions.
 
     Parameters
@@ -124,21 +125,23 @@ class StreamingKPCA(RandomFeatureStreamMixin, ClassNamePrefixFeaturesOutMixin, T
         "n_random_features": [Interval(numbers.Integral, 1, None, closed="left")],
         "sketch_size": [Interval(numbers.Integral, 2, None, closed="left")],
         "shrink": [StrOptions({"l", "half"})],
-        "kernel": KERNEL_CONSTRAINTS["kernel"],
+        "kernel": FEATURE_KERNEL_CONSTRAINT,
         "bandwidth": KERNEL_CONSTRAINTS["bandwidth"],
+        "gamma": KERNEL_CONSTRAINTS["gamma"],
         "variant": [StrOptions(set(VARIANTS))],
         "orthogonal": ["boolean"],
         "random_state": KERNEL_CONSTRAINTS["random_state"],
     }
 
     def __init__(self, n_components=None, *, n_random_features=100, sketch_size=20, shrink="l",
-                 kernel="gaussian", bandwidth="percentile", variant="cos", orthogonal=False, random_state=None):
+                 kernel="gaussian", bandwidth="percentile", gamma=None, variant="cos", orthogonal=False, random_state=None):
         self.n_components = n_components
         self.n_random_features = n_random_features
         self.sketch_size = sketch_size
         self.shrink = shrink
         self.kernel = kernel
         self.bandwidth = bandwidth
+        self.gamma = gamma
         self.variant = variant
         self.orthogonal = orthogonal
         self.random_state = random_state

@@ -10,11 +10,12 @@ from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, Transfo
 from ..maps.landmark_estimator import LandmarkMapMixin
 from ..maps.landmarks import select_landmarks
 from ..maps.nystroem import landmark_gram64
+from ..kernels.selection import KernelEstimatorMixin
 from ..utils.estimator_checks import KERNEL_CONSTRAINTS, Interval, StrOptions
 from ..utils.eigen import canonical_eigenvectors, centered_gram, drop_noise_eigenpairs, top_eigenpairs
 
 
-class SubsampleKPCA(LandmarkMapMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
+class SubsampleKPCA(KernelEstimatorMixin, LandmarkMapMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
     r"""Kernel PCA fitted on ``n`` uniformly drawn points, applied to all points.
 
     Parameters
@@ -94,12 +95,13 @@ class SubsampleKPCA(LandmarkMapMixin, ClassNamePrefixFeaturesOutMixin, Transform
         "eigenvalue_tol": [Interval(numbers.Real, 0, 1, closed="left")],
     }
 
-    def __init__(self, n_components=None, *, n_landmarks="auto", kernel="gaussian", bandwidth="percentile",
+    def __init__(self, n_components=None, *, n_landmarks="auto", kernel="gaussian", bandwidth="percentile", gamma=None,
                  kernel_params=None, landmarks=None, eigenvalue_tol=1e-10, random_state=None):
         self.n_components = n_components
         self.n_landmarks = n_landmarks
         self.kernel = kernel
         self.bandwidth = bandwidth
+        self.gamma = gamma
         self.kernel_params = kernel_params
         self.landmarks = landmarks
         self.eigenvalue_tol = eigenvalue_tol

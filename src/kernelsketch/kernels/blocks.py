@@ -18,7 +18,7 @@ import numpy as np
 from ..utils.chunking import gen_row_slices, get_chunk_n_rows
 from ..utils.threads import parallel_rows
 from ..utils.validation import check_input
-from .kernel_functions import KERNELS, Kernel, ShiftInvariantKernel
+from .kernel_functions import KERNELS, CallableKernel, Kernel, ShiftInvariantKernel
 
 
 def get_kernel(kernel="gaussian", *, bandwidth=None, degree=3, gamma=None, coef0=1.0) -> Kernel:
@@ -26,17 +26,20 @@ def get_kernel(kernel="gaussian", *, bandwidth=None, degree=3, gamma=None, coef0
 
     Parameters
     ----------
-    kernel : str or Kernel
+    kernel : str, Kernel or callable
         One of ``"gaussian"`` (alias ``"rbf"``), ``"laplacian"``, ``"cauchy"``,
-        ``"polynomial"`` (alias ``"poly"``), ``"linear"``, or a Kernel instance.
+        ``"polynomial"`` (alias ``"poly"``), ``"sigmoid"``, ``"cosine"``, ``"linear"``,
+        a Kernel instance, or a function ``f(X, Y) -> K(X, Y)`` (a :class:`CallableKernel`).
     bandwidth : float
         ``h`` of the shift-invariant kernels (required for them; must be a
         number here -- resolve heuristics first with :func:`resolve_bandwidth`).
     degree, gamma, coef0 :
-        Polynomial kernel parameters.
+        Polynomial (all three) and sigmoid (``gamma``, ``coef0``) kernel parameters.
     """
     if isinstance(kernel, Kernel):
         return kernel
+    if callable(kernel):
+        return CallableKernel(kernel)
     if not isinstance(kernel, str):
         raise TypeError(f"kernel must be a name or a kernelsketch Kernel, got {type(kernel).__name__}")
     key = kernel.lower()
@@ -49,6 +52,8 @@ def get_kernel(kernel="gaussian", *, bandwidth=None, degree=3, gamma=None, coef0
         return cls(bandwidth=bandwidth)
     if key in ("polynomial", "poly"):
         return cls(degree=degree, gamma=gamma, coef0=coef0)
+    if key == "sigmoid":
+        return cls(gamma=gamma, coef0=coef0)
     return cls()
 
 

@@ -15,8 +15,13 @@ gaussian    exp(-||x - y||_2^2 / h^2)               N(0, 2 / h^2)
 laplacian   exp(-||x - y||_1 / h)                   Cauchy(0, 1 / h)
 cauchy      prod_j 1 / (1 + (x_j - y_j)^2 / h^2)    Laplace(0, 1 / h)
 polynomial  (gamma <x, y> + coef0)^degree           --
+sigmoid     tanh(gamma <x, y> + coef0)              -- (not positive semi-definite)
+cosine      <x, y> / (||x|| ||y||)                  --
 linear      <x, y>                                  --
 ==========  ======================================  ===============================
+
+A Python callable ``f(X, Y) -> K(X, Y)`` is a kernel too (:class:`CallableKernel`),
+for the estimators that only evaluate kernel blocks (landmark maps, KernelPCA).
 
 Conversions for the Gaussian bandwidth ``h``:
 
@@ -26,6 +31,11 @@ Conversions for the Gaussian bandwidth ``h``:
 * Nystrom eigengap paper (Mahdavi et al.), ``exp(-lambda ||x-y||^2 / dbar^2)``:
   ``h = dbar / sqrt(lambda)``.
 * Kernel JL paper (Kpotufe & Sriperumbudur): ``exp(-||x-y||^2 / h^2)`` as is.
+
+Every estimator also takes ``gamma`` the way scikit-learn does; for the
+shift-invariant kernels it sets the bandwidth (:meth:`ShiftInvariantKernel.bandwidth_from_gamma`):
+gaussian ``h = 1 / sqrt(gamma)``, laplacian ``h = 1 / gamma`` (scikit-learn's
+``exp(-gamma ||x - y||_1)``), cauchy ``h = 1 / sqrt(gamma)``.
 
 Accuracy of the Gaussian block
 ------------------------------
@@ -175,6 +185,11 @@ class ShiftInvariantKernel(Kernel):
     def sample_frequencies(self, rng: np.random.Generator, n_features: int, n_components: int):
         """Draw ``W`` of shape (n_features, n_components) from the spectral measure."""
         raise NotImplementedError
+
+    @staticmethod
+    def bandwidth_from_gamma(gamma):
+        """The bandwidth ``h`` with ``exp(-||x-y||^2 / h^2) = exp(-gamma ||x-y||^2)`` (scikit-learn's rbf)."""
+        return 1.0 / np.sqrt(_check_positive("gamma", gamma))
 
 
 class GaussianKernel(ShiftInvariantKernel):
@@ -335,6 +350,11 @@ class LaplacianKernel(ShiftInvariantKernel):
     name = "laplacian"
     accepts_sparse = False
 
+    @staticmethod
+    def bandwidth_from_gamma(gamma):
+        """``h = 1 / gamma``: scikit-learn's ``laplacian_kernel`` is ``exp(-gamma ||x - y||_1)``."""
+        return 1.0 / _check_positive("gamma", gamma)
+
     def prepare(self, Y, dtype):
         return np.asarray(Y.toarray() if sp.issparse(Y) else Y, dtype=np.float64)
 
@@ -464,6 +484,148 @@ class LinearKernel(Kernel):
         return np.asarray(X.multiply(X).sum(axis=1)).ravel() if sp.issparse(X) else np.einsum("ij,ij->i", X, X)
 
 
+class SigmoidKernel(Kernel):
+    r"""Sigmoid kernel :math:`k(x, y) = \tanh(\gamma \langle x, y\rangle + c_0)`, scikit-learn's.
+
+    ``gamma=None`` means ``1 / n_features``.  It is not positive semi-definite:
+    eigenvalue-based estimators keep only its positive eigenvalues.
+    """
+
+    name = "sigmoid"
+
+    def __init__(self, gamma=None, coef0=1.0):
+        self.gamma = None if gamma is None else _check_positive("gamma", gamma)
+        if isinstance(coef0, bool) or not isinstance(coef0, (numbers.Real, np.floating, np.integer)):
+            raise TypeError(f"coef0 must be a real number, got {coef0!r}")
+        self.coef0 = float(coef0)
+
+    def get_params(self, deep=True):
+        return {"gamma": self.gamma, "coef0": self.coef0}
+
+    def prepare(self, Y, dtype):
+        gamma = self.gamma if self.gamma is not None else 1.0 / Y.shape[1]
+        YT = Y.T * gamma
+        return YT.tocsc() if sp.issparse(Y) else np.asarray(YT, dtype=dtype)
+
+    def _finish(self, T):
+        T += self.coef0
+        np.tanh(T, out=T)
+
+    @property
+    def elementwise(self):
+        return self._finish
+
+    def gemm_operands(self, X, prepared, out_dtype):
+        if sp.issparse(X) or sp.issparse(prepared):
+            return None
+        return np.asarray(X, dtype=prepared.dtype), prepared
+
+    def compute(self, X, prepared, out):
+        if self._compute_by_gemm(X, prepared, out):
+            return
+        prod = X @ prepared
+        out[...] = prod.toarray() if sp.issparse(prod) else prod
+        self._finish(out)
+
+    def diag(self, X):
+        gamma = self.gamma if self.gamma is not None else 1.0 / X.shape[1]
+        sq = np.asarray(X.multiply(X).sum(axis=1)).ravel() if sp.issparse(X) else np.einsum("ij,ij->i", X, X)
+        return np.tanh(gamma * sq + self.coef0)
+
+
+def _row_norms(X):
+    sq = np.asarray(X.multiply(X).sum(axis=1)).ravel() if sp.issparse(X) else np.einsum("ij,ij->i", X, X)
+    norms = np.sqrt(np.asarray(sq, dtype=np.float64))
+    norms[norms == 0] = 1.0  # scikit-learn's cosine_similarity: a zero row stays zero
+    return norms
+
+
+class CosineKernel(Kernel):
+    r"""Cosine kernel :math:`k(x, y) = \langle x, y\rangle / (\|x\| \|y\|)` (scikit-learn's ``cosine_similarity``).
+
+    A zero row has similarity 0 with everything (including itself), as in scikit-learn.
+    """
+
+    name = "cosine"
+
+    def prepare(self, Y, dtype):
+        inv = 1.0 / _row_norms(Y)
+        if sp.issparse(Y):
+            return sp.csr_matrix(Y.multiply(inv[:, None])).T.tocsc()
+        return np.asarray(np.asarray(Y, dtype=np.float64) * inv[:, None], dtype=dtype).T
+
+    def _scaled(self, X, dtype):
+        inv = 1.0 / _row_norms(X)
+        if sp.issparse(X):
+            return sp.csr_matrix(X.multiply(inv[:, None]))
+        return np.asarray(np.asarray(X, dtype=np.float64) * inv[:, None], dtype=dtype)
+
+    def gemm_operands(self, X, prepared, out_dtype):
+        if sp.issparse(X) or sp.issparse(prepared):
+            return None
+        return self._scaled(X, prepared.dtype), prepared
+
+    def compute(self, X, prepared, out):
+        if self._compute_by_gemm(X, prepared, out):
+            return
+        prod = self._scaled(X, out.dtype) @ prepared
+        out[...] = prod.toarray() if sp.issparse(prod) else prod
+
+    def diag(self, X):
+        sq = np.asarray(X.multiply(X).sum(axis=1)).ravel() if sp.issparse(X) else np.einsum("ij,ij->i", X, X)
+        return (np.asarray(sq) > 0).astype(np.float64)
+
+
+class CallableKernel(Kernel):
+    """A Python function ``f(X, Y, **kernel_params) -> K`` of shape ``(len(X), len(Y))`` as a kernel.
+
+    Blocks are computed by calling ``f`` on row chunks of ``X`` against all of
+    ``Y`` (the landmarks), so ``f`` must be a proper kernel of the rows it gets.
+    Its output is checked: the right shape, finite.  It runs on the calling
+    thread only (a Python function may not be thread-safe).
+    """
+
+    name = "callable"
+    parallel_compute = False
+
+    def __init__(self, function, **kernel_params):
+        if not callable(function):
+            raise TypeError(f"CallableKernel needs a callable, got {type(function).__name__}")
+        self.function = function
+        self.kernel_params = kernel_params
+
+    def get_params(self, deep=True):
+        return {"function": self.function, **self.kernel_params}
+
+    def __hash__(self):
+        return hash((type(self).__name__, id(self.function)))
+
+    def prepare(self, Y, dtype):
+        return Y
+
+    def temp_bytes_per_row(self, n_features, n_cols, itemsize):
+        return (n_features + n_cols) * itemsize
+
+    def _call(self, X, Y):
+        K = self.function(X, Y, **self.kernel_params)
+        K = K.toarray() if sp.issparse(K) else np.asarray(K)
+        if K.shape != (X.shape[0], Y.shape[0]):
+            raise ValueError(f"the kernel callable {getattr(self.function, '__name__', self.function)!r} "
+                             f"returned shape {K.shape} for inputs of {X.shape[0]} and {Y.shape[0]} rows; "
+                             f"expected ({X.shape[0]}, {Y.shape[0]})")
+        if K.dtype.kind not in "biuf":
+            raise TypeError(f"the kernel callable returned dtype {K.dtype}; expected real numbers")
+        if not np.all(np.isfinite(K)):
+            raise ValueError("the kernel callable returned NaN or infinity")
+        return K
+
+    def compute(self, X, prepared, out):
+        out[...] = self._call(X, prepared)
+
+    def diag(self, X):
+        return np.array([self._call(X[i:i + 1], X[i:i + 1])[0, 0] for i in range(X.shape[0])], dtype=np.float64)
+
+
 KERNELS = {
     "gaussian": GaussianKernel,
     "rbf": GaussianKernel,
@@ -472,5 +634,7 @@ KERNELS = {
     "polynomial": PolynomialKernel,
     "poly": PolynomialKernel,
     "linear": LinearKernel,
+    "sigmoid": SigmoidKernel,
+    "cosine": CosineKernel,
 }
 SHIFT_INVARIANT = ("gaussian", "laplacian", "cauchy")

@@ -7,6 +7,7 @@ import numbers
 import numpy as np
 from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin, _fit_context
 
+from ..kernels.selection import KernelEstimatorMixin
 from ..utils.estimator_checks import KERNEL_CONSTRAINTS, Interval, StrOptions
 from .landmark_estimator import LandmarkMapMixin
 from .landmarks import select_landmarks
@@ -14,7 +15,7 @@ from .nystroem import landmark_gram64
 from ..utils.threads import blas_for
 
 
-class KernelJL(LandmarkMapMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
+class KernelJL(KernelEstimatorMixin, LandmarkMapMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
     r"""Kernel JL: random projection in the RKHS through a Gaussian sketch ``Z K``.
 
     Parameters
@@ -133,13 +134,14 @@ class KernelJL(LandmarkMapMixin, ClassNamePrefixFeaturesOutMixin, TransformerMix
     }
 
     def __init__(self, *, n_components=None, n_landmarks="auto", centered=True, scaling="unit",
-                 kernel="gaussian", bandwidth="percentile", kernel_params=None, landmarks=None, random_state=None):
+                 kernel="gaussian", bandwidth="percentile", gamma=None, kernel_params=None, landmarks=None, random_state=None):
         self.n_components = n_components
         self.n_landmarks = n_landmarks
         self.centered = centered
         self.scaling = scaling
         self.kernel = kernel
         self.bandwidth = bandwidth
+        self.gamma = gamma
         self.kernel_params = kernel_params
         self.landmarks = landmarks
         self.random_state = random_state

@@ -44,7 +44,8 @@ class LandmarkMapMixin:
         X = check_input(X, accept_sparse=("csr",), estimator=self, reset=True)  # n_features_in_, feature_names_in_
         rng = check_random_state(self.random_state)
         kernel_seed, extra = self.draw_seeds(rng)
-        self.kernel_ = make_kernel(self.kernel, self.bandwidth, self.kernel_params, X, random_state=kernel_seed)
+        self.kernel_ = make_kernel(self.kernel, self.bandwidth, self.kernel_params, X, random_state=kernel_seed,
+                                   gamma=self.gamma)
         return X, rng, extra
 
     def _map(self, X):

@@ -288,6 +288,8 @@ class ReservoirSampler:
 #: SubsampleKPCA) takes seconds; the paper's ``N / 100`` would need a 32 GiB Gram
 #: at N = 2,000,000 and 200,000 landmarks at N = 20,000,000.
 AUTO_MAX_LANDMARKS = 4096
+#: the floor of ``"auto"``, and what it means for a stream (whose length is unknown)
+AUTO_MIN_LANDMARKS = 200
 
 
 def auto_n_landmarks(n_samples: int) -> int:
@@ -302,7 +304,7 @@ def auto_n_landmarks(n_samples: int) -> int:
     >>> [auto_n_landmarks(N) for N in (150, 20_867, 2_000_000)]
     [150, 208, 4096]
     """
-    return int(min(n_samples, max(200, n_samples // 100), AUTO_MAX_LANDMARKS))
+    return int(min(n_samples, max(AUTO_MIN_LANDMARKS, n_samples // 100), AUTO_MAX_LANDMARKS))
 
 
 def resolve_n_landmarks(n_landmarks, n_samples, *, replace=False, name="n_landmarks"):

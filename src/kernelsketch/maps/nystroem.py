@@ -10,11 +10,12 @@ from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, Transfo
 from sklearn.utils.validation import check_is_fitted
 
 from ..kernels.blocks import kernel_blocks, pairwise_kernel
+from ..kernels.selection import KernelEstimatorMixin
 from ..utils.estimator_checks import KERNEL_CONSTRAINTS, Interval, StrOptions
 from ..utils.eigen import canonical_eigenvectors, drop_noise_eigenpairs, top_eigenpairs
 from ..utils.validation import check_input, check_n_features
 from .landmark_estimator import LandmarkMapMixin
-from .landmarks import ReservoirSampler, select_landmarks
+from .landmarks import AUTO_MIN_LANDMARKS, ReservoirSampler, select_landmarks
 
 
 def landmark_gram64(landmarks, kernel):
@@ -23,15 +24,17 @@ def landmark_gram64(landmarks, kernel):
     return pairwise_kernel(L64, kernel=kernel)
 
 
-class Nystroem(LandmarkMapMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
+class Nystroem(KernelEstimatorMixin, LandmarkMapMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
     r"""Nystroem feature map from ``m`` uniformly drawn landmarks, rank ``r``.
 
     Parameters
     ----------
-    n_landmarks : int or "auto", default=100
+    n_landmarks : int or "auto", default="auto"
         Number ``m`` of landmarks drawn from X (ignored when ``landmarks`` is
-        given); ``"auto"`` is ``max(200, N // 100)`` capped at 4096 and at ``N``
-        (as for the other landmark estimators; ``fit`` only, a stream's length is unknown).
+        given); ``"auto"`` is ``max(200, N // 100)`` capped at 4096 and at ``N``,
+        as for the other landmark estimators.  ``partial_fit`` does not know the
+        stream's length: there ``"auto"`` keeps a reservoir of 200 (the rule's
+        floor); give an int to keep more.  (Before 0.2 the default was 100.)
     n_components : int or None, default=None
         Rank ``r <= m`` of the pseudo-inverse (output dimension).  None keeps
         every eigenvalue above ``eigenvalue_tol * lambda_max``.
@@ -129,12 +132,13 @@ class Nystroem(LandmarkMapMixin, ClassNamePrefixFeaturesOutMixin, TransformerMix
         "eigenvalue_tol": [Interval(numbers.Real, 0, 1, closed="left")],
     }
 
-    def __init__(self, *, n_landmarks=100, n_components=None, kernel="gaussian", bandwidth="percentile",
+    def __init__(self, *, n_landmarks="auto", n_components=None, kernel="gaussian", bandwidth="percentile", gamma=None,
                  kernel_params=None, replace=False, landmarks=None, eigenvalue_tol=1e-10, random_state=None):
         self.n_landmarks = n_landmarks
         self.n_components = n_components
         self.kernel = kernel
         self.bandwidth = bandwidth
+        self.gamma = gamma
         self.kernel_params = kernel_params
         self.replace = replace
         self.landmarks = landmarks
@@ -164,12 +168,9 @@ class Nystroem(LandmarkMapMixin, ClassNamePrefixFeaturesOutMixin, TransformerMix
             if self.landmarks is not None:
                 raise ValueError("partial_fit draws landmarks from the stream; it cannot be used with "
                                  "user-given landmarks (use fit)")
-            if self.n_landmarks == "auto":
-                raise ValueError("n_landmarks='auto' needs the number of rows, which a stream does not know; give "
-                                 "partial_fit an int n_landmarks (or fit the whole data, e.g. with "
-                                 "kernelsketch.fit_source)")
+            m = AUTO_MIN_LANDMARKS if self.n_landmarks == "auto" else self.n_landmarks
             X, rng, _ = self._begin_fit(X)
-            self._sampler = ReservoirSampler(self.n_landmarks, replace=self.replace, random_state=rng)
+            self._sampler = ReservoirSampler(m, replace=self.replace, random_state=rng)
         else:
             X = check_input(X, accept_sparse=("csr",), estimator=self, reset=False)
             if sp.issparse(X) != self._sampler._sparse:

@@ -10,9 +10,9 @@ from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, Transfo
 from sklearn.utils.validation import check_is_fitted
 
 from ..kernels.kernel_functions import KERNELS, SHIFT_INVARIANT, GaussianKernel, Kernel, ShiftInvariantKernel
-from ..kernels.selection import make_kernel
 from ..utils.chunking import gen_row_slices, get_chunk_n_rows
-from ..utils.estimator_checks import KERNEL_CONSTRAINTS, Interval, StrOptions, output_dtype
+from ..kernels.selection import KernelEstimatorMixin, make_kernel
+from ..utils.estimator_checks import FEATURE_KERNEL_CONSTRAINT, KERNEL_CONSTRAINTS, Interval, StrOptions, output_dtype
 from ..utils.validation import check_input, derive_seed
 from .fast_cosine import fast_cos_sin
 from ..utils.dispatch import maybe_dask_transform
@@ -134,7 +134,7 @@ def rff_transform(X, W, b, scale, out=None):
     return out
 
 
-class RandomFourierFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
+class RandomFourierFeatures(KernelEstimatorMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
     r"""Random Fourier features: an explicit map with ``z(x)^T z(y) ~= k(x, y)``.
 
     Parameters
@@ -211,18 +211,20 @@ class RandomFourierFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, B
 
     _parameter_constraints = {
         "n_random_features": [Interval(numbers.Integral, 1, None, closed="left")],
-        "kernel": KERNEL_CONSTRAINTS["kernel"],
+        "kernel": FEATURE_KERNEL_CONSTRAINT,
         "bandwidth": KERNEL_CONSTRAINTS["bandwidth"],
+        "gamma": KERNEL_CONSTRAINTS["gamma"],
         "variant": [StrOptions(set(VARIANTS))],
         "orthogonal": ["boolean"],
         "random_state": KERNEL_CONSTRAINTS["random_state"],
     }
 
-    def __init__(self, n_random_features=100, *, kernel="gaussian", bandwidth="percentile", variant="cos",
+    def __init__(self, n_random_features=100, *, kernel="gaussian", bandwidth="percentile", gamma=None, variant="cos",
                  orthogonal=False, random_state=None):
         self.n_random_features = n_random_features
         self.kernel = kernel
         self.bandwidth = bandwidth
+        self.gamma = gamma
         self.variant = variant
         self.orthogonal = orthogonal
         self.random_state = random_state
@@ -250,7 +252,7 @@ class RandomFourierFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, B
         self._check_feature_params()
         X = check_input(X, accept_sparse=("csr",), estimator=self, reset=True)
         self.seed_ = derive_seed(self.random_state)
-        self.kernel_ = make_kernel(self.kernel, self.bandwidth, None, X, random_state=self.seed_)
+        self.kernel_ = make_kernel(self.kernel, self.bandwidth, None, X, random_state=self.seed_, gamma=self.gamma)
         self.random_weights_, self.random_offset_ = sample_random_features(
             self.kernel_, X.shape[1], self.n_random_features, variant=self.variant,
             orthogonal=self.orthogonal, seed=self.seed_,
@@ -289,12 +291,12 @@ def make_feature_map(estimator, X, kernel=None):
     """
     seed = derive_seed(estimator.random_state)
     params = dict(n_random_features=estimator.n_random_features, kernel=estimator.kernel,
-                  bandwidth=estimator.bandwidth, variant=estimator.variant,
+                  bandwidth=estimator.bandwidth, gamma=estimator.gamma, variant=estimator.variant,
                   orthogonal=estimator.orthogonal)
     RandomFourierFeatures(**params)._check_feature_params(type(estimator).__name__)
     if kernel is None:
-        kernel = make_kernel(estimator.kernel, estimator.bandwidth, None, X, random_state=seed)
-    params["kernel"] = kernel
+        kernel = make_kernel(estimator.kernel, estimator.bandwidth, None, X, random_state=seed, gamma=estimator.gamma)
+    params["kernel"], params["gamma"] = kernel, None
     return RandomFourierFeatures(**params, random_state=seed).fit(X)
 
 

@@ -12,11 +12,14 @@ from ..kernels.kernel_functions import KERNELS, Kernel
 
 #: constraints shared by every kernel estimator
 KERNEL_CONSTRAINTS = {
-    "kernel": [StrOptions(set(KERNELS)), Kernel],
+    "kernel": [StrOptions(set(KERNELS)), Kernel, callable],
     "bandwidth": [Interval(numbers.Real, 0, None, closed="neither"), StrOptions(set(HEURISTICS))],
+    "gamma": [Interval(numbers.Real, 0, None, closed="neither"), None],
     "kernel_params": [dict, None],
     "random_state": ["random_state", np.random.Generator],
 }
+#: random features need a kernel with a spectral measure: a name or Kernel, not a callable
+FEATURE_KERNEL_CONSTRAINT = [StrOptions(set(KERNELS)), Kernel]
 
 
 def deterministic_signs(V):

@@ -298,3 +298,64 @@ def test_files_from_before_a_parameter_existed_keep_their_behaviour(tmp_path):
     np.testing.assert_array_equal(back.transform(X), est.transform(X))
     # today's default is "unit", which an old file must not claim
     assert KernelJL().scaling == "unit"
+
+
+def test_pipelines_of_kernelsketch_and_sklearn_steps_round_trip(tmp_path):
+    """The README's quick start is a Pipeline: it saves and loads without pickle, and predicts the same."""
+    from sklearn.datasets import load_digits
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.pipeline import Pipeline, make_pipeline
+    from sklearn.preprocessing import FunctionTransformer, StandardScaler
+
+    from kernelsketch import KernelJL, StreamingKMeans
+
+    X, y = load_digits(return_X_y=True)
+    clf = make_pipeline(StandardScaler(), KernelJL(n_components=20, random_state=0),
+                        LogisticRegression(max_iter=300)).fit(X, y)
+    back = load(save(clf, tmp_path / "clf.ksm"))
+    assert isinstance(back, Pipeline) and [n for n, _ in back.steps] == [n for n, _ in clf.steps]
+    np.testing.assert_array_equal(back.predict(X), clf.predict(X))
+    np.testing.assert_allclose(back.predict_proba(X[:50]), clf.predict_proba(X[:50]), rtol=1e-12, atol=1e-15)
+    clusterer = make_pipeline(StandardScaler(), KernelJL(n_components=30, random_state=0),
+                              StreamingKMeans(10, random_state=0)).fit(X)
+    np.testing.assert_array_equal(load(save(clusterer, tmp_path / "km.ksm")).predict(X), clusterer.predict(X))
+    # steps outside the allowlist are refused when saving (a function would need pickle) ...
+    with pytest.raises(TypeError, match="FunctionTransformer"):
+        save(make_pipeline(FunctionTransformer(np.log1p), KernelJL(n_components=2)), tmp_path / "f.ksm")
+    with pytest.raises(TypeError, match="memory=None"):
+        save(make_pipeline(StandardScaler(), memory=str(tmp_path)), tmp_path / "m.ksm")
+    # ... and a file naming a class outside it never builds that class
+    def smuggle(meta):
+        meta["root"]["params"]["steps"][0]["__tuple__"][1]["__estimator__"] = "sklearn.FunctionTransformer"
+
+    _rewrite(tmp_path / "clf.ksm", edit_meta=smuggle)
+    with pytest.raises(ModelFormatError, match="FunctionTransformer"):
+        load(tmp_path / "clf.ksm")
+
+
+def test_dataframe_feature_names_are_saved(tmp_path):
+    pd = pytest.importorskip("pandas")
+    from kernelsketch import Nystroem
+
+    df = pd.DataFrame(np.random.default_rng(0).normal(size=(60, 3)), columns=["a", "b", "c"])
+    back = load(save(Nystroem(n_landmarks=20, random_state=0).fit(df), tmp_path / "n.ksm"))
+    assert list(back.feature_names_in_) == ["a", "b", "c"] and back.feature_names_in_.dtype == object
+    with pytest.raises(ValueError, match="feature names"):
+        back.transform(df[["c", "b", "a"]])
+
+
+@pytest.mark.parametrize("replace", [False, True])
+def test_nystroem_stream_saved_mid_way_continues_identically(tmp_path, replace):
+    """partial_fit's reservoir (rows, indices, Algorithm L state, random stream) is part of the model."""
+    from kernelsketch import Nystroem
+
+    blocks = np.array_split(np.random.default_rng(0).normal(size=(900, 4)), 6)
+    live = Nystroem(n_landmarks=40, replace=replace, random_state=0)
+    for b in blocks[:3]:
+        live.partial_fit(b)
+    saved = load(save(live, tmp_path / "stream.ksm"))
+    for b in blocks[3:]:
+        live.partial_fit(b)
+        saved.partial_fit(b)
+    np.testing.assert_array_equal(saved.landmark_indices_, live.landmark_indices_)
+    np.testing.assert_array_equal(saved.transform(blocks[0]), live.transform(blocks[0]))

@@ -42,13 +42,34 @@ _META = "meta.json"
 _MAX_META_BYTES = 64 * 2**20
 # subpackages of kernelsketch whose exported classes are estimators
 _ESTIMATOR_PACKAGES = ("maps", "sketches", "decomposition", "cluster")
-# scikit-learn estimators a kernelsketch estimator may hold as fitted state
+# scikit-learn classes a model may hold: as a kernelsketch estimator's fitted state, or as the
+# steps of a Pipeline around kernelsketch estimators (preprocessing and the linear models
+# commonly put after a kernel map).  Only these are ever constructed by load().
 _SKLEARN_CLASSES = {
     "sklearn.KMeans": ("sklearn.cluster", "KMeans"),
     "sklearn.MiniBatchKMeans": ("sklearn.cluster", "MiniBatchKMeans"),
     "sklearn.PCA": ("sklearn.decomposition", "PCA"),
     "sklearn.IncrementalPCA": ("sklearn.decomposition", "IncrementalPCA"),
+    "sklearn.Pipeline": ("sklearn.pipeline", "Pipeline"),
+    "sklearn.StandardScaler": ("sklearn.preprocessing", "StandardScaler"),
+    "sklearn.MinMaxScaler": ("sklearn.preprocessing", "MinMaxScaler"),
+    "sklearn.MaxAbsScaler": ("sklearn.preprocessing", "MaxAbsScaler"),
+    "sklearn.RobustScaler": ("sklearn.preprocessing", "RobustScaler"),
+    "sklearn.Normalizer": ("sklearn.preprocessing", "Normalizer"),
+    "sklearn.LogisticRegression": ("sklearn.linear_model", "LogisticRegression"),
+    "sklearn.Ridge": ("sklearn.linear_model", "Ridge"),
+    "sklearn.RidgeClassifier": ("sklearn.linear_model", "RidgeClassifier"),
+    "sklearn.LinearRegression": ("sklearn.linear_model", "LinearRegression"),
+    "sklearn.SGDClassifier": ("sklearn.linear_model", "SGDClassifier"),
+    "sklearn.LinearSVC": ("sklearn.svm", "LinearSVC"),
 }
+# kernelsketch helpers (not estimators) that fitted state may hold, e.g. Nystroem's
+# reservoir of landmarks after partial_fit
+_INTERNAL_CLASSES = {
+    "kernelsketch.ReservoirSampler": ("kernelsketch.maps.landmarks", "ReservoirSampler"),
+}
+# bit generators whose state a fitted stream may carry (a reservoir's random stream)
+_BIT_GENERATORS = ("PCG64", "PCG64DXSM", "MT19937", "Philox", "SFC64")
 
 
 class ModelFormatError(ValueError):
@@ -63,7 +84,15 @@ def _estimator_table():
     table = {name: (f"kernelsketch.{mod}", name) for name, mod in kernelsketch._LAZY.items()
              if mod in _ESTIMATOR_PACKAGES and name[:1].isupper()}
     table.update(_SKLEARN_CLASSES)
+    table.update(_INTERNAL_CLASSES)
     return table
+
+
+def _init_param_names(cls):
+    """Constructor parameters: scikit-learn's list, or a helper's declared ``_init_params``."""
+    if hasattr(cls, "_get_param_names"):
+        return list(cls._get_param_names())
+    return list(getattr(cls, "_init_params", ()))
 
 
 def _class_key(obj):
@@ -110,6 +139,9 @@ class _Encoder:
     def array(self, a, where):
         key = f"arr_{len(self.arrays)}"
         a = np.asarray(a)
+        if a.dtype.hasobject and a.ndim == 1 and all(type(x) is str for x in a):
+            # feature_names_in_, classes_ of strings: a list in JSON, an object array again on load
+            return {"__strarray__": [str(x) for x in a]}
         if a.dtype.hasobject:
             raise TypeError(f"cannot save {where}: object arrays are not supported (they would need pickle)")
         if a.dtype.kind not in "biufcUS" or a.dtype.names is not None:
@@ -117,7 +149,13 @@ class _Encoder:
         self.arrays[key] = (np.ascontiguousarray(a), where)
         return {"__ndarray__": key}
 
-    def encode(self, v, where):
+    def encode(self, v, where, state=False):
+        if state and isinstance(v, np.random.Generator):
+            # fitted state (a reservoir's random stream): kept, so partial_fit continues as it would have
+            bg = v.bit_generator
+            if type(bg).__name__ not in _BIT_GENERATORS:
+                raise TypeError(f"cannot save {where}: bit generator {type(bg).__name__}")
+            return {"__generator__": type(bg).__name__, "state": self.encode(bg.state, f"{where}.state")}
         if v is None or isinstance(v, (bool, str)):
             return v
         if isinstance(v, numbers.Integral) and type(v) is int:
@@ -137,7 +175,7 @@ class _Encoder:
                 raise TypeError(f"cannot save {where}: dtype {v}")
             return {"__dtype__": v.str}
         if isinstance(v, (list, tuple)):
-            items = [self.encode(x, f"{where}[{i}]") for i, x in enumerate(v)]
+            items = [self.encode(x, f"{where}[{i}]", state) for i, x in enumerate(v)]
             return items if isinstance(v, list) else {"__tuple__": items}
         if isinstance(v, dict):
             return {"__dict__": [[self.encode(k, f"{where} key"), self.encode(x, f"{where}[{k!r}]")]
@@ -168,12 +206,13 @@ class _Encoder:
                         "are not supported by the model format")
 
     def estimator(self, est, key, where):
-        params = est.get_params(deep=False)
+        names = _init_param_names(type(est))
+        params = {k: getattr(est, k) for k in names} if not hasattr(est, "get_params") else est.get_params(deep=False)
         state = {k: v for k, v in vars(est).items() if k not in params}
         return {
             "__estimator__": key,
             "params": {k: self.encode(v, f"{where}.{k}") for k, v in params.items()},
-            "state": {k: self.encode(v, f"{where}.{k}") for k, v in state.items()},
+            "state": {k: self.encode(v, f"{where}.{k}", state=True) for k, v in state.items()},
         }
 
 
@@ -204,9 +243,13 @@ def save(estimator, path, *, overwrite=True):
 
     Parameters
     ----------
-    estimator : kernelsketch estimator
+    estimator : kernelsketch estimator or Pipeline
         Any estimator exported by :mod:`kernelsketch` (maps, sketches,
-        decompositions, clustering).
+        decompositions, clustering), or a :class:`sklearn.pipeline.Pipeline`
+        of such estimators and scikit-learn scalers / linear models
+        (``StandardScaler``, ``MinMaxScaler``, ``MaxAbsScaler``, ``RobustScaler``,
+        ``Normalizer``, ``PCA``, ``LogisticRegression``, ``Ridge``,
+        ``RidgeClassifier``, ``LinearRegression``, ``SGDClassifier``, ``LinearSVC``).
     path : path-like
         Target file (conventionally ``.npz``); written atomically.
     overwrite : bool, default=True
@@ -219,10 +262,13 @@ def save(estimator, path, *, overwrite=True):
     Notes
     -----
     Parameters and every attribute of the instance that is not a parameter
-    (fitted ``*_`` attributes and private fitted state) are stored; arrays go
-    to ``.npy`` entries, the rest to JSON.  Random generators are not stored
-    (a ``random_state`` given as a Generator is saved as None): a loaded model
-    transforms exactly as the saved one but refitting it is not reproducible.
+    (fitted ``*_`` attributes and private fitted state, such as Nystroem's
+    reservoir of landmarks after ``partial_fit`` and its random stream) are
+    stored; arrays go to ``.npy`` entries, the rest to JSON.  A ``random_state``
+    *parameter* given as a Generator is saved as None: a loaded model
+    transforms exactly as the saved one, and a loaded stream continues
+    ``partial_fit`` as the saved one would, but refitting from scratch is not
+    reproducible.
 
     Examples
     --------
@@ -239,8 +285,12 @@ def save(estimator, path, *, overwrite=True):
     from .io.atomic import AtomicPath
 
     key = _class_key(estimator)
-    if key is None or key.startswith("sklearn."):
-        raise TypeError(f"save() takes a kernelsketch estimator, got {type(estimator).__name__}")
+    if key is None or (key.startswith("sklearn.") and key != "sklearn.Pipeline") or key in _INTERNAL_CLASSES:
+        raise TypeError(f"save() takes a kernelsketch estimator or a Pipeline of kernelsketch and "
+                        f"scikit-learn steps ({', '.join(k.split('.', 1)[1] for k in _SKLEARN_CLASSES)}), "
+                        f"got {type(estimator).__name__}")
+    if key == "sklearn.Pipeline" and getattr(estimator, "memory", None) is not None:
+        raise TypeError("save() needs Pipeline(memory=None): a cache location is not part of a model")
     enc = _Encoder()
     root = enc.estimator(estimator, key, type(estimator).__name__)
     entries = {f"{k}.npy": _npy_bytes(a) for k, (a, _) in enc.arrays.items()}
@@ -313,6 +363,21 @@ class _Decoder:
             if key not in self.arrays:
                 self.fail(f"array {key!r} is referenced but not listed")
             return self.arrays[key]
+        if "__strarray__" in node:
+            items = node["__strarray__"]
+            if not isinstance(items, list) or not all(isinstance(x, str) for x in items):
+                self.fail("malformed string array")
+            return np.array(items, dtype=object)
+        if "__generator__" in node:
+            name = node["__generator__"]
+            if name not in _BIT_GENERATORS:
+                self.fail(f"unknown bit generator {name!r}")
+            bg = getattr(np.random, name)()
+            try:
+                bg.state = self.decode(node.get("state"))
+            except (TypeError, ValueError, KeyError) as exc:
+                self.fail(f"invalid {name} state: {exc}")
+            return np.random.Generator(bg)
         if "__npscalar__" in node:
             dt = self.dtype(node["__npscalar__"])
             return dt.type(self.decode(node["value"]))
@@ -378,7 +443,7 @@ class _Decoder:
             if k not in params:
                 params[k] = value
                 upgraded_state.update(attrs)
-        known = set(cls().get_params(deep=False))
+        known = set(_init_param_names(cls))
         unknown = set(params) - known
         if unknown:
             self.fail(f"parameters {sorted(unknown)} are not parameters of {cls.__name__} in this version")
@@ -487,6 +552,8 @@ def load(path):
         raise
     except (TypeError, AttributeError, KeyError, IndexError, ValueError, RecursionError) as exc:
         raise ModelFormatError(f"{path}: malformed {_META} ({type(exc).__name__}: {exc})") from exc
-    if _class_key(est) is None or _class_key(est).startswith("sklearn."):
-        raise ModelFormatError(f"{path}: the root object is not a kernelsketch estimator")
+    root_key = _class_key(est)
+    if root_key is None or (root_key.startswith("sklearn.") and root_key != "sklearn.Pipeline") \
+            or root_key in _INTERNAL_CLASSES:
+        raise ModelFormatError(f"{path}: the root object is not a kernelsketch estimator or Pipeline")
     return est

@@ -171,6 +171,9 @@ class ReservoirSampler:
     (10, (3, 2))
     """
 
+    #: constructor arguments a saved model records (persistence); the rest is fitted state
+    _init_params = ("n_samples", "replace")
+
     def __init__(self, n_samples, *, replace=False, random_state=None):
         self.n_samples = _check_count("n_samples", n_samples)
         self.replace = bool(replace)

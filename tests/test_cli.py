@@ -318,3 +318,103 @@ def test_a_label_column_is_never_embedded_silently(bank, tmp_path):
     r = ks("embed", folder / "bank.csv", "-o", tmp_path / "z2.npy", "--method", "kjl", "-d", 4, "--label-column",
            "class")
     assert r.returncode == 0 and "features: variance, skewness, curtosis, entropy; labels: column class" in r.stdout
+
+
+# -- one consistent CLI -------------------------------------------------------------------------
+
+def _parser_walk():
+    from kernelsketch.cli.main import build_parser
+
+    parser = build_parser()
+    sub = next(a for a in parser._actions if a.__class__.__name__ == "_SubParsersAction")
+    return sub.choices
+
+
+def test_every_output_is_dash_o_and_every_option_is_explained():
+    commands = _parser_walk()
+    for name in ("embed", "fit", "transform", "cluster", "demo", "reproduce"):
+        flags = {o: a for a in commands[name]._actions for o in a.option_strings}
+        assert "-o" in flags and flags["-o"] is flags["--output"], name
+    for name, p in commands.items():
+        for a in p._actions:
+            if a.option_strings and a.help is None:
+                raise AssertionError(f"{name} {a.option_strings} has no help text")
+            # -d is always the output dimension, -n always landmarks / features
+            if "-d" in a.option_strings:
+                assert a.dest == "dim", name
+            if "-n" in a.option_strings:
+                assert a.dest == "landmarks", name
+    from kernelsketch.cli.pipeline import METHODS
+
+    method_help = next(a.help for a in commands["embed"]._actions if "--method" in a.option_strings)
+    assert all(f"{m}:" in method_help for m in METHODS)
+    assert any("--sketch-size" in a.option_strings for a in commands["embed"]._actions)
+
+
+@pytest.mark.parametrize("argv, hint", [
+    (["embed", "x.csv", "-o", "z.npy", "--method", "kj"], "did you mean 'kjl'"),
+    (["embed", "x.csv", "-o", "z.npy", "--method", "kjl", "--bandwith", "2"], "did you mean --bandwidth"),
+    (["cluster", "x.csv", "-k", "2", "--loyd-passes", "1"], "did you mean --lloyd-passes"),
+])
+def test_usage_errors_are_one_line_with_a_suggestion(argv, hint, capsys):
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert hint in err and len(err.strip().splitlines()) == 1, err
+
+
+def test_errors_name_the_flag_and_json_gets_an_error_document(bank, tmp_path, capsys):
+    folder, X, y = bank
+    code = main(["--json", "embed", str(folder / "bank.csv"), "-o", str(tmp_path / "z.npy"), "--method", "kjl",
+                 "-d", "3", "-n", "5000", "--label-column", "class"])
+    out, err = capsys.readouterr()
+    assert code == 1
+    doc = json.loads(out)
+    assert doc["command"] == "embed" and doc["error"].startswith("-n/--landmarks=5000 must be <=")
+    assert "n_landmarks" not in err and len(err.strip().splitlines()) == 1
+    assert not (tmp_path / "z.npy").exists()
+    # a usage error under --json: a document too
+    assert main(["--json", "embed", str(folder / "bank.csv"), "--method", "kjl"]) == 2
+    doc = json.loads(capsys.readouterr().out)
+    assert "required" in doc["error"] and "-o/--output" in doc["error"]
+
+
+def test_flag_renaming_touches_parameters_not_prose():
+    from kernelsketch.cli.main import _flag_names
+
+    assert _flag_names("n_components=40 must be <= n_landmarks=20") == "-d/--dim=40 must be <= -n/--landmarks=20"
+    assert _flag_names("The 'sketch_size' parameter of StreamingKPCA") == "The '--sketch-size' parameter of StreamingKPCA"
+    assert _flag_names("the bandwidth heuristic") == "the bandwidth heuristic"
+
+
+def test_standardize_gamma_and_sketch_size(bank, tmp_path, capsys):
+    """--standardize = StandardScaler before the map (saved in the model); --gamma = sklearn's; --sketch-size reaches skpca."""
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+
+    from kernelsketch import KernelJL, load
+
+    folder, X, y = bank
+    base = [str(folder / "bank.csv"), "--label-column", "class", "-q"]
+    assert main(["embed", *base, "-o", str(tmp_path / "z.npy"), "--method", "kjl", "-d", "6", "--standardize",
+                 "--gamma", "0.25", "--save", str(tmp_path / "m.ksm")]) == 0
+    ref = make_pipeline(StandardScaler(), KernelJL(n_components=6, gamma=0.25, random_state=0))
+    np.testing.assert_allclose(np.load(tmp_path / "z.npy"), ref.fit_transform(X), rtol=1e-9, atol=1e-12)
+    model = load(tmp_path / "m.ksm")
+    assert model.steps[-1][1].bandwidth_ == pytest.approx(2.0)
+    assert main(["transform", str(tmp_path / "m.ksm"), *base, "-o", str(tmp_path / "t.npy")]) == 0
+    np.testing.assert_array_equal(np.load(tmp_path / "t.npy"), np.load(tmp_path / "z.npy"))
+    assert main(["fit", *base, "-o", str(tmp_path / "s.ksm"), "--method", "skpca", "-d", "3", "-n", "64",
+                 "--sketch-size", "9"]) == 0
+    skpca = load(tmp_path / "s.ksm")
+    assert (skpca.sketch_size, skpca.n_random_features, skpca.n_components) == (9, 64, 3)
+    capsys.readouterr()
+    assert main(["embed", *base, "-o", str(tmp_path / "y.npy"), "--method", "kjl", "-d", "3", "--sketch-size", "4"]) == 2
+    assert "--sketch-size does not apply to --method kjl" in capsys.readouterr().err
+
+
+def test_reproductions_write_files_with_the_permissions_of_every_other_output(tmp_path):
+    from kernelsketch.experiments._report import _atomic_write_bytes
+
+    _atomic_write_bytes(tmp_path / "table.csv", b"a,b\n")
+    (tmp_path / "plain.csv").write_bytes(b"a,b\n")
+    assert (tmp_path / "table.csv").stat().st_mode == (tmp_path / "plain.csv").stat().st_mode

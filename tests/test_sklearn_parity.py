@@ -141,3 +141,15 @@ def test_nystroem_default_landmarks_match_the_other_landmark_estimators():
     for block in np.array_split(np.random.default_rng(1).normal(size=(1000, 3)), 4):
         stream.partial_fit(block)
     assert stream.landmarks_.shape[0] == 200  # a stream's "auto": the rule's floor
+
+
+@pytest.mark.parametrize("name", ["KernelJL", "Nystroem", "RNCA", "RandomFourierFeatures", "NystroemKernelKMeans"])
+def test_gamma_through_the_out_of_core_driver_equals_the_in_memory_fit(name, tmp_path):
+    X = np.random.default_rng(0).normal(size=(400, 3))
+    np.save(tmp_path / "X.npy", X)
+    est = KERNEL_ESTIMATORS[name](gamma=0.5, random_state=0)
+    res = ks.fit_source(est, tmp_path / "X.npy")
+    ref = KERNEL_ESTIMATORS[name](gamma=0.5, random_state=0).fit(X)
+    assert est.gamma == 0.5 and est.bandwidth_ == pytest.approx(ref.bandwidth_) == pytest.approx(2 ** 0.5)
+    assert res.bandwidth == pytest.approx(2 ** 0.5)
+    np.testing.assert_allclose(est.transform(X[:20]), ref.transform(X[:20]), rtol=1e-10, atol=1e-12)

@@ -45,6 +45,7 @@ _LAZY = {
     # the out-of-core driver
     "fit_source": "out_of_core",
     "transform_source": "out_of_core",
+    "standardize_source": "out_of_core",
     "embed_file": "out_of_core",
     "cluster_file": "out_of_core",
     # clustering

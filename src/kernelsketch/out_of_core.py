@@ -72,7 +72,7 @@ from .utils.validation import check_random_state, derive_seed
 
 __all__ = [
     "ClusterResult", "EmbedResult", "FitResult", "LocalEngine", "TransformResult", "cluster_file", "embed_file",
-    "fit_source", "open_engine", "transform_source",
+    "fit_source", "open_engine", "standardize_source", "transform_source",
 ]
 
 #: rows an estimator without a streaming or landmark fit is fitted on (all rows when fewer)
@@ -103,6 +103,12 @@ class LocalEngine:
         self.dtype = np.dtype(getattr(source, "dtype", np.float64))
         self.feature_names = source.feature_names
         self.stats = {"passes": 0}
+        #: a function applied to every block read (``standardize``), or None
+        self.preprocess = None
+
+    def set_preprocess(self, fn):
+        """Apply ``fn`` to every block this engine reads from now on (e.g. a fitted scaler's ``transform``)."""
+        self.preprocess = fn
 
     def describe(self):
         rows = f"{self.n_rows} rows" if self.n_rows is not None else "rows not counted yet"
@@ -114,7 +120,7 @@ class LocalEngine:
         n = 0
         try:
             for X, y in self.source.iter_blocks(self.block_rows):
-                yield X, y
+                yield (X if self.preprocess is None else self.preprocess(X)), y
                 n += X.shape[0]
                 bar.update(X.shape[0])
         finally:
@@ -125,7 +131,8 @@ class LocalEngine:
 
     def gather(self, indices):
         """Rows at sorted distinct ``indices``: ``(X, y)``."""
-        return self.source.take(np.asarray(indices, dtype=np.int64))
+        X, y = self.source.take(np.asarray(indices, dtype=np.int64))
+        return (X if self.preprocess is None else self.preprocess(X)), y
 
     def reservoir(self, m, seed, desc="sample"):
         """A seeded uniform sample of ``m`` rows in one pass: ``(X, y)``; counts the rows."""
@@ -224,15 +231,23 @@ def _moments(X, _):
     return (X.shape[0], sq, s)
 
 
-def resolve_kernel(kernel, bandwidth, kernel_params, engine, seed):
+def _kernel_override(est, kernel):
+    """Temporary parameters that make ``est`` use the resolved ``kernel`` (its ``gamma`` then says nothing more)."""
+    params = {"kernel": kernel}
+    if "gamma" in est.get_params(deep=False):
+        params["gamma"] = None
+    return params
+
+
+def resolve_kernel(kernel, bandwidth, kernel_params, engine, seed, gamma=None):
     """The Kernel an estimator's in-memory ``fit`` would build on all rows of ``engine``.
 
     A heuristic bandwidth is computed from the very pairs
     :func:`~kernelsketch.kernels.estimate_bandwidth` samples with ``seed``
     (gathered by index), or from one pass of sums for ``"mean_sq"``.
     """
-    if not _needs_data(kernel, bandwidth):
-        return make_kernel(kernel, bandwidth, kernel_params, None, random_state=seed)
+    if gamma is not None or not _needs_data(kernel, bandwidth):
+        return make_kernel(kernel, bandwidth, kernel_params, None, random_state=seed, gamma=gamma)
     if engine.n_rows is None:
         engine.reduce(lambda X, _: X.shape[0], sum, desc="count rows")
     plan = bandwidth_plan(bandwidth, engine.n_rows, random_state=seed)
@@ -248,6 +263,87 @@ def resolve_kernel(kernel, bandwidth, kernel_params, engine, seed):
         X, _ = engine.gather(union)
         h = bandwidth_from_rows(bandwidth, X, union, i, j)
     return make_kernel(kernel, h, kernel_params, None, random_state=seed)
+
+
+# -- standardizing ----------------------------------------------------------------
+def _column_moments(X, _):
+    """(n, column means, column sums of squared deviations) of one block."""
+    X = np.asarray(X, dtype=np.float64)
+    mean = X.mean(axis=0)
+    return X.shape[0], mean, ((X - mean) ** 2).sum(axis=0)
+
+
+def _merge_moments(parts):
+    """Chan et al.'s pairwise update: exact to rounding, no catastrophic cancellation of raw sums."""
+    n, mean, m2 = 0, None, None
+    for nb, mb, m2b in parts:
+        if nb == 0:
+            continue
+        if mean is None:
+            n, mean, m2 = nb, mb.copy(), m2b.copy()
+            continue
+        delta = mb - mean
+        total = n + nb
+        mean = mean + delta * (nb / total)
+        m2 = m2 + m2b + delta ** 2 * (n * nb / total)
+        n = total
+    return n, mean, m2
+
+
+def standardize_source(data, *, client=None, **read_options):
+    """Z-score every column of ``data`` from one pass; the engine then reads standardized rows.
+
+    Parameters
+    ----------
+    data : path, array, MatrixSource, dask array or an engine (as :func:`fit_source`)
+
+    Returns
+    -------
+    engine, scaler : the engine (pass it to :func:`fit_source`, :func:`transform_source`,
+        :func:`cluster_file`; every block it reads is standardized) and the fitted
+        :class:`sklearn.preprocessing.StandardScaler` (put it before the estimator
+        in a Pipeline to apply the same scaling to new data; ``kernelsketch fit
+        --standardize`` saves exactly that Pipeline).
+
+    Means and variances come from one pass of per-block moments merged exactly
+    (Chan et al.), equal to ``StandardScaler().fit(X)`` to rounding; a constant
+    column is centred and left unscaled, as scikit-learn does.
+
+    Examples
+    --------
+    >>> import numpy as np, kernelsketch as ks
+    >>> X = np.random.default_rng(0).normal(5.0, 3.0, size=(1000, 4))
+    >>> engine, scaler = ks.standardize_source(X)
+    >>> res = ks.fit_source(ks.KernelJL(n_components=5, random_state=0), engine)
+    >>> bool(np.allclose(scaler.mean_, X.mean(axis=0)))
+    True
+    """
+    from sklearn.preprocessing import StandardScaler
+
+    engine = open_engine(data, client=client, **read_options)
+    if getattr(engine, "sparse", False):
+        raise TypeError("standardizing centres the columns, which would make sparse data dense; "
+                        "scale sparse data without centring (e.g. MaxAbsScaler) before fitting")
+    n, mean, m2 = engine.reduce(_column_moments, _merge_moments, desc="standardize (one pass)")
+    if not n:
+        raise ValueError("the data has no rows")
+    var = m2 / n
+    scaler = StandardScaler()
+    scaler.mean_, scaler.var_ = mean, var
+    scale = np.sqrt(var)
+    scale[scale < 10 * np.finfo(np.float64).eps * np.maximum(np.abs(mean), 1.0)] = 1.0  # constant columns
+    scaler.scale_ = scale
+    scaler.n_samples_seen_ = np.int64(n)
+    scaler.n_features_in_ = int(mean.shape[0])
+    if engine.feature_names is not None:
+        scaler.feature_names_in_ = np.asarray([str(c) for c in engine.feature_names], dtype=object)
+    dtype = engine.dtype
+
+    def apply(X, mean=mean, scale=scale, dtype=dtype):
+        return ((np.asarray(X, dtype=np.float64) - mean) / scale).astype(dtype, copy=False)
+
+    engine.set_preprocess(apply)
+    return engine, scaler
 
 
 # -- fitting ----------------------------------------------------------------------
@@ -340,8 +436,8 @@ def _fit_landmarks(est, engine, fit_rows):
     if est.landmarks is None:
         m = resolve_n_landmarks(est.n_landmarks, N, replace=replace)
         idx = sample_landmarks(N, m, rng, replace=replace)
-    kernel = resolve_kernel(est.kernel, est.bandwidth, est.kernel_params, engine, bw_seed)
-    temporary = {"kernel": kernel, "random_state": rng}
+    kernel = resolve_kernel(est.kernel, est.bandwidth, est.kernel_params, engine, bw_seed, gamma=est.gamma)
+    temporary = {**_kernel_override(est, kernel), "random_state": rng}
     if extra_seeds and isinstance(est.random_state, numbers.Integral):
         # replay the same seed: fit redraws (kernel seed, its own seeds), then skips the given landmarks
         temporary["random_state"] = est.random_state
@@ -388,14 +484,14 @@ def _fit_kernel_kmeans(est, engine, fit_rows):
         m = resolve_n_landmarks(est.n_landmarks, N)
         idx = sample_landmarks(N, m, rng_map)
     fit_idx = sample_row_indices(N, fit_rows, [seed_km, 0x6B6D])
-    kernel = resolve_kernel(est.kernel, est.bandwidth, est.kernel_params, engine, bw_seed)
+    kernel = resolve_kernel(est.kernel, est.bandwidth, est.kernel_params, engine, bw_seed, gamma=est.gamma)
     union = np.unique(np.concatenate([fit_idx] + ([idx] if idx is not None else [])))
     rows, _ = engine.gather(union)
-    temporary = {"kernel": kernel}
+    temporary = _kernel_override(est, kernel)
     if idx is not None:
         temporary["landmarks"] = rows[np.searchsorted(union, idx)]
     _fit_with_params(est, rows[np.searchsorted(union, fit_idx)], temporary)
-    est.nystroem_.set_params(landmarks=None, kernel=est.kernel)
+    est.nystroem_.set_params(landmarks=None, kernel=est.kernel, gamma=est.gamma)
     if idx is not None:
         est.nystroem_.landmark_indices_ = idx
     est.nystroem_.n_samples_seen_ = N
@@ -412,9 +508,9 @@ def _fit_stream(est, engine):
         # One integer seed and one kernel resolved on all rows: the random features are
         # drawn once and (on Dask) every chunk's sketch merges with every other.
         seed = derive_seed(est.random_state)
-        kernel = resolve_kernel(est.kernel, est.bandwidth, None, engine, seed)
-        template = _fresh(est, kernel=kernel, random_state=seed)
-        restore = {"kernel": est.kernel, "random_state": est.random_state}
+        kernel = resolve_kernel(est.kernel, est.bandwidth, None, engine, seed, gamma=est.gamma)
+        template = _fresh(est, **_kernel_override(est, kernel), random_state=seed)
+        restore = {"kernel": est.kernel, "gamma": est.gamma, "random_state": est.random_state}
     fitted = engine.stream_fit(template, desc=f"partial_fit {type(est).__name__}")
     if fitted is None:
         raise ValueError("the data has no rows")
@@ -426,11 +522,11 @@ def _fit_stream(est, engine):
 
 def _fit_random_features(est, engine):
     seed = derive_seed(est.random_state)
-    kernel = resolve_kernel(est.kernel, est.bandwidth, None, engine, seed)
+    kernel = resolve_kernel(est.kernel, est.bandwidth, None, engine, seed, gamma=est.gamma)
     if engine.n_rows is None:
         engine.reduce(lambda X, _: X.shape[0], sum, desc="count rows")
     X, _ = engine.gather(np.arange(min(engine.n_rows, 2)))
-    _fit_with_params(est, X, {"kernel": kernel, "random_state": seed})
+    _fit_with_params(est, X, {**_kernel_override(est, kernel), "random_state": seed})
     return FitResult(est, "random_features", engine.n_rows, 0, None, _bandwidth_of(est))
 
 

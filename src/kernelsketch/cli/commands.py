@@ -85,22 +85,45 @@ def cmd_embed(args, ui, *, save_only=False):
     if getattr(args, "plot", None) and pipeline.wants_dask(args):
         raise UsageError("--plot is not supported with --scheduler/--workers or a shard directory")
     est = pipeline.build_estimator(args.method, kernel=args.kernel, bandwidth=args.bandwidth, dim=args.dim,
-                                   landmarks=args.landmarks, seed=args.seed)
+                                   landmarks=args.landmarks, seed=args.seed, gamma=args.gamma,
+                                   sketch_size=args.sketch_size)
     with pipeline.engine_for(args, ui) as engine:
         _say_input(ui, args, engine)
+        engine, scaler = _maybe_standardize(args, ui, engine)
         fit = fit_source(est, engine, fit_rows=args.fit_rows, random_state=args.seed)
         _say_fit(ui, engine, fit)
         ui.record(command="save" if save_only else "embed", method=args.method, engine=engine.name, **fit.to_dict())
         if args.save:
             from ..persistence import save
 
-            save(est, args.save, overwrite=args.force)
+            # with --standardize the model is the Pipeline (scaler, estimator): `transform` re-applies the scaling
+            save(est if scaler is None else make_pipeline(scaler, est), args.save, overwrite=args.force)
             ui.say(f"model saved to {args.save}")
             ui.record(model=str(args.save))
         if save_only:
             return 0
         _transform_to_output(est, engine, args, ui)
     return 0
+
+
+def make_pipeline(*steps):
+    from sklearn.pipeline import make_pipeline as _make
+
+    return _make(*steps)
+
+
+def _maybe_standardize(args, ui, engine):
+    """``--standardize``: one pass of column moments; the engine then reads z-scored rows."""
+    if not getattr(args, "standardize", False):
+        return engine, None
+    from ..out_of_core import standardize_source
+
+    engine, scaler = standardize_source(engine)
+    constant = int(np.sum(scaler.scale_ == 1.0))
+    ui.say(f"standardized {scaler.n_features_in_} columns over {int(scaler.n_samples_seen_)} rows"
+           + (f" ({constant} with unit or zero spread left unscaled)" if constant else ""))
+    ui.record(standardized=True, column_means=scaler.mean_.tolist(), column_scales=scaler.scale_.tolist())
+    return engine, scaler
 
 
 def _transform_to_output(est, engine, args, ui):
@@ -148,7 +171,10 @@ CLUSTER_METHODS = ("kjl", "subsample-kpca", "nystroem-kkm", "kmeans")
 
 def _cluster_embedding(args, k):
     """The embedding of ``cluster --method``: the Kernel JL paper's choices unless -d / -n say otherwise."""
-    common = dict(kernel=args.kernel, bandwidth=args.bandwidth, landmarks=args.landmarks, seed=args.seed)
+    if args.sketch_size is not None:
+        raise UsageError("--sketch-size applies to embed/fit --method skpca, not to cluster")
+    common = dict(kernel=args.kernel, bandwidth=args.bandwidth, landmarks=args.landmarks, seed=args.seed,
+                  gamma=args.gamma)
     if args.method == "kjl":
         return pipeline.build_estimator("kjl", dim=args.dim or 10 * k, centered=True, **common)
     if args.method == "subsample-kpca":
@@ -158,8 +184,9 @@ def _cluster_embedding(args, k):
         if args.landmarks is None:
             common["landmarks"] = "auto"
         return pipeline.build_estimator("nystroem", dim=args.dim or min(10 * k, 200), **common)
-    if any(v is not None for v in (args.dim, args.landmarks, args.kernel, args.bandwidth)):
-        raise UsageError("--method kmeans clusters the raw features: -d, -n, --kernel and --bandwidth do not apply")
+    if any(v is not None for v in (args.dim, args.landmarks, args.kernel, args.bandwidth, args.gamma)):
+        raise UsageError("--method kmeans clusters the raw features: -d, -n, --kernel, --bandwidth and --gamma do "
+                         "not apply")
     return None
 
 
@@ -175,6 +202,7 @@ def cmd_cluster(args, ui):
     embedding = _cluster_embedding(args, k)
     with pipeline.engine_for(args, ui) as engine:
         _say_input(ui, args, engine)
+        engine, _ = _maybe_standardize(args, ui, engine)
         ui.say(f"k = {k}, method {args.method}, seed {args.seed}")
         res = cluster_file(engine, k, embedding=embedding, output=args.output, force=args.force, keep_labels=False,
                            init_size=args.init_size, lloyd_passes=args.lloyd_passes, fit_rows=args.fit_rows,

@@ -9,6 +9,9 @@ shows the traceback.
 from __future__ import annotations
 
 import argparse
+import difflib
+import json
+import re
 import signal
 import sys
 
@@ -67,11 +70,60 @@ def _kernels():
     return sorted(KERNELS)
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse with one-line usage errors and a "did you mean" for mistyped flags and choices."""
+
+    #: the last usage error (main() repeats it as JSON under --json)
+    last_error = None
+
+    def error(self, message):
+        message = _suggest(self, message)
+        _Parser.last_error = (self.prog, message)
+        self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+
+def _suggest(parser, message):
+    m = re.match(r"unrecognized arguments: (.*)", message)
+    if m:
+        options = [o for a in parser._actions for o in a.option_strings]
+        for sub in (a for a in parser._actions if isinstance(a, argparse._SubParsersAction)):
+            for p in sub.choices.values():
+                options += [o for a in p._actions for o in a.option_strings]
+        hints = []
+        for word in m.group(1).split():
+            if word.startswith("-"):
+                close = difflib.get_close_matches(word.split("=")[0], options, n=1, cutoff=0.6)
+                if close:
+                    hints.append(f"did you mean {close[0]} for {word.split('=')[0]}?")
+        return message + ("; " + " ".join(hints) if hints else "")
+    m = re.match(r"argument (.*?): invalid choice: '(.*?)' \(choose from (.*)\)", message)
+    if m:
+        choices = [c.strip().strip("'") for c in m.group(3).split(",")]
+        close = difflib.get_close_matches(m.group(2), choices, n=1, cutoff=0.5)
+        if close:
+            return f"argument {m.group(1)}: invalid choice {m.group(2)!r}; did you mean {close[0]!r}?"
+    return message
+
+
+#: one line per --method, shown by --help
+METHOD_HELP = {
+    "kjl": "Kernel JL: Gaussian sketch of a landmark Gram (-d sketch dimension, -n landmarks)",
+    "nystroem": "Nystroem features of rank -d from -n landmarks",
+    "kpca": "exact kernel PCA (-d components; the Gram of --fit-rows rows)",
+    "subsample-kpca": "kernel PCA of -n landmarks, extended to every row (-d components)",
+    "rff": "random Fourier features (-n features)",
+    "rf-kpca": "kernel PCA in -n random Fourier features (-d components)",
+    "rnca": "random-features PCA of a stream, Lopez-Paz et al. (-d components, -n features)",
+    "skpca": "streaming KPCA: random features + Frequent Directions (-d components, -n features, "
+             "--sketch-size rows)",
+}
+
+
 def build_parser():
     from .commands import CLUSTER_METHODS
     from .pipeline import METHODS
 
-    common = argparse.ArgumentParser(add_help=False)
+    common = _Parser(add_help=False)
     g = common.add_argument_group("output control")
     g.add_argument("-q", "--quiet", action="store_true", default=argparse.SUPPRESS, help="no messages, no progress bars")
     g.add_argument("--json", action="store_true", default=argparse.SUPPRESS,
@@ -80,7 +132,7 @@ def build_parser():
     g.add_argument("--working-memory", type=float, metavar="MIB", default=argparse.SUPPRESS,
                    help="memory budget in MiB for temporaries of chunked computations")
 
-    inp = argparse.ArgumentParser(add_help=False)
+    inp = _Parser(add_help=False)
     g = inp.add_argument_group("input")
     g.add_argument("input", metavar="INPUT", help="CSV/TSV/TXT (.gz ok), .npy, .parquet or libsvm file")
     g.add_argument("--format", choices=["csv", "npy", "parquet", "libsvm"], help="input format (default: from the suffix)")
@@ -93,37 +145,45 @@ def build_parser():
                    "file or directory of shards)")
     g.add_argument("--workers", type=_positive_int, metavar="N", help="run on a local Dask cluster of N processes")
 
-    model = argparse.ArgumentParser(add_help=False)
+    model = _Parser(add_help=False)
     g = model.add_argument_group("model")
     g.add_argument("--kernel", choices=_kernels(), default=None, help="kernel (default: gaussian)")
     g.add_argument("--bandwidth", type=_bandwidth, default=None, metavar="VALUE|percentile|median|mean_sq",
                    help="kernel bandwidth h, or the heuristic that sets it (default: percentile)")
     g.add_argument("-d", "--dim", type=_positive_int, help="embedding dimension")
-    g.add_argument("-n", "--landmarks", type=_landmarks, help="landmarks / random features / sketch size")
+    g.add_argument("-n", "--landmarks", type=_landmarks,
+                   help="landmarks (kjl, nystroem, subsample-kpca) or random features (rff, rf-kpca, rnca, skpca)")
+    g.add_argument("--sketch-size", type=_positive_int, help="Frequent Directions sketch rows (skpca)")
+    g.add_argument("--gamma", type=float, help="scikit-learn's gamma in place of --bandwidth (rbf: h = 1/sqrt(gamma))")
+    g.add_argument("--standardize", action="store_true",
+                   help="z-score every feature (mean and standard deviation from one pass over the input) before "
+                   "the kernel; saved with the model")
     g.add_argument("--seed", type=_seed, default=0, help="random seed (default 0)")
     g.add_argument("--fit-rows", type=_positive_int, default=20000,
                    help="batch methods fit on a uniform sample of this many rows (default 20000)")
 
-    out = argparse.ArgumentParser(add_help=False)
+    out = _Parser(add_help=False)
     g = out.add_argument_group("output")
     g.add_argument("-o", "--output", required=True, help="output file: .npy, .csv, .tsv or .parquet")
     g.add_argument("--force", action="store_true", help="overwrite existing outputs (never an input)")
     g.add_argument("--plot", metavar="FILE.png", help="scatter plot of the first two components")
 
-    parser = argparse.ArgumentParser(prog="kernelsketch", parents=[common],
+    parser = _Parser(prog="kernelsketch", parents=[common],
                                      description="Kernel embeddings, kernel PCA and kernel clustering at scale.")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     methods = sorted(METHODS)
+    method_help = "; ".join(f"{m}: {METHOD_HELP[m]}" for m in methods)
 
     p = sub.add_parser("embed", parents=[common, inp, model, out], help="embed a data file",
                        description="Fit a kernel embedding and write the embedding of every row.")
-    p.add_argument("--method", choices=methods, required=True)
-    p.add_argument("--save", metavar="MODEL", help="also save the fitted model")
+    p.add_argument("--method", choices=methods, required=True, help=method_help)
+    p.add_argument("--save", metavar="MODEL", help="also save the fitted model (.ksm)")
 
     p = sub.add_parser("fit", parents=[common, inp, model], help="fit a model and save it",
                        description="Fit a kernel embedding on a data file and save it (see `transform`).")
-    p.add_argument("--method", choices=methods, required=True)
-    p.add_argument("--save", metavar="MODEL", required=True, help="model file to write (.ksm)")
+    p.add_argument("--method", choices=methods, required=True, help=method_help)
+    p.add_argument("-o", "--output", "--save", dest="save", metavar="MODEL", required=True,
+                   help="model file to write (.ksm); --save is the same flag")
     p.add_argument("--force", action="store_true", help="overwrite an existing model file")
 
     p = sub.add_parser("transform", parents=[common], help="embed a data file with a saved model",
@@ -152,16 +212,18 @@ def build_parser():
                    help="exact Lloyd passes over every row after the sample (each embeds the data again; default 0)")
 
     p = sub.add_parser("demo", parents=[common], help="the main job: Kernel JL clustering of Bank Notes (and Avila)")
-    p.add_argument("--output", default="kernelsketch-demo", help="output folder (default ./kernelsketch-demo)")
-    p.add_argument("--seed", type=_seed, default=0)
+    p.add_argument("-o", "--output", default="kernelsketch-demo",
+                   help="output folder (default ./kernelsketch-demo); a rerun replaces the demo's own files there "
+                   "and says so")
+    p.add_argument("--seed", type=_seed, default=0, help="random seed (default 0)")
 
     p = sub.add_parser("reproduce", parents=[common], help="reproduce a figure or table of the papers")
     from ..experiments import REPRODUCTIONS
 
     p.add_argument("name", choices=sorted(REPRODUCTIONS), metavar="NAME", help=", ".join(sorted(REPRODUCTIONS)))
-    p.add_argument("--output", help="output folder (default ./kernelsketch-results/NAME)")
+    p.add_argument("-o", "--output", help="output folder (default ./kernelsketch-results/NAME)")
     p.add_argument("--quick", action="store_true", help="small sizes, for a smoke run")
-    p.add_argument("--seed", type=_seed, default=0)
+    p.add_argument("--seed", type=_seed, default=0, help="random seed (default 0)")
 
     p = sub.add_parser("datasets", parents=[common], help="datasets available locally, where, checksum status")
     p.add_argument("--no-verify", action="store_true", help="do not hash the files")
@@ -180,9 +242,14 @@ def _raise_interrupt(signum, frame):
 def main(argv=None):
     """Entry point of the ``kernelsketch`` console script; returns the exit code."""
     parser = build_parser()
+    _Parser.last_error = None
     try:
         args = parser.parse_args(argv)
     except SystemExit as exc:  # argparse: 2 for usage errors, 0 for --help
+        argv_list = sys.argv[1:] if argv is None else list(argv)
+        if _Parser.last_error is not None and "--json" in argv_list:
+            prog, message = _Parser.last_error
+            print(json.dumps({"command": prog.split()[-1], "error": message}, indent=2))
         return exc.code if isinstance(exc.code, int) else 2
     debug = getattr(args, "debug", False)
     ui = UI(quiet=getattr(args, "quiet", False), json_output=getattr(args, "json", False))
@@ -204,7 +271,7 @@ def main(argv=None):
     except UsageError as exc:
         if debug:
             raise
-        print(f"kernelsketch {args.command}: error: {exc}", file=sys.stderr)
+        _report_error(ui, args.command, str(exc))
         return 2
     except Exception as exc:  # noqa: BLE001 - one line per error is the CLI contract
         from ..io import OutputExistsError, SameFileError
@@ -215,8 +282,32 @@ def main(argv=None):
         msg = str(exc) or type(exc).__name__
         if isinstance(exc, MemoryError):
             msg = f"out of memory: {msg}"
-        print(f"kernelsketch {args.command}: error: {msg.splitlines()[0] if msg else msg}", file=sys.stderr)
+        _report_error(ui, args.command, _flag_names(msg.splitlines()[0] if msg else msg))
         return code
+
+
+#: Python parameter names -> the CLI flags that set them (error messages name the flag the user typed)
+_FLAG_OF = {"n_landmarks": "-n/--landmarks", "n_random_features": "-n/--landmarks", "n_components": "-d/--dim",
+            "sketch_size": "--sketch-size", "n_clusters": "-k", "bandwidth": "--bandwidth", "gamma": "--gamma",
+            "working_memory": "--working-memory", "random_state": "--seed", "init_size": "--init-size"}
+
+
+def _flag_names(msg):
+    """``n_landmarks=500 must be <= ...`` -> ``-n/--landmarks=500 must be <= ...``.
+
+    Only parameter names written as parameters are renamed: ``name=`` and ``'name'``
+    (scikit-learn's "The 'n_components' parameter of ..."), not the words in prose.
+    """
+    names = "|".join(_FLAG_OF)
+    msg = re.sub(r"(?<![\w-])(" + names + r")(?==)", lambda m: _FLAG_OF[m.group(1)], msg)
+    return re.sub(r"'(" + names + r")'", lambda m: f"'{_FLAG_OF[m.group(1)]}'", msg)
+
+
+def _report_error(ui, command, msg):
+    """One line on stderr; with --json also ``{"error": ...}`` on stdout (a script's parser gets a document)."""
+    print(f"kernelsketch {command}: error: {msg}", file=sys.stderr)
+    if ui.json:
+        print(json.dumps({"command": command, "error": msg}, indent=2))
 
 
 def _dispatch(args, ui):

@@ -62,8 +62,11 @@ def build_estimator(method, *, kernel=None, bandwidth=None, dim=None, landmarks=
             raise UsageError(f"-n/--landmarks does not apply to --method {method}")
         params[size] = landmarks
     for k, v in extra.items():
-        if v is not None and k in names:
-            params[k] = v
+        if v is None:
+            continue
+        if k not in names:
+            raise UsageError(f"--{k.replace('_', '-')} does not apply to --method {method}")
+        params[k] = v
     bad = sorted(set(params) - names)
     if bad:
         raise UsageError(f"options {bad} do not apply to --method {method}")

@@ -109,6 +109,10 @@ class DaskEngine:
         except Exception:  # noqa: BLE001 - an estimate only
             pass
 
+    def set_preprocess(self, fn):
+        """Apply ``fn`` to every chunk from now on (lazily, on the workers: ``X.map_blocks(fn)``)."""
+        self.X = self.X.map_blocks(fn, dtype=self.X.dtype)
+
     def gather(self, indices):
         """Rows at sorted distinct ``indices``; each chunk sends back only its selected rows."""
         idx = np.asarray(indices, dtype=np.int64)

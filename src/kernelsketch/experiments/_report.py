@@ -11,9 +11,7 @@ from __future__ import annotations
 import csv
 import io
 import json
-import os
 import platform
-import tempfile
 import time
 from pathlib import Path
 
@@ -23,16 +21,13 @@ from .. import __version__
 
 
 def _atomic_write_bytes(path: Path, data: bytes) -> None:
+    """Write ``data`` to ``path`` the way every kernelsketch output is written (:class:`~kernelsketch.io.AtomicPath`:
+    temp file + rename, the permissions a plain ``open`` would give)."""
+    from ..io.atomic import AtomicPath
+
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+    with AtomicPath(path, force=True) as tmp:
+        tmp.write_bytes(data)
 
 
 def _fmt(v):

@@ -335,8 +335,7 @@ def standardize_source(data, *, client=None, **read_options):
     scaler.scale_ = scale
     scaler.n_samples_seen_ = np.int64(n)
     scaler.n_features_in_ = int(mean.shape[0])
-    if engine.feature_names is not None:
-        scaler.feature_names_in_ = np.asarray([str(c) for c in engine.feature_names], dtype=object)
+    # no feature_names_in_: the driver hands estimators NumPy blocks, in the file's column order
     dtype = engine.dtype
 
     def apply(X, mean=mean, scale=scale, dtype=dtype):

@@ -29,6 +29,7 @@ class NystroemKernelKMeans(KernelEstimatorMixin, ClusterMixin, ClassNamePrefixFe
     Parameters
     ----------
     n_clusters : int, default=8
+        Number ``k`` of clusters of the k-means step.
     n_components : int or None, default=None
         Rank ``d`` of the pseudo-inverse of the subsample Gram; None means the
         paper's ``d = 10 * n_clusters``, capped at ``n`` (and, silently, at the

@@ -293,6 +293,7 @@ class StreamingKMeans(ClusterMixin, ClassNamePrefixFeaturesOutMixin, Transformer
     Parameters
     ----------
     n_clusters : int, default=8
+        Number ``k`` of clusters.
     init_size : int or None, default=None
         Rows of the uniform sample that k-means++ seeds on (and Lloyd refines
         before the full passes).  None: ``min(N, 100_000)``.  When the sample

@@ -32,6 +32,8 @@ class KernelPCA(KernelEstimatorMixin, ClassNamePrefixFeaturesOutMixin, Transform
         Number of components; None keeps every component with a positive
         eigenvalue.
     kernel : str, Kernel, callable or "precomputed", default="gaussian"
+        A kernel name (see the user guide's common parameters), a
+        :class:`~kernelsketch.kernels.Kernel`, a callable or ``"precomputed"``.
         ``"precomputed"``: ``fit`` takes the ``n x n`` Gram matrix and
         ``transform`` the ``m x n`` kernel values between new points and the
         training points, as in scikit-learn.  A callable ``f(X, Y)`` returns

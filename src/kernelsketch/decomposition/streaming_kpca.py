@@ -44,6 +44,7 @@ class StreamingKPCA(KernelEstimatorMixin, RandomFeatureStreamMixin, ClassNamePre
         by a stream of ``partial_fit`` calls; give a number when sketches are
         to be merged.
     variant : {"cos", "paired"}, default="cos"
+        ``"cos"``: ``sqrt(2/m) cos(W^T x + b)``; ``"paired"``: ``[cos, sin]`` pairs (lower variance).
     orthogonal : bool, default=False
         Orthogonal random features (Gaussian kernel only).
     random_state : int, Generator or None

@@ -33,3 +33,25 @@ def naive_centered(K):
     n = K.shape[0]
     H = np.eye(n) - np.ones((n, n)) / n
     return H @ K @ H
+
+
+def algorithm1_skpca(Z, ell):
+    """Algorithm 1 of Ghashami, Perry & Phillips (SKPCA), verbatim, on precomputed feature rows ``Z``.
+
+    ``B`` starts as ``ell`` zero rows; each row goes into a zero row; when no zero
+    row is left, ``[Y, S, W] = svd(B)`` and ``B = sqrt(max(0, S^2 - S_{ell/2}^2)) W^T``.
+    Returns ``(W, B)``: ``W`` (m x ell) from the last SVD (None if the buffer never
+    filled) and the final ``B``.
+    """
+    n, m = Z.shape
+    B = np.zeros((ell, m))
+    W = None
+    for z in Z:
+        zero = np.flatnonzero(~B.any(axis=1))
+        B[zero[0]] = z
+        if not (~B.any(axis=1)).any():
+            _, S, Wt = np.linalg.svd(B, full_matrices=False)
+            W = Wt.T
+            shrunk = np.sqrt(np.maximum(0.0, S ** 2 - S[ell // 2 - 1] ** 2))
+            B = shrunk[:, None] * Wt
+    return W, B

@@ -175,3 +175,47 @@ def test_cpu_gram_converges(cpu_2000):
         errs.append(np.mean(e) / len(K))
     assert errs[0] > errs[1] > errs[2], errs
     assert errs[2] < 0.5 * errs[0], errs
+
+
+def _projector(W):
+    return W @ W.T
+
+
+@pytest.mark.parametrize("n", [403, 1000])
+def test_both_bases_against_a_verbatim_algorithm_1(n):
+    """basis="last_full_buffer" is Algorithm 1's W; basis="sketch" spans its final B; neither has null directions."""
+    from .reference import algorithm1_skpca
+
+    X = np.random.default_rng(0).normal(size=(n, 3))
+    ell, m = 10, 64
+    paper = StreamingKPCA(n_random_features=m, sketch_size=ell, shrink="half", basis="last_full_buffer",
+                          bandwidth=2.0, random_state=0).fit(X)
+    sketch = StreamingKPCA(n_random_features=m, sketch_size=ell, shrink="half", bandwidth=2.0, random_state=0).fit(X)
+    Z = paper.feature_map_.transform(X)
+    W_ref, B_ref = algorithm1_skpca(Z, ell)
+    assert paper.components_.shape == (ell, m)  # the full buffer has rank ell
+    np.testing.assert_allclose(_projector(paper.components_.T), _projector(W_ref), atol=1e-8)
+    # the sketch basis: the row space of Algorithm 1's final B (rank below ell: the rows since the last shrink)
+    rank = np.linalg.matrix_rank(B_ref)
+    assert rank < ell and sketch.components_.shape == (rank, m)
+    _, _, Vt = np.linalg.svd(B_ref)
+    np.testing.assert_allclose(_projector(sketch.components_.T), _projector(Vt[:rank].T), atol=1e-8)
+    for est in (paper, sketch):
+        assert np.all(est.singular_values_ > 1e-8 * est.singular_values_[0])
+        np.testing.assert_allclose(est.components_ @ est.components_.T, np.eye(est.components_.shape[0]), atol=1e-12)
+    # Lemma 2.2 for the sketch basis: ||Z Z^T - Z W W^T Z^T||_2 <= ||Z||_F^2 / (ell / 2) (shrink by the ell/2-th)
+    Y = sketch.gram_factor(X)
+    err = np.linalg.norm(Z @ Z.T - Y @ Y.T, 2)
+    assert err <= np.linalg.norm(Z, "fro") ** 2 / (ell // 2)
+
+
+def test_explicit_n_components_above_the_rank_warns_and_returns_only_real_directions():
+    X = np.random.default_rng(0).normal(size=(203, 3))
+    est = StreamingKPCA(n_components=10, n_random_features=64, sketch_size=10, shrink="half", bandwidth=2.0,
+                        random_state=0).fit(X)
+    with pytest.warns(RuntimeWarning, match="has rank"):
+        Y = est.transform(X)
+    assert Y.shape[1] == est.components_.shape[0] < 10
+    short = StreamingKPCA(n_random_features=64, sketch_size=10, basis="last_full_buffer", bandwidth=2.0,
+                          random_state=0).fit(X[:7])  # never filled a buffer: the sketch's row space
+    assert short.components_.shape == (7, 64)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numbers
+import warnings
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin
@@ -13,8 +14,9 @@ from ..maps.random_fourier_features import VARIANTS, make_feature_map, rff_trans
 from ..sketches.frequent_directions import FrequentDirections
 from ..utils.chunking import gen_row_slices, get_chunk_n_rows
 from ..kernels.selection import KernelEstimatorMixin
-from ..utils.estimator_checks import FEATURE_KERNEL_CONSTRAINT, KERNEL_CONSTRAINTS, Interval, StrOptions, deterministic_signs, output_dtype
-from ..utils.validation import check_input
+from ..utils.eigen import canonical_eigenvectors
+from ..utils.estimator_checks import FEATURE_KERNEL_CONSTRAINT, KERNEL_CONSTRAINTS, Interval, StrOptions, output_dtype
+from ..utils.validation import check_input, require_finite
 from ..utils.dispatch import maybe_dask_transform
 from ._feature_stream import RandomFeatureStreamMixin
 
@@ -45,6 +47,17 @@ class StreamingKPCA(KernelEstimatorMixin, RandomFeatureStreamMixin, ClassNamePre
         to be merged.
     variant : {"cos", "paired"}, default="cos"
         ``"cos"``: ``sqrt(2/m) cos(W^T x + b)``; ``"paired"``: ``[cos, sin]`` pairs (lower variance).
+    basis : {"sketch", "last_full_buffer"}, default="sketch"
+        Where ``W`` comes from.  ``"sketch"``: the right singular vectors of the
+        final Frequent Directions sketch ``B`` with a nonzero singular value:
+        the row space of ``B`` that Lemmas 2.1 and 2.2 of the paper bound
+        (``||y^T Z||^2 <= ||Z||_F^2 / l`` for every direction outside it), and
+        it covers every row of the stream.  ``"last_full_buffer"``: Algorithm 1
+        as printed, the right singular vectors of the last *full* buffer, taken
+        just before its shrink (up to ``sketch_size`` of them); the rows that
+        arrived after that shrink do not shape it.  A stream shorter than one
+        buffer has had no shrink: both are then the sketch's row space.
+        Neither ever returns a direction with zero singular value.
     orthogonal : bool, default=False
         Orthogonal random features (Gaussian kernel only).
     random_state : int, Generator or None
@@ -53,10 +66,14 @@ class StreamingKPCA(KernelEstimatorMixin, RandomFeatureStreamMixin, ClassNamePre
     Attributes
     ----------
     components_ : ndarray (k, m)
-        ``W^T``: the top-k right singular vectors of the sketch ``B``, each
-        with its largest-magnitude entry positive.
+        ``W^T``: the top-k right singular vectors of the sketch ``B`` (or of
+        the last full buffer, see ``basis``), each with its largest-magnitude
+        entry positive.  Only directions with a nonzero singular value: ``k``
+        is ``n_components``, or fewer when the sketch has lower rank (a
+        ``RuntimeWarning`` says so when ``n_components`` asked for more;
+        ``n_components=None`` takes them all).
     singular_values_ : ndarray (k,)
-        Singular values of ``B``.
+        Singular values of ``B`` (of the last full buffer with that ``basis``).
     eigenvalues_ : ndarray (k,)
         ``singular_values_ ** 2``: approximate top eigenvalues of the
         (uncentred) approximate Gram ``Z Z^T``, i.e. of the kernel Gram.
@@ -130,12 +147,14 @@ class StreamingKPCA(KernelEstimatorMixin, RandomFeatureStreamMixin, ClassNamePre
         "bandwidth": KERNEL_CONSTRAINTS["bandwidth"],
         "gamma": KERNEL_CONSTRAINTS["gamma"],
         "variant": [StrOptions(set(VARIANTS))],
+        "basis": [StrOptions({"sketch", "last_full_buffer"})],
         "orthogonal": ["boolean"],
         "random_state": KERNEL_CONSTRAINTS["random_state"],
     }
 
     def __init__(self, n_components=None, *, n_random_features=100, sketch_size=20, shrink="l",
-                 kernel="gaussian", bandwidth="percentile", gamma=None, variant="cos", orthogonal=False, random_state=None):
+                 kernel="gaussian", bandwidth="percentile", gamma=None, variant="cos", basis="sketch", orthogonal=False,
+                 random_state=None):
         self.n_components = n_components
         self.n_random_features = n_random_features
         self.sketch_size = sketch_size
@@ -144,6 +163,7 @@ class StreamingKPCA(KernelEstimatorMixin, RandomFeatureStreamMixin, ClassNamePre
         self.bandwidth = bandwidth
         self.gamma = gamma
         self.variant = variant
+        self.basis = basis
         self.orthogonal = orthogonal
         self.random_state = random_state
 
@@ -162,6 +182,8 @@ class StreamingKPCA(KernelEstimatorMixin, RandomFeatureStreamMixin, ClassNamePre
         self.feature_map_ = make_feature_map(self, X, kernel=kernel)
         self.kernel_ = self.feature_map_.kernel_
         self.sketch_ = FrequentDirections(sketch_size=self.sketch_size, shrink=self.shrink)
+        self.sketch_._record_last_full = True
+        self._basis_memo = {}
 
     def _accumulate(self, X):
         fm, m = self.feature_map_, self.n_random_features
@@ -190,26 +212,49 @@ class StreamingKPCA(KernelEstimatorMixin, RandomFeatureStreamMixin, ClassNamePre
         return self
 
     # -- results ----------------------------------------------------------
-    def _k(self):
-        if self.n_components is not None:
-            return self.n_components
-        return min(self.sketch_size, self.n_random_features)
-
     def _fitted(self):
         if not hasattr(self, "sketch_"):
             raise NotFittedError(f"This {type(self).__name__} instance is not fitted yet; call fit first.")
         return self.sketch_
 
+    def _basis(self):
+        """(singular values, W as m x k) of the chosen basis, nonzero directions only; memoised per state."""
+        sk = self._fitted()
+        key = (self.basis, self.n_components, int(sk.n_samples_seen_), int(sk._n_shrinks))
+        memo = vars(self).get("_basis_memo")
+        if memo is not None and memo.get("key") == key:
+            return memo["value"]
+        last_full = getattr(sk, "_last_full", None)
+        if self.basis == "last_full_buffer" and last_full is not None:
+            B = np.asarray(last_full, dtype=np.float64)
+            require_finite(B, "Frequent Directions buffer")
+            _, s, vt = np.linalg.svd(B, full_matrices=False)
+            s, vt = s[: self.sketch_size], vt[: self.sketch_size]
+        else:
+            s = np.asarray(sk.singular_values_, dtype=np.float64)
+            vt = np.asarray(sk.components_, dtype=np.float64)
+        # directions with a zero singular value are arbitrary (null space): never components
+        floor = max(s.shape[0], 1) * np.finfo(np.float64).eps * (s[0] if s.size else 0.0)
+        rank = int(np.count_nonzero(s > floor))
+        k = rank if self.n_components is None else min(self.n_components, rank)
+        if self.n_components is not None and self.n_components > rank:
+            warnings.warn(f"StreamingKPCA: n_components={self.n_components} but the "
+                          f"{'last full buffer' if self.basis == 'last_full_buffer' and last_full is not None else 'sketch'} "
+                          f"has rank {rank}; returning {rank} components (the rest would be arbitrary null-space "
+                          "directions)", RuntimeWarning, stacklevel=3)
+        s = s[:k].copy()
+        W = canonical_eigenvectors(s ** 2, np.ascontiguousarray(vt[:k].T))
+        if memo is not None:  # filled in place: transform never rebinds an attribute
+            memo.update(key=key, value=(s, W))
+        return s, W
+
     @property
     def components_(self):
-        # singular vectors are defined up to sign; fix it (largest entry > 0)
-        # so that the output does not flip with rounding-level changes
-        V = np.array(self._fitted().components_[: self._k()], dtype=np.float64).T
-        return deterministic_signs(V).T
+        return self._basis()[1].T.copy()
 
     @property
     def singular_values_(self):
-        return np.asarray(self._fitted().singular_values_[: self._k()], dtype=np.float64)
+        return self._basis()[0].copy()
 
     @property
     def eigenvalues_(self):
@@ -229,7 +274,7 @@ class StreamingKPCA(KernelEstimatorMixin, RandomFeatureStreamMixin, ClassNamePre
 
     @property
     def _n_features_out(self):
-        return self._k()
+        return self._basis()[1].shape[1]
 
     def transform(self, X):
         """``Y = Z(X) W``: coordinates on the top-k sketched directions, shape (n, k)."""
@@ -237,7 +282,7 @@ class StreamingKPCA(KernelEstimatorMixin, RandomFeatureStreamMixin, ClassNamePre
             return Z
         check_is_fitted(self)
         X = check_input(X, accept_sparse=("csr",), estimator=self, reset=False)
-        W = self.components_.T
+        W = self._basis()[1]
         fm, m = self.feature_map_, self.n_random_features
         out = np.empty((X.shape[0], W.shape[1]), dtype=np.float64)
         for rows in gen_row_slices(X.shape[0], get_chunk_n_rows(2 * 8 * m, X.shape[0])):

@@ -216,12 +216,13 @@ class _GramResidual:
         return abs(float(top[0])) / self.n, frob / self.n**2
 
 
-def _make_estimator(method, sample_size, sketch_size, bandwidth, seed, shrink, nystroem_rank=None):
+def _make_estimator(method, sample_size, sketch_size, bandwidth, seed, shrink, nystroem_rank=None,
+                    basis="last_full_buffer"):
     if method == "SKPCA":
         from ..decomposition import StreamingKPCA
 
         return StreamingKPCA(n_components=None, n_random_features=sample_size, sketch_size=sketch_size,
-                             shrink=shrink, bandwidth=bandwidth, random_state=seed)
+                             shrink=shrink, basis=basis, bandwidth=bandwidth, random_state=seed)
     if method == "RNCA":
         from ..decomposition import RNCA
 
@@ -443,7 +444,7 @@ def _plot(rows, title, fig_name, params, plt):
 def figures(output_dir, *, quick=False, seed=0, progress=None, datasets=("randomnoisy", "cpu", "adult", "forest"),
             sketch_sizes=SKETCH_SIZES, sample_sizes=None, n_eval=None, n_repetitions=None, shrink="half",
             bandwidth_percentile=25.0, bandwidth=None, nystroem_rank=None, max_train=None, forest_max_train=None,
-            random_noisy_shape=None):
+            random_noisy_shape=None, basis="last_full_buffer"):
     """Figures 1-4: error, space and time of SKPCA, RNCA and Nystroem against sample size.
 
     Parameters
@@ -484,6 +485,11 @@ def figures(output_dir, *, quick=False, seed=0, progress=None, datasets=("random
         Training images of the MNIST stand-in for Forest (default 20000).
     random_noisy_shape : (int, int), optional
         Default ``(20000, 1000)``, the paper's.
+    basis : {"last_full_buffer", "sketch"}
+        SKPCA's ``W``: Algorithm 1 as printed (the right singular vectors of
+        the last full buffer, before its shrink; the default here) or the row
+        space of the final sketch (the library's default); see
+        :class:`~kernelsketch.decomposition.StreamingKPCA`.
 
     Returns
     -------
@@ -516,7 +522,9 @@ def figures(output_dir, *, quick=False, seed=0, progress=None, datasets=("random
                   test_set="1000 points (CPU 800; quick 100 / 80)",
                   errors="||G-G'||_2/n and ||G-G'||_F/n^2 on a uniform subsample of n_eval training points",
                   space="SKPCA m d + m l, Nystrom c^2 + c d, RNCA m^2 + m d (floats)",
-                  skpca="StreamingKPCA, all l sketched directions (n_components=None)",
+                  skpca=f"StreamingKPCA(basis={basis!r}), every direction with a nonzero singular value "
+                        "(n_components=None)",
+                  basis=basis,
                   rnca="RNCA, all m components (G' = Z Z^T)",
                   nystrom="Nystroem, c uniform landmarks, " + (
                       "full rank (pseudo-inverse of W)" if nystroem_rank is None
@@ -564,7 +572,7 @@ def figures(output_dir, *, quick=False, seed=0, progress=None, datasets=("random
             # common random numbers: every random-feature method at (r, m) uses the same features, so
             # SKPCA and RNCA differ only by the sketch; Nystroem draws its landmarks from its own stream
             est_seed = _int_seed(_rng(seed, 4, ds_index, r, m, meth == "Nystrom"))
-            est = _make_estimator(meth, m, l, h, est_seed, shrink, nystroem_rank)
+            est = _make_estimator(meth, m, l, h, est_seed, shrink, nystroem_rank, basis)
             w0, c0 = time.perf_counter(), time.process_time()
             est.fit(X_train)
             w1, c1 = time.perf_counter(), time.process_time()

@@ -279,6 +279,11 @@ class FrequentDirections(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Base
         return self.sketch_size >= self.n_features_in_
 
     def _shrink(self):
+        if getattr(self, "_record_last_full", False):
+            # Algorithm 1 of Streaming KPCA returns W from the SVD of the last *full*
+            # buffer, before its shrink: kept (a copy, O(c d) next to the shrink's
+            # O(c^2 d)) for estimators that offer that basis.
+            self._last_full = self._buffer[: self._n_rows].copy()
         rows, delta = _shrink_rows(self._buffer[: self._n_rows], self._delta_index, self._is_exact())
         # Stale rows past n_kept are never read: the buffer is refilled before
         # the next shrink, and compaction reads only the first _n_rows.

@@ -34,6 +34,16 @@ class SubsampleKPCA(KernelEstimatorMixin, LandmarkMapMixin, ClassNamePrefixFeatu
     eigenvalue_tol : float in [0, 1), default=1e-10
         Components with eigenvalue below ``eigenvalue_tol * lambda_max`` are
         dropped (one ``RuntimeWarning`` if ``n_components`` asked for them).
+    scaling : {"kpca", "paper"}, default="kpca"
+        ``"kpca"``: the i-th coordinate is the projection on the i-th unit
+        eigenfunction, ``sum_j alpha_ij k_c(x, x_j) / sqrt(lambda_i)`` (kernel
+        PCA's coordinates, as :class:`KernelPCA` and scikit-learn's; ``n = N``
+        gives exact kernel PCA).  ``"paper"``: the Kernel JL paper's literal
+        map ``sum_j alpha_ij K(x, x_j)`` with unit-norm eigenvectors ``alpha``,
+        i.e. the ``"kpca"`` coordinates times ``sqrt(lambda_i)`` (plus a
+        constant).  The two differ by a per-coordinate weight, which is *not*
+        harmless for k-means: ``"paper"`` weights the leading components more
+        (their spread grows like ``lambda_i`` instead of ``sqrt(lambda_i)``).
     random_state : int, Generator or None
         Seeds the subsample and the bandwidth heuristic.
 
@@ -46,7 +56,7 @@ class SubsampleKPCA(KernelEstimatorMixin, LandmarkMapMixin, ClassNamePrefixFeatu
     explained_variance_ : ndarray (d,)
         ``eigenvalues_ / n``.
     projection_ : ndarray (n, d)
-        ``alpha Lambda^{-1/2}``.
+        ``alpha Lambda^{-1/2}`` (``alpha`` with ``scaling="paper"``).
     offset_ : ndarray (d,)
         ``-kbar^T projection_`` (centring on the subsample mean).
     landmarks_ : ndarray or CSR (n, n_features)
@@ -60,8 +70,9 @@ class SubsampleKPCA(KernelEstimatorMixin, LandmarkMapMixin, ClassNamePrefixFeatu
     where ``k_c`` is the kernel centred on the subsample mean in feature
     space (as in :class:`KernelPCA`): its projection on the i-th unit
     eigenfunction of the subsample's centred covariance operator.  (The
-    paper writes ``sum_j alpha_j K(x, x_j)``; the ``lambda^{-1/2}`` only
-    rescales each coordinate and makes ``n = N`` reproduce exact KPCA.)
+    paper writes ``sum_j alpha_j K(x, x_j)``: ``scaling="paper"``.  The
+    ``lambda^{-1/2}`` rescales each coordinate by its own factor, which
+    changes what k-means sees, and makes ``n = N`` reproduce exact KPCA.)
     As ``k_c(x) = H (k(x) - kbar)`` and ``H alpha = alpha`` (eigenvectors of
     ``H K H`` with nonzero eigenvalue are orthogonal to 1), the map is
     ``k(x)^T P - kbar^T P`` with ``P = alpha Lambda^{-1/2}``: one GEMM per
@@ -93,10 +104,11 @@ class SubsampleKPCA(KernelEstimatorMixin, LandmarkMapMixin, ClassNamePrefixFeatu
         **KERNEL_CONSTRAINTS,
         "landmarks": ["array-like", "sparse matrix", None],
         "eigenvalue_tol": [Interval(numbers.Real, 0, 1, closed="left")],
+        "scaling": [StrOptions({"kpca", "paper"})],
     }
 
     def __init__(self, n_components=None, *, n_landmarks="auto", kernel="gaussian", bandwidth="percentile", gamma=None,
-                 kernel_params=None, landmarks=None, eigenvalue_tol=1e-10, random_state=None):
+                 kernel_params=None, landmarks=None, eigenvalue_tol=1e-10, scaling="kpca", random_state=None):
         self.n_components = n_components
         self.n_landmarks = n_landmarks
         self.kernel = kernel
@@ -105,6 +117,7 @@ class SubsampleKPCA(KernelEstimatorMixin, LandmarkMapMixin, ClassNamePrefixFeatu
         self.kernel_params = kernel_params
         self.landmarks = landmarks
         self.eigenvalue_tol = eigenvalue_tol
+        self.scaling = scaling
         self.random_state = random_state
 
     @_fit_context(prefer_skip_nested_validation=True)
@@ -127,7 +140,7 @@ class SubsampleKPCA(KernelEstimatorMixin, LandmarkMapMixin, ClassNamePrefixFeatu
         w, V = drop_noise_eigenpairs(w, V, n=n, kmax=kmax, eigenvalue_tol=self.eigenvalue_tol, requested=k_req,
                                      owner="SubsampleKPCA", what="centred subsample Gram matrix")
         V = canonical_eigenvectors(w, V)
-        P = V / np.sqrt(w)
+        P = V / np.sqrt(w) if self.scaling == "kpca" else V.copy()
         P -= P.mean(axis=0)  # H P: exact one-GEMM centring (see Notes)
         self.eigenvalues_ = w
         self.eigenvectors_ = V

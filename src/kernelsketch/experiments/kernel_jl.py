@@ -60,6 +60,9 @@ PAPER_TABLE2 = {
 DATASET_TITLES = {"avila": "Avila Bible", "iot": "IoT", "banknote": "Bank Notes"}
 METHODS = ("k-means", "K-k-means", "KPCA", "K-JL")
 KERNEL_METHODS = METHODS[1:]
+#: other readings of the paper's words, run beside Table 2 and compared with the same paper column:
+#: kernel PCA's own coordinates (alpha / sqrt(lambda)) and the uncentred K-JL of Theorem 1
+READINGS = {"KPCA (unit eigenfunctions)": "KPCA", "K-JL (uncentred)": "K-JL"}
 
 
 # ----------------------------------------------------------------------------- shared helpers
@@ -93,16 +96,23 @@ def _subsample_bandwidth(X, idx, percentile=25.0):
 
 
 def _make_map(method, d, landmarks, bandwidth, seed):
-    """The centred embedding of ``method`` on a given subsample and bandwidth (unfitted)."""
-    if method == "K-JL":
+    """The embedding of ``method`` on a given subsample and bandwidth (unfitted).
+
+    ``"K-JL"`` is the centred sketch, ``"K-JL (uncentred)"`` the plain one of
+    Theorem 1; ``"KPCA"`` is the paper's literal map ``sum_j alpha_j K(x, x_j)``
+    (unit-norm ``alpha``), ``"KPCA (unit eigenfunctions)"`` kernel PCA's
+    coordinates (``alpha / sqrt(lambda)``).
+    """
+    if method in ("K-JL", "K-JL (uncentred)"):
         from ..maps import KernelJL
 
-        return KernelJL(n_components=d, centered=True, scaling="paper", landmarks=landmarks,
+        return KernelJL(n_components=d, centered=method == "K-JL", scaling="paper", landmarks=landmarks,
                         bandwidth=bandwidth, random_state=seed)
-    if method == "KPCA":
+    if method in ("KPCA", "KPCA (unit eigenfunctions)"):
         from ..decomposition import SubsampleKPCA
 
-        return SubsampleKPCA(n_components=d, landmarks=landmarks, bandwidth=bandwidth, random_state=seed)
+        return SubsampleKPCA(n_components=d, landmarks=landmarks, bandwidth=bandwidth, random_state=seed,
+                             scaling="paper" if method == "KPCA" else "kpca")
     if method == "K-k-means":
         from ..maps import Nystroem
 
@@ -123,6 +133,24 @@ def _rand_index(y, labels):
     except ImportError:  # pragma: no cover - metrics is part of the package; sklearn is the fallback
         from sklearn.metrics import rand_score as rand_index
     return float(rand_index(y, labels))
+
+
+#: repetitions behind each of the paper's Table 2 entries ("All experiments are repeated 30 times")
+PAPER_REPETITIONS = 30
+
+
+def _welch_p(ours, paper_mean, paper_std, paper_n):
+    """Two-sided p-value of Welch's t-test: our runs against the paper's reported mean and std."""
+    from scipy.stats import ttest_ind_from_stats
+
+    ours = np.asarray(ours, dtype=np.float64)
+    if ours.size < 2:
+        return float("nan")
+    sd = float(ours.std(ddof=1))
+    if sd == 0.0 and paper_std == 0.0:
+        return 1.0 if ours.mean() == paper_mean else 0.0
+    return float(ttest_ind_from_stats(ours.mean(), sd, ours.size, paper_mean, paper_std, paper_n,
+                                      equal_var=False).pvalue)
 
 
 def _cluster_once(method, X, y, k, d, n, n_init, seed, percentile=25.0):
@@ -323,9 +351,14 @@ def table2(output_dir, *, quick=False, seed=0, progress=None, datasets=("avila",
 
     Notes
     -----
-    ``d = 10 k`` and ``n = max(200, N // 100)``.  Tolerance on the mean Rand
-    index: Avila 0.01 (0.02 for k-means), other sets the paper's standard
-    deviation, never below 0.0005 (half a unit in the paper's last digit).
+    ``d = 10 k`` and ``n = max(200, N // 100)``.  Each mean Rand index is
+    compared with the paper's by Welch's t-test from the paper's mean and
+    standard deviation over its 30 runs (``welch_p``; ``consistent_5pct``
+    when p >= 0.05).  "KPCA" is the paper's literal map (unit-norm
+    eigenvectors ``alpha``, ``sum_j alpha_j K(x, x_j)``) and "K-JL" the
+    centred sketch; two other readings run beside them and are compared
+    with the same paper columns: "KPCA (unit eigenfunctions)" (kernel PCA's
+    coordinates, ``alpha / sqrt(lambda)``) and "K-JL (uncentred)".
     """
     reps = n_repetitions if n_repetitions is not None else (3 if quick else 30)
     n_init = n_init if n_init is not None else 1
@@ -349,8 +382,9 @@ def table2(output_dir, *, quick=False, seed=0, progress=None, datasets=("avila",
             continue
         N = X.shape[0]
         d, n = 10 * k, min(N, max(200, N // 100))
-        res = {m: {"ri": [], "t": [], "h": []} for m in METHODS}
-        jobs = [(r, m) for r in range(reps) for m in METHODS]
+        runs = (*METHODS, *READINGS)
+        res = {m: {"ri": [], "t": [], "h": []} for m in runs}
+        jobs = [(r, m) for r in range(reps) for m in runs]
         for r, m in _progress(jobs, total=len(jobs), desc=f"table2 {name}", enabled=progress):
             ri, t, h = _cluster_once(m, X, y, k, d, n, n_init, seed=_int_seed(_rng(seed, 3, r)),
                                      percentile=percentile)
@@ -358,29 +392,31 @@ def table2(output_dir, *, quick=False, seed=0, progress=None, datasets=("avila",
             res[m]["t"].append(t)
             res[m]["h"].append(h)
         cells = {"dataset": title}
-        for m in METHODS:
+        for m in runs:
             ri, t = np.asarray(res[m]["ri"]), np.asarray(res[m]["t"])
-            paper = PAPER_TABLE2.get(name, {}).get(m)
+            paper = PAPER_TABLE2.get(name, {}).get(READINGS.get(m, m))
             row = {"dataset": title, "method": m, "N": N, "k": k, "d": "" if m == "k-means" else d,
                    "n": "" if m == "k-means" else n, "repetitions": reps,
                    "rand_mean": round(ri.mean(), 4), "rand_std": round(ri.std(ddof=1) if reps > 1 else 0.0, 4),
                    "time_mean_s": "NA" if m == "k-means" else round(float(np.mean(t)), 4)}
             if paper is not None:
                 p_t, p_mean, p_std = paper
-                tol = (0.02 if m == "k-means" else 0.01) if name == "avila" else max(p_std, 0.0005)
                 diff = ri.mean() - p_mean
+                # Welch's t-test of our runs against the paper's mean and std (30 runs each)
+                p_val = _welch_p(ri, p_mean, p_std, PAPER_REPETITIONS)
                 row.update(paper_rand_mean=p_mean, paper_rand_std=p_std,
-                           paper_time_s="NA" if p_t is None else p_t, diff=round(diff, 4), tolerance=tol,
-                           within_tolerance=bool(abs(diff) <= tol))
+                           paper_time_s="NA" if p_t is None else p_t, diff=round(diff, 4),
+                           welch_p=round(p_val, 4), consistent_5pct=bool(p_val >= 0.05))
                 paper_cell = f"{'NA' if p_t is None else f'{p_t:.3f}s'} / {p_mean:.3f} ± {p_std:.4g}"
             else:
                 paper_cell = "-"
             ours_t = "NA" if m == "k-means" else f"{np.mean(t):.3f}s"
-            cells[m] = f"ours {ours_t} / {ri.mean():.3f} ± {row['rand_std']:.3f}; paper {paper_cell}"
+            if m in METHODS:
+                cells[m] = f"ours {ours_t} / {ri.mean():.3f} ± {row['rand_std']:.3f}; paper {paper_cell}"
             rows.append(row)
         layout.append(cells)
     columns = ["dataset", "method", "N", "k", "d", "n", "repetitions", "rand_mean", "rand_std", "paper_rand_mean",
-               "paper_rand_std", "diff", "tolerance", "within_tolerance", "time_mean_s", "paper_time_s"]
+               "paper_rand_std", "diff", "welch_p", "consistent_5pct", "time_mean_s", "paper_time_s"]
     pre = "z-scored features" if standardize else "raw features"
     rep.table("table2", rows, columns,
               title=f"Table 2: Rand index (mean ± std over {reps} runs) and mapping time; {pre}, "

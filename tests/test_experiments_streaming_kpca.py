@@ -22,7 +22,7 @@ from kernelsketch.metrics import (
 RESULT_COLUMNS = {"dataset", "figure", "method_label", "method", "sketch_size", "sample_size", "space",
                   "spectral_error", "frobenius_error", "train_time_s", "test_time_per_point_s", "train_wall_s",
                   "test_wall_per_point_s", "n_train",
-                  "n_test", "n_eval", "d", "bandwidth", "repetitions"}
+                  "n_test", "n_eval", "d", "bandwidth", "repetitions", "sketch_error", "fd_delta", "lemma_bound"}
 
 
 def _read_csv(path):
@@ -169,6 +169,9 @@ def test_quick_run_outputs(quick_run):
         assert spec <= 1.0  # k(x, x) = 1 and G' >= 0 keep both ||G||_2 / n and ||G'||_2 / n below ~1
         assert float(r["train_wall_s"]) > 0 and float(r["test_wall_per_point_s"]) > 0
         assert float(r["train_time_s"]) >= 0 and float(r["test_time_per_point_s"]) >= 0
+        if l is not None:
+            # Lemma 2.2's quantity is below the paper's bound ||Z||_F^2 / (l/2) at every point
+            assert 0 <= float(r["sketch_error"]) <= float(r["lemma_bound"]) * (1 + 1e-9)
     claims = _read_csv(out / "claims.csv")
     assert len(claims) == 4 * len(sk.PAPER_CLAIMS)
     assert {c["verdict"] for c in claims} <= {"holds", "partly", "does not hold"}

@@ -88,6 +88,8 @@ PAPER_CLAIMS = {
     "skpca_le_rnca_equal_space": "(the same, in space:) this difference is more pronounced in SPACE than "
                                  "SAMPLE SIZE",
     "skpca_train_far_below_rnca": "train time: SKPCA has a very large advantage; RNCA is the slowest",
+    "lemma_2_2_sketch_error": "Lemma 2.2: ||Z Z^T - Z W W^T Z^T||_2 <= eps n with l = 2 / eps (for "
+                              "Algorithm 1's l/2 shrink: ||Z||_F^2 / (l/2) <= 4n / l)",
     "nystroem_test_orders_above_skpca": "test time: Nystroem is slowest by several orders of magnitude "
                                         "(vs SKPCA)",
 }
@@ -233,6 +235,23 @@ def _make_estimator(method, sample_size, sketch_size, bandwidth, seed, shrink, n
 
     rank = None if nystroem_rank is None else min(int(nystroem_rank), sample_size)
     return Nystroem(n_landmarks=sample_size, n_components=rank, bandwidth=bandwidth, random_state=seed)
+
+
+def _sketch_error(est, X):
+    """``||Z Z^T - Z W W^T Z^T||_2`` on the rows of X: the Frequent Directions part of SKPCA's error.
+
+    ``Z (I - W W^T)`` is formed once (n x m); the top eigenvalue of its Gram
+    comes from Lanczos on ``R^T R`` (m x m, never formed).
+    """
+    from scipy.sparse.linalg import LinearOperator, eigsh
+
+    Z = np.asarray(est.feature_map_.transform(X), dtype=np.float64)
+    W = est.components_.T
+    R = Z - (Z @ W) @ W.T
+    m = R.shape[1]
+    op = LinearOperator((m, m), matvec=lambda v: R.T @ (R @ v), dtype=np.float64)
+    v0 = np.random.default_rng(0).uniform(-1, 1, m)
+    return float(eigsh(op, k=1, which="LA", v0=v0, tol=1e-8, return_eigenvectors=False)[0])
 
 
 def _factor(est, X):
@@ -396,6 +415,21 @@ def _check_claims(rows, title):
     sk_test = {lab: at[(lab, m1)]["test_time_per_point_s"] for lab in sk_labels if (lab, m1) in at}
     ny_test = at[("Nystrom", m1)]["test_time_per_point_s"]
     r_test = np.array([ny_test / v for v in sk_test.values()])
+    lem = [r for r in rows if r.get("method") == "SKPCA" and np.isfinite(r.get("sketch_error", np.nan))]
+    if lem:
+        worst_cert = max(lem, key=lambda r: r["sketch_error"] / max(r["fd_delta"], 1e-300))
+        worst_bound = max(lem, key=lambda r: r["sketch_error"] / max(r["lemma_bound"], 1e-300))
+        over = sum(r["sketch_error"] > r["lemma_bound"] * (1 + 1e-9) for r in lem)
+        add("lemma_2_2_sketch_error", _verdict(over == 0),
+            f"{len(lem) - over}/{len(lem)} SKPCA points within ||Z||_F^2/(l/2) (all divided by n_eval); largest "
+            f"ratio to that bound {_fmt(worst_bound['sketch_error'] / worst_bound['lemma_bound'])} "
+            f"({worst_bound['method_label']}, m={worst_bound['sample_size']}); to the sketch's certificate Delta "
+            f"{_fmt(worst_cert['sketch_error'] / worst_cert['fd_delta'])} "
+            f"({worst_cert['method_label']}, m={worst_cert['sample_size']})",
+            "holds if ||Z_S Z_S^T - Z_S W W^T Z_S^T||_2 on the n_eval evaluation rows S is below the lemma's bound "
+            "at every (l, m); the certificate ratio is <= 1 whenever W spans the final sketch (basis='sketch')")
+    else:
+        add("lemma_2_2_sketch_error", "not measured", "no SKPCA rows with a measured sketch error", "-")
     add("nystroem_test_orders_above_skpca", _verdict(r_test.min() >= 100, r_test.min() >= 10),
         f"at m = {m1}: Nystrom {_fmt(ny_test)} CPU s/point, SKPCA {_fmt(min(sk_test.values()))}-"
         f"{_fmt(max(sk_test.values()))} CPU s/point (ratio {_fmt(r_test.min())}-{_fmt(r_test.max())}x)",
@@ -590,6 +624,13 @@ def figures(output_dir, *, quick=False, seed=0, progress=None, datasets=("random
             times = (c1 - c0, (c2 - c1) / n_te, w1 - w0, (w2 - w1) / n_te)
             Y = _factor(est, X_eval)
             spec, frob = residual(Y, seed=est_seed)
+            if meth == "SKPCA":
+                # Lemma 2.2's quantity on the evaluation rows, against Frequent Directions' own certificate
+                # Delta (>= it when W spans the final sketch) and the paper's bound ||Z||_F^2 / (l / 2)
+                lemma = (_sketch_error(est, X_eval) / ne, est.error_bound_ / ne,
+                         est.sketch_.squared_frobenius_ / (est.sketch_._delta_index * ne))
+            else:
+                lemma = (np.nan, np.nan, np.nan)
             if not check_done and meth == "Nystrom":
                 # cross-check the cached-Gram evaluator against the library's metrics on 1000 points
                 k = min(ne, 1000)
@@ -603,7 +644,7 @@ def figures(output_dir, *, quick=False, seed=0, progress=None, datasets=("random
                                "max_rel_diff": max(abs(ours[0] - lib[0]) / max(lib[0], 1e-300),
                                                    abs(ours[1] - lib[1]) / max(lib[1], 1e-300))})
                 check_done = True
-            acc.setdefault((meth, l, m), []).append((spec, frob, *times))
+            acc.setdefault((meth, l, m), []).append((spec, frob, *times, *lemma))
         rows = []
         for (meth, l, m), vals in acc.items():
             v = np.mean(np.asarray(vals), axis=0)
@@ -613,7 +654,8 @@ def figures(output_dir, *, quick=False, seed=0, progress=None, datasets=("random
                          "frobenius_error": float(v[1]), "train_time_s": float(v[2]),
                          "test_time_per_point_s": float(v[3]), "train_wall_s": float(v[4]),
                          "test_wall_per_point_s": float(v[5]), "n_train": n_train, "n_test": X_test.shape[0],
-                         "n_eval": ne, "d": d, "bandwidth": h, "repetitions": len(vals)})
+                         "n_eval": ne, "d": d, "bandwidth": h, "repetitions": len(vals),
+                         "sketch_error": float(v[6]), "fd_delta": float(v[7]), "lemma_bound": float(v[8])})
         rows.sort(key=lambda r: (r["method"] != "SKPCA", r["method"], r["sketch_size"] or 0, r["sample_size"]))
         del residual
         rep.note(f"{title}: {len(jobs)} fits in {time.perf_counter() - t_dataset:.1f} s")
@@ -623,7 +665,7 @@ def figures(output_dir, *, quick=False, seed=0, progress=None, datasets=("random
     columns = ["dataset", "figure", "method_label", "method", "sketch_size", "sample_size", "space",
                "spectral_error", "frobenius_error", "train_time_s", "test_time_per_point_s", "train_wall_s",
                "test_wall_per_point_s", "n_train", "n_test",
-               "n_eval", "d", "bandwidth", "repetitions"]
+               "n_eval", "d", "bandwidth", "repetitions", "sketch_error", "fd_delta", "lemma_bound"]
     rep.table("results", all_rows, columns,
               title="Kernel spectral / Frobenius error, train time, test time per point and space")
     rep.table("claims", claims, ["dataset", "claim", "verdict", "numbers", "criterion", "paper"],

@@ -80,3 +80,50 @@ def test_quick_run_reproduces_the_papers_trend(tmp_path):
     assert all(float(r["additional_error_mean"]) >= -1e-8 for r in curves)
     assert all(float(r["eigengap"]) >= 0 for r in curves)
     assert result["params"]["landmarks"] == [40, 160]
+
+
+def test_operator_hs_distance_equals_the_explicit_feature_computation():
+    """With a linear kernel the operators are covariance matrices: ||C_N - C_m||_F from the features."""
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(300, 5))
+    K = X @ X.T
+    idx = np.sort(rng.choice(300, size=40, replace=False))
+    C_N = X.T @ X / 300
+    C_m = X[idx].T @ X[idx] / 40
+    assert ne.operator_hs_distance(K, idx) == pytest.approx(np.linalg.norm(C_N - C_m, "fro"), rel=1e-10)
+    assert ne.operator_hs_distance(K, np.arange(300)) == pytest.approx(0.0, abs=1e-10)
+
+
+def test_theorem6_bound_only_where_its_condition_holds():
+    assert np.isnan(ne.theorem6_bound(gap=0.3 * 100, N=100, hs=0.1))  # Delta = 0.3 = 3 HS: not strictly above
+    assert ne.theorem6_bound(gap=0.5 * 100, N=100, hs=0.1) == pytest.approx(4 * 100 * 0.1 / (0.5 - 0.1))
+
+
+def test_partial_spearman_separates_a_shared_trend_from_a_real_link():
+    rng = np.random.default_rng(0)
+    r = np.arange(1, 51)
+    trend_only = ne.partial_spearman(r + rng.normal(0, 1, 50), -r + rng.normal(0, 1, 50), r)
+    noise = rng.normal(0, 5, 50)
+    linked = ne.partial_spearman(r + noise, -r - noise, r)
+    from scipy.stats import spearmanr
+
+    assert spearmanr(r + rng.normal(0, 1, 50), -r)[0] < -0.9  # the raw correlation is the trend's
+    assert abs(trend_only) < 0.4 and linked < -0.8
+
+
+@pytest.mark.slow
+def test_quick_run_checks_theorem_6(tmp_path):
+    out = tmp_path / "ne6"
+    ne.figure1(out, quick=True, progress=False, datasets=("diabetes", "cpu"), landmarks=(40, 80, 160))
+    rows = _read_csv(out / "theorem6.csv")
+    assert {int(r["m"]) for r in rows} == {40, 80, 160}
+    for r in rows:
+        assert float(r["Delta_r"]) >= 0 and float(r["hs_mean"]) > 0
+        if r["error_over_bound_max"] not in ("", "nan"):
+            # a theorem: wherever its condition holds, the measured error is below its bound
+            assert float(r["error_over_bound_max"]) <= 1.0
+    rates = _read_csv(out / "rate_in_m.csv")
+    assert rates and all(float(r["loglog_slope"]) < 0 for r in rates)  # more landmarks, smaller error
+    assert (out / "theorem6.png").stat().st_size > 1000
+    spear = _read_csv(out / "figure1_spearman.csv")
+    assert all(-1 <= float(s["partial_spearman_given_r"]) <= 1 for s in spear)

@@ -61,7 +61,8 @@ from ..metrics import eigengaps, top_eigen
 from ..utils.progress import progress as _progress
 from ._report import Report, pyplot
 
-__all__ = ["figure1", "nystroem_additional_errors", "DATASETS"]
+__all__ = ["figure1", "nystroem_additional_errors", "operator_hs_distance", "partial_spearman", "theorem6_bound",
+           "DATASETS"]
 
 #: dataset -> (title, sample size N at full settings, z-score features)
 DATASETS = {
@@ -156,6 +157,42 @@ def nystroem_additional_errors(K, landmarks, r_max, *, fro2=None, eigenvalues=No
     return nys - np.sqrt(np.maximum(best2, 0.0)), nys
 
 
+def operator_hs_distance(K, landmarks, *, fro2=None):
+    """``||L_N - L_m||_HS`` for the paper's integral operators on the RKHS.
+
+    ``L_N = (1/N) sum_i k(x_i, .) (x) k(x_i, .)`` and ``L_m`` the same over the
+    ``m`` landmarks, so ``||L_N - L_m||_HS^2 = ||K||_F^2 / N^2 - 2 ||K_b||_F^2 / (N m)
+    + ||W||_F^2 / m^2`` with ``K_b = K[:, S]`` and ``W = K[S, S]``.
+    """
+    idx = np.asarray(landmarks)
+    N, m = K.shape[0], idx.shape[0]
+    if fro2 is None:
+        fro2 = float(np.einsum("ij,ij->", K, K))
+    C = K[:, idx]
+    kb2 = float(np.einsum("ij,ij->", C, C))
+    W = C[idx]
+    w2 = float(np.einsum("ij,ij->", W, W))
+    return float(np.sqrt(max(fro2 / N**2 - 2.0 * kb2 / (N * m) + w2 / m**2, 0.0)))
+
+
+def theorem6_bound(gap, N, hs):
+    """Theorem 6: ``||K_r - K_hat_r||_F <= 4 N HS / (Delta - HS)`` when ``Delta = gap / N > 3 HS``; else nan."""
+    delta = gap / N
+    return 4.0 * N * hs / (delta - hs) if delta > 3.0 * hs else float("nan")
+
+
+def partial_spearman(a, b, control):
+    """Spearman correlation of ``a`` and ``b`` with the (rank-)linear effect of ``control`` removed from both."""
+    from scipy.stats import rankdata
+
+    ra, rb, rc = (rankdata(v) for v in (a, b, control))
+    A = np.column_stack([np.ones_like(rc), rc])
+    res_a = ra - A @ np.linalg.lstsq(A, ra, rcond=None)[0]
+    res_b = rb - A @ np.linalg.lstsq(A, rb, rcond=None)[0]
+    den = np.sqrt((res_a @ res_a) * (res_b @ res_b))
+    return float(res_a @ res_b / den) if den > 0 else float("nan")
+
+
 def _minmax(v):
     v = np.asarray(v, dtype=np.float64)
     span = v.max() - v.min()
@@ -163,7 +200,8 @@ def _minmax(v):
 
 
 def figure1(output_dir, *, quick=False, seed=0, progress=None, datasets=("mnist", "adult", "diabetes", "cpu"),
-            n_samples=None, landmarks=(100, 400), r_max=50, lam=10.0, n_repetitions=None):
+            n_samples=None, landmarks=(50, 100, 200, 400, 800, 1600), r_max=50, lam=10.0, n_repetitions=None,
+            plotted=(100, 400)):
     """Figure 1: additional Nystroem error and eigengap against the rank, four datasets.
 
     Parameters
@@ -181,7 +219,11 @@ def figure1(output_dir, *, quick=False, seed=0, progress=None, datasets=("mnist"
     n_samples : dict, optional
         Sample size N per dataset (default :data:`DATASETS`).
     landmarks : tuple of int
-        The values of ``m`` (uniform column sampling without replacement).
+        The grid of ``m`` (uniform column sampling without replacement); values
+        ``>= N`` are skipped for that dataset.
+    plotted : tuple of int
+        The ``m`` drawn in the Figure 1 panels (the grid is in the tables and the
+        Theorem 6 figure).
     r_max : int
         Ranks ``r = 1 .. r_max``.
     lam : float
@@ -195,7 +237,12 @@ def figure1(output_dir, *, quick=False, seed=0, progress=None, datasets=("mnist"
         ``tables``: ``figure1_curves`` (one row per dataset, m and rank: mean
         and std of the additional error, the eigengap and both scaled) and
         ``figure1_spearman`` (per dataset and m: Spearman correlation of the
-        two mean curves, and of each with the rank); ``figures``; ``params``.
+        two mean curves, of each with the rank, and the partial correlation of
+        error and gap with the rank removed), ``theorem6`` (per dataset, m and
+        r: the normalised gap ``Delta_r``, ``||L_N - L_m||_HS``, whether
+        Theorem 6's condition ``Delta_r > 3 HS`` holds, its bound and the
+        measured error), ``theorem6_summary`` and ``rate_in_m`` (log-log slope
+        of the error against m at fixed r); ``figures``; ``params``.
 
     Notes
     -----
@@ -214,7 +261,8 @@ def figure1(output_dir, *, quick=False, seed=0, progress=None, datasets=("mnist"
     reps = n_repetitions if n_repetitions is not None else (2 if quick else 10)
     if quick:
         r_max = min(r_max, 20)
-        landmarks = (40, 160) if tuple(landmarks) == (100, 400) else tuple(landmarks)
+        landmarks = (40, 160) if tuple(landmarks) == (50, 100, 200, 400, 800, 1600) else tuple(landmarks)
+        plotted = (40, 160) if tuple(plotted) == (100, 400) else tuple(plotted)
     sizes = {name: (min(_QUICK_N.get(name, 1000), DATASETS[name][1]) if quick else DATASETS[name][1])
              for name in DATASETS}
     if n_samples:
@@ -223,14 +271,17 @@ def figure1(output_dir, *, quick=False, seed=0, progress=None, datasets=("mnist"
     if min(landmarks) < r_max:
         raise ValueError(f"every m in landmarks={landmarks} must be >= r_max={r_max}")
     params = dict(quick=quick, seed=seed, datasets=list(datasets), n_samples={d: sizes[d] for d in datasets},
-                  landmarks=list(landmarks), ranks=f"1..{r_max}", lam=lam, n_repetitions=reps,
+                  landmarks=list(landmarks), plotted=list(plotted), ranks=f"1..{r_max}", lam=lam,
+                  n_repetitions=reps,
+                  theorem6="Delta_r = (lambda_r - lambda_{r+1}) / N > 3 ||L_N - L_m||_HS (per draw); bound "
+                           "4 N HS / (Delta_r - HS) on ||K_r - K_hat_r||_F >= the additional error",
                   kernel="exp(-lambda |x-y|^2 / dbar^2), dbar^2 = mean squared interpoint distance of the sample",
                   sampling="uniform without replacement", scaling="min-max of each mean curve to [0, 1]",
                   preprocessing="mnist /255; diabetes, cpu z-scored; adult a9a binary as is (sample of 16100 for a7a)")
     rep = Report("nystrom-eigengap", output_dir, params)
     plt = pyplot()
     present = []
-    curves, spear = [], []
+    curves, spear, thm6, thm6_summary, rates = [], [], [], [], []
     ranks = np.arange(1, r_max + 1)
     results = {}
     for name in _progress(list(datasets), desc="nystrom-eigengap", enabled=progress):
@@ -250,21 +301,46 @@ def figure1(output_dir, *, quick=False, seed=0, progress=None, datasets=("mnist"
         lam_top, _ = top_eigen(K, r_max + 1, method=method, random_state=int(_rng(seed, 12).integers(2**31)))
         gaps = eigengaps(lam_top)  # gaps[r - 1] = lambda_r - lambda_{r+1}
         t_exact = time.perf_counter() - t0
-        errs = {m: [] for m in landmarks}
+        grid = [m for m in landmarks if m < N]
+        errs = {m: [] for m in grid}
+        hs = {m: [] for m in grid}
         t1 = time.perf_counter()
-        for m in landmarks:
+        for m in grid:
             for rr in range(reps):
                 idx = np.sort(_rng(seed, 13, m, rr).choice(N, size=min(m, N), replace=False))
                 add, _ = nystroem_additional_errors(K, idx, r_max, fro2=fro2, eigenvalues=lam_top)
                 errs[m].append(add)
+                hs[m].append(operator_hs_distance(K, idx, fro2=fro2))
         t_nys = time.perf_counter() - t1
         del K
         rep.note(f"{title}: N={N} of {n_total}, h={h:.4g}, exact K + top eigenvalues {t_exact:.1f} s, "
                  f"Nystroem errors {t_nys:.1f} s")
         gap_scaled = _minmax(gaps)
-        results[name] = (title, N, gaps, gap_scaled, {})
-        for m in landmarks:
+        results[name] = (title, N, gaps, gap_scaled, {}, [])
+        for m in grid:
             E = np.asarray(errs[m])
+            H = np.asarray(hs[m])
+            n_hold = 0
+            for r in ranks:
+                delta = gaps[r - 1] / N
+                holds = delta > 3.0 * H  # per draw
+                bounds = np.array([theorem6_bound(gaps[r - 1], N, h_) for h_ in H])
+                n_hold += bool(holds.all())
+                ratio = E[holds, r - 1] / bounds[holds] if holds.any() else np.array([])
+                thm6.append({"dataset": title, "N": N, "m": m, "r": int(r), "Delta_r": float(delta),
+                             "hs_mean": float(H.mean()), "three_hs_mean": float(3.0 * H.mean()),
+                             "condition_holds_draws": f"{int(holds.sum())}/{len(H)}",
+                             "bound_mean": float(np.nanmean(bounds)) if holds.any() else float("nan"),
+                             "additional_error_mean": float(E[:, r - 1].mean()),
+                             "error_over_bound_max": float(ratio.max()) if ratio.size else float("nan")})
+                if holds.any():
+                    results[name][5].append((m, int(r), float(E[holds, r - 1].mean()), float(np.nanmean(bounds))))
+            held = [row["r"] for row in thm6 if row["dataset"] == title and row["m"] == m
+                    and row["condition_holds_draws"].split("/")[0] == str(len(H))]
+            thm6_summary.append({"dataset": title, "N": N, "m": m, "hs_mean": round(float(H.mean()), 6),
+                                 "Delta_1": round(float(gaps[0] / N), 6),
+                                 "ranks_where_condition_holds": ", ".join(map(str, held)) or "none",
+                                 "n_ranks_holding": len(held)})
             mean = E.mean(axis=0)
             scaled = _minmax(mean)
             results[name][4][m] = (mean, scaled)
@@ -275,6 +351,7 @@ def figure1(output_dir, *, quick=False, seed=0, progress=None, datasets=("mnist"
                                "eigengap": float(gaps[r - 1]), "eigengap_over_N": float(gaps[r - 1] / N),
                                "error_scaled": float(scaled[r - 1]), "eigengap_scaled": float(gap_scaled[r - 1])})
             rho = spearmanr(mean, gaps)[0]
+            rho_partial = partial_spearman(mean, gaps, ranks)
             # the same correlation within each repetition: is the sign robust to one landmark draw?
             per_rep = [spearmanr(e, gaps)[0] for e in E]
             spear.append({"dataset": title, "N": N, "m": m, "repetitions": reps,
@@ -283,19 +360,31 @@ def figure1(output_dir, *, quick=False, seed=0, progress=None, datasets=("mnist"
                           "spearman_per_repetition_max": round(float(np.max(per_rep)), 4),
                           "spearman_error_vs_rank": round(float(spearmanr(mean, ranks)[0]), 4),
                           "spearman_eigengap_vs_rank": round(float(spearmanr(gaps, ranks)[0]), 4),
+                          "partial_spearman_given_r": round(rho_partial, 4),
                           "error_at_r1": float(mean[0]), "error_at_rmax": float(mean[-1]),
                           "bandwidth_h": round(h, 6)})
+        if len(grid) >= 3:
+            logm = np.log(np.asarray(grid, dtype=np.float64))
+            for r in sorted({1, 5, 10, 25, r_max}):
+                if r > r_max:
+                    continue
+                ys = np.array([np.mean(np.asarray(errs[m])[:, r - 1]) for m in grid])
+                ok = ys > 0
+                slope = float(np.polyfit(logm[ok], np.log(ys[ok]), 1)[0]) if ok.sum() >= 3 else float("nan")
+                rates.append({"dataset": title, "N": N, "r": r, "m_grid": ", ".join(map(str, grid)),
+                              "loglog_slope": round(slope, 3), "Drineas_Mahoney": -0.25, "large_eigengap": -0.5})
         present.append(name)
     if present:
         fig, axes = plt.subplots(1, len(present), figsize=(4.2 * len(present), 3.6), squeeze=False)
         for ax, name in zip(axes[0], present):
-            title, N, _, gap_scaled, per_m = results[name]
+            title, N, _, gap_scaled, per_m, _ = results[name]
             styles = ["o-", "s--", "^:"]
-            for k, m in enumerate(landmarks):
+            for k, m in enumerate([m for m in plotted if m in per_m]):
                 ax.plot(ranks, per_m[m][1], styles[k % 3], color="tab:blue", ms=3, lw=1,
                         label=f"additional error, m={m}")
             ax.plot(ranks, gap_scaled, "D-", color="tab:red", ms=3, lw=1, label=r"eigengap $\lambda_r-\lambda_{r+1}$")
-            rhos = ", ".join(f"{s['spearman_error_vs_eigengap']:+.2f}" for s in spear if s["dataset"] == title)
+            rhos = ", ".join(f"{s['spearman_error_vs_eigengap']:+.2f}" for s in spear
+                             if s["dataset"] == title and s["m"] in plotted)
             ax.set_title(f"{title} (N={N})\nSpearman(error, gap) = {rhos}", fontsize=9)
             ax.set_xlabel("rank r")
             ax.set_ylim(-0.05, 1.05)
@@ -304,6 +393,33 @@ def figure1(output_dir, *, quick=False, seed=0, progress=None, datasets=("mnist"
         fig.suptitle(f"Nystroem eigengap paper, Figure 1: additional error (mean of {reps} draws) and eigengap, "
                      f"lambda={lam:g}, seed {seed}", fontsize=9, y=1.06)
         rep.figure(fig, "figure1")
+        fig, axes = plt.subplots(1, len(present), figsize=(4.2 * len(present), 3.6), squeeze=False)
+        for ax, name in zip(axes[0], present):
+            title, N, *_, pts = results[name]
+            if pts:
+                pts = np.asarray(pts)
+                sc = ax.scatter(pts[:, 3], pts[:, 2], c=np.log2(pts[:, 0]), s=12, cmap="viridis")
+                lo, hi = min(pts[:, 2].min(), pts[:, 3].min()), max(pts[:, 2].max(), pts[:, 3].max())
+                ax.plot([lo, hi], [lo, hi], "k--", lw=0.8, label="error = bound")
+                ax.set_xscale("log")
+                ax.set_yscale("log")
+                fig.colorbar(sc, ax=ax, label="log2 m")
+                ax.legend(fontsize=7)
+            else:
+                ax.text(0.5, 0.5, "condition Delta_r > 3 HS\nholds at no (m, r)", ha="center", va="center",
+                        transform=ax.transAxes)
+            ax.set_title(f"{title} (N={N})", fontsize=9)
+            ax.set_xlabel("Theorem 6 bound 4N HS / (Delta_r - HS)")
+        axes[0][0].set_ylabel("measured additional error")
+        fig.suptitle("Theorem 6 where its condition holds (every draw): measured error against the bound",
+                     fontsize=9, y=1.04)
+        rep.figure(fig, "theorem6")
+    rep.table("theorem6_summary", thm6_summary,
+              title="Theorem 6's condition Delta_r = (lambda_r - lambda_{r+1}) / N > 3 ||L_N - L_m||_HS: where it "
+                    "holds (in every draw)")
+    rep.table("theorem6", thm6, title="Theorem 6 per dataset, m and rank: condition, bound and measured error")
+    rep.table("rate_in_m", rates, title="Log-log slope of the mean additional error against m at fixed r "
+                                        "(Drineas-Mahoney: -1/4; the paper's large-eigengap bound: -1/2)")
     rep.table("figure1_spearman", spear,
               title="Spearman correlation between the mean additional error and the eigengap over r = 1..r_max")
     rep.table("figure1_curves", curves, title="Additional Nystroem error and eigengap per rank")

@@ -80,11 +80,17 @@ def test_quick_run_shows_the_trade_off(tmp_path):
     for ds in {r["dataset"] for r in a}:
         rf = [float(r["excess_over_EKPCA"]) for r in a if r["dataset"] == ds and r["method"] == "RF-EKPCA"]
         assert rf[-1] < 0.2 * rf[0]  # (a) RF-EKPCA approaches EKPCA as m grows
-        ek = [float(r["error_mean"]) for r in b if r["dataset"] == ds and r["method"] == "EKPCA"]
-        assert ek[-1] < ek[0]  # (b) falls with n
-        last = [r for r in b if r["dataset"] == ds and int(r["n"]) == max(int(x["n"]) for x in b)]
-        by_theta = {r["theta"]: float(r["error_mean"]) for r in last}
-        assert by_theta["1.0"] < by_theta["0.5"]  # more features, closer to EKPCA
+        assert {r["l_rule"] for r in b if r["dataset"] == ds} == {"n^0.333", "log n"}  # both l(n) rules ran
+        for rule in ("n^0.333", "log n"):
+            rows = [r for r in b if r["dataset"] == ds and r["l_rule"] == rule]
+            ek = [float(r["error_mean"]) for r in rows if r["method"] == "EKPCA"]
+            assert ek[-1] < ek[0]  # (b) falls with n
+            last = [r for r in rows if int(r["n"]) == max(int(x["n"]) for x in rows)]
+            by_theta = {r["theta"]: float(r["error_mean"]) for r in last}
+            assert by_theta["1.0"] < by_theta["0.5"]  # more features, closer to EKPCA
+        # the log rule keeps l = ceil(log n)
+        assert all(int(r["l"]) == max(2, int(np.ceil(np.log(int(r["n"])))))
+                   for r in b if r["dataset"] == ds and r["l_rule"] == "log n")
     slopes = [r for r in _read_csv(out / "slopes.csv") if r["part"] == "a"]
     assert all(float(r["fitted_slope"]) < -0.5 for r in slopes)
     assert set(result["tables"]) == {"vs_m", "vs_n", "slopes", "spectrum"}

@@ -231,7 +231,10 @@ def _slope(x, y):
     return float(np.polyfit(x[ok], y[ok], 1)[0]) if ok.sum() >= 2 else float("nan")
 
 
-def _l_of_n(n, l_exponent):
+def _l_of_n(n, l_exponent, rule="power"):
+    """Components at training size n: ``ceil(n^l_exponent)`` (``"power"``) or ``ceil(log n)`` (``"log"``)."""
+    if rule == "log":
+        return max(2, math.ceil(math.log(n)))
     return max(2, math.ceil(n**l_exponent))
 
 
@@ -239,7 +242,8 @@ def _l_of_n(n, l_exponent):
 
 def tradeoff(output_dir, *, quick=False, seed=0, progress=None, datasets=("exp", "poly", "cpu"),
              n_fixed=None, l_fixed=None, m_values=None, n_values=None, thetas=(0.5, 0.75, 1.0), l_exponent=1 / 3,
-             n_reference=None, n_test=None, n_mean=3000, n_spectrum=None, n_repetitions=None):
+             n_reference=None, n_test=None, n_mean=3000, n_spectrum=None, n_repetitions=None,
+             l_rules=("power", "log")):
     r"""RF-EKPCA against EKPCA: R-E reconstruction error against ``m`` and against ``n``.
 
     Parameters
@@ -260,7 +264,12 @@ def tradeoff(output_dir, *, quick=False, seed=0, progress=None, datasets=("exp",
     thetas : sequence of float
         Part (b): ``m = ceil(n^theta)`` (raised to ``l`` when smaller).
     l_exponent : float
-        Part (b): ``l(n) = ceil(n^l_exponent)``.
+        Part (b): ``l(n) = ceil(n^l_exponent)`` for the ``"power"`` rule.
+    l_rules : sequence of {"power", "log"}
+        Part (b) runs once per rule: ``l(n) = ceil(n^l_exponent)`` and
+        ``l(n) = ceil(log n)`` (the paper fixes no ``l(n)``; how fast ``l`` grows
+        decides how much of EKPCA's error is the truncation the random features
+        cannot change).  The figure shows the first rule.
     n_reference, n_test : int
         Reference points ``y_j`` and held-out points ``x'_t`` (1500, 300).
     n_mean : int
@@ -308,7 +317,7 @@ def tradeoff(output_dir, *, quick=False, seed=0, progress=None, datasets=("exp",
     m_values = tuple(int(m) for m in m_values if m >= l_fixed)
     params = dict(quick=quick, seed=seed, datasets=list(datasets), n_fixed=n_fixed, l_fixed=l_fixed,
                   m_values=list(m_values), n_values=list(n_values), thetas=list(thetas),
-                  l_of_n=f"ceil(n^{l_exponent:.4g})", n_reference=n_reference, n_test=n_test, n_mean=n_mean,
+                  l_of_n=[f"ceil(n^{l_exponent:.4g})" if r == "power" else "ceil(log n)" for r in l_rules], n_reference=n_reference, n_test=n_test, n_mean=n_mean,
                   n_spectrum=n_spectrum, repetitions_a=reps_a, repetitions_b=reps_b,
                   kernel="gaussian exp(-|x-y|^2/h^2); h = 0.5 synthetic, median distance for cpu",
                   features="RFKPCA cos features sqrt(2/m) cos(w.x + b)", covariance="u_statistic (both)",
@@ -392,53 +401,58 @@ def tradeoff(output_dir, *, quick=False, seed=0, progress=None, datasets=("exp",
                                                                       gap_arr[gap_arr > 0]), 3),
                        "points": int((gap_arr > 0).sum())})
 
-        # -- (b) n grows, l = l(n), m = n^theta
-        curves_b = {"EKPCA": [], **{t: [] for t in thetas}}
-        for n in n_values:
-            l = _l_of_n(n, l_exponent)
-            e_ek, e_rf, t_ek = [], {t: [] for t in thetas}, []
-            t_rf = {t: [] for t in thetas}
-            for r in range(reps_b):
-                rr = _rng(seed, 34, di, n, r)
-                X = src.draw(n, rr)
-                t0 = time.perf_counter()
-                e_ek.append(_err(ekpca_reconstruction(X, Xt, Y, l, h, random_state=_int_seed(rr)), G))
-                t_ek.append(time.perf_counter() - t0)
+        # -- (b) n grows, l = l(n), m = n^theta; once per rule for l(n)
+        for rule in l_rules:
+            rule_name = f"n^{l_exponent:.3g}" if rule == "power" else "log n"
+            curves_b = {"EKPCA": [], **{t: [] for t in thetas}}
+            for n in n_values:
+                l = _l_of_n(n, l_exponent, rule)
+                e_ek, e_rf, t_ek = [], {t: [] for t in thetas}, []
+                t_rf = {t: [] for t in thetas}
+                for r in range(reps_b):
+                    rr = _rng(seed, 34, di, n, r)
+                    X = src.draw(n, rr)
+                    t0 = time.perf_counter()
+                    e_ek.append(_err(ekpca_reconstruction(X, Xt, Y, l, h, random_state=_int_seed(rr)), G))
+                    t_ek.append(time.perf_counter() - t0)
+                    for t in thetas:
+                        m = max(l, math.ceil(n**t))
+                        t0 = time.perf_counter()
+                        e_rf[t].append(_err(rf_ekpca_reconstruction(X, Xt, Y, l, m, h, random_state=_int_seed(rr)),
+                                            G))
+                        t_rf[t].append(time.perf_counter() - t0)
+                curves_b["EKPCA"].append(np.mean(e_ek))
+                pop = float(np.sum(src_lam[l:] ** 2))
+                rows_b.append({"dataset": title, "l_rule": rule_name, "method": "EKPCA", "n": n, "l": l, "m": "",
+                               "theta": "", "error_mean": float(np.mean(e_ek)),
+                               "error_std": float(np.std(e_ek, ddof=1)) if reps_b > 1 else 0.0,
+                               "seconds_mean": float(np.mean(t_ek)), "tail_sum_lambda_sq": pop})
                 for t in thetas:
                     m = max(l, math.ceil(n**t))
-                    t0 = time.perf_counter()
-                    e_rf[t].append(_err(rf_ekpca_reconstruction(X, Xt, Y, l, m, h, random_state=_int_seed(rr)), G))
-                    t_rf[t].append(time.perf_counter() - t0)
-            curves_b["EKPCA"].append(np.mean(e_ek))
-            pop = float(np.sum(src_lam[l:] ** 2))
-            rows_b.append({"dataset": title, "method": "EKPCA", "n": n, "l": l, "m": "", "theta": "",
-                           "error_mean": float(np.mean(e_ek)), "error_std": float(np.std(e_ek, ddof=1))
-                           if reps_b > 1 else 0.0, "seconds_mean": float(np.mean(t_ek)),
-                           "tail_sum_lambda_sq": pop})
-            for t in thetas:
-                m = max(l, math.ceil(n**t))
-                curves_b[t].append(np.mean(e_rf[t]))
-                rows_b.append({"dataset": title, "method": "RF-EKPCA", "n": n, "l": l, "m": m, "theta": t,
-                               "error_mean": float(np.mean(e_rf[t])), "error_std": float(np.std(e_rf[t], ddof=1))
-                               if reps_b > 1 else 0.0, "seconds_mean": float(np.mean(t_rf[t])),
-                               "tail_sum_lambda_sq": pop})
-        for key, ys in curves_b.items():
-            label = "EKPCA" if key == "EKPCA" else f"RF-EKPCA, m = n^{key:g}"
-            slopes.append({"dataset": title, "part": "b", "curve": f"{label} vs n (l = l(n))",
-                           "fitted_slope": round(_slope(n_values, ys), 3), "points": len(ys),
-                           "ratio_to_EKPCA_at_n_max": "" if key == "EKPCA"
-                           else round(float(ys[-1] / curves_b["EKPCA"][-1]), 4)})
+                    curves_b[t].append(np.mean(e_rf[t]))
+                    rows_b.append({"dataset": title, "l_rule": rule_name, "method": "RF-EKPCA", "n": n, "l": l,
+                                   "m": m, "theta": t, "error_mean": float(np.mean(e_rf[t])),
+                                   "error_std": float(np.std(e_rf[t], ddof=1)) if reps_b > 1 else 0.0,
+                                   "seconds_mean": float(np.mean(t_rf[t])), "tail_sum_lambda_sq": pop})
+            for key, ys in curves_b.items():
+                label = "EKPCA" if key == "EKPCA" else f"RF-EKPCA, m = n^{key:g}"
+                slopes.append({"dataset": title, "part": "b", "curve": f"{label} vs n (l = {rule_name})",
+                               "fitted_slope": round(_slope(n_values, ys), 3), "points": len(ys),
+                               "ratio_to_EKPCA_at_n_max": "" if key == "EKPCA"
+                               else round(float(ys[-1] / curves_b["EKPCA"][-1]), 4)})
         rep.note(f"{title}: h={h:.4g}, mean squared centred section {g_norm:.4g}, mu Monte-Carlo floor "
                  f"{src.mu_floor:.2e}")
 
-    _figures(rep, plt, present, rows_a, rows_b, spectrum, spectra, thetas, seed)
+    first_rule = rows_b[0]["l_rule"] if rows_b else None
+    _figures(rep, plt, present, rows_a, [r for r in rows_b if r["l_rule"] == first_rule], spectrum, spectra,
+             thetas, seed)
     rep.table("vs_m", rows_a, ["dataset", "method", "n", "l", "m", "error_mean", "error_std", "excess_over_EKPCA",
                                "relative_excess_over_EKPCA", "error_over_mean_sq_section", "seconds_mean",
                                "mu_mc_floor"],
               title="(a) R-E reconstruction error against the number of random features m (fixed n, l)")
-    rep.table("vs_n", rows_b, ["dataset", "method", "n", "l", "m", "theta", "error_mean", "error_std",
+    rep.table("vs_n", rows_b, ["dataset", "l_rule", "method", "n", "l", "m", "theta", "error_mean", "error_std",
                                "seconds_mean", "tail_sum_lambda_sq"],
-              title="(b) R-E reconstruction error against n, l = l(n), m = n^theta")
+              title="(b) R-E reconstruction error against n, l = l(n) (two rules), m = n^theta")
     rep.table("slopes", slopes, ["dataset", "part", "curve", "fitted_slope", "points", "ratio_to_EKPCA_at_n_max"],
               title="Fitted log-log slopes")
     rep.table("spectrum", spectrum, title="Eigenvalue decay of the centred Gram / (n - 1): fits over a range of i")

@@ -405,39 +405,30 @@ class CauchyKernel(ShiftInvariantKernel):
         return rng.laplace(0.0, 1.0 / self.bandwidth, (n_features, n_components))
 
 
-class PolynomialKernel(Kernel):
-    r"""Polynomial kernel :math:`k(x, y) = (\gamma \langle x, y\rangle + c_0)^p`.
+def _check_coef0(coef0):
+    if isinstance(coef0, bool) or not isinstance(coef0, (numbers.Real, np.floating, np.integer)):
+        raise TypeError(f"coef0 must be a real number, got {coef0!r}")
+    return float(coef0)
 
-    ``gamma=None`` means ``1 / n_features`` (scikit-learn's default).
+
+class _ScaledInnerProductKernel(Kernel):
+    """``k(x, y) = f(gamma <x, y> + coef0)``: one GEMM on ``gamma``-scaled ``Y^T``, then ``f`` in place.
+
+    Subclasses define ``_apply(T)`` (``f`` in place on ``gamma <x, y>``, before ``coef0``
+    is added by :meth:`_finish`) and ``get_params``.  ``gamma=None`` means
+    ``1 / n_features`` (scikit-learn's default).
     """
 
-    name = "polynomial"
-
-    def __init__(self, degree=3, gamma=None, coef0=1.0):
-        if isinstance(degree, bool) or not isinstance(degree, (numbers.Integral, np.integer)) or degree < 1:
-            raise ValueError(f"degree must be an integer >= 1, got {degree!r}")
-        self.degree = int(degree)
-        self.gamma = None if gamma is None else _check_positive("gamma", gamma)
-        if isinstance(coef0, bool) or not isinstance(coef0, (numbers.Real, np.floating, np.integer)):
-            raise TypeError(f"coef0 must be a real number, got {coef0!r}")
-        self.coef0 = float(coef0)
-
-    def get_params(self, deep=True):
-        return {"degree": self.degree, "gamma": self.gamma, "coef0": self.coef0}
+    def _gamma(self, n_features):
+        return self.gamma if self.gamma is not None else 1.0 / n_features
 
     def prepare(self, Y, dtype):
-        gamma = self.gamma if self.gamma is not None else 1.0 / Y.shape[1]
-        YT = (Y.T * gamma)
-        YT = YT.tocsc() if sp.issparse(Y) else np.asarray(YT, dtype=dtype)
-        return YT
-
-    def temp_bytes_per_row(self, n_features, n_cols, itemsize):
-        return n_features * itemsize
+        YT = Y.T * self._gamma(Y.shape[1])
+        return YT.tocsc() if sp.issparse(Y) else np.asarray(YT, dtype=dtype)
 
     def _finish(self, T):
         T += self.coef0
-        if self.degree != 1:
-            np.power(T, self.degree, out=T)
+        self._apply(T)
 
     @property
     def elementwise(self):
@@ -456,9 +447,33 @@ class PolynomialKernel(Kernel):
         self._finish(out)
 
     def diag(self, X):
-        gamma = self.gamma if self.gamma is not None else 1.0 / X.shape[1]
         sq = np.asarray(X.multiply(X).sum(axis=1)).ravel() if sp.issparse(X) else np.einsum("ij,ij->i", X, X)
-        return (gamma * sq + self.coef0) ** self.degree
+        T = np.asarray(self._gamma(X.shape[1]) * sq + self.coef0, dtype=np.float64)
+        self._apply(T)
+        return T
+
+
+class PolynomialKernel(_ScaledInnerProductKernel):
+    r"""Polynomial kernel :math:`k(x, y) = (\gamma \langle x, y\rangle + c_0)^p`.
+
+    ``gamma=None`` means ``1 / n_features`` (scikit-learn's default).
+    """
+
+    name = "polynomial"
+
+    def __init__(self, degree=3, gamma=None, coef0=1.0):
+        if isinstance(degree, bool) or not isinstance(degree, (numbers.Integral, np.integer)) or degree < 1:
+            raise ValueError(f"degree must be an integer >= 1, got {degree!r}")
+        self.degree = int(degree)
+        self.gamma = None if gamma is None else _check_positive("gamma", gamma)
+        self.coef0 = _check_coef0(coef0)
+
+    def get_params(self, deep=True):
+        return {"degree": self.degree, "gamma": self.gamma, "coef0": self.coef0}
+
+    def _apply(self, T):
+        if self.degree != 1:
+            np.power(T, self.degree, out=T)
 
 
 class LinearKernel(Kernel):
@@ -484,7 +499,7 @@ class LinearKernel(Kernel):
         return np.asarray(X.multiply(X).sum(axis=1)).ravel() if sp.issparse(X) else np.einsum("ij,ij->i", X, X)
 
 
-class SigmoidKernel(Kernel):
+class SigmoidKernel(_ScaledInnerProductKernel):
     r"""Sigmoid kernel :math:`k(x, y) = \tanh(\gamma \langle x, y\rangle + c_0)`, scikit-learn's.
 
     ``gamma=None`` means ``1 / n_features``.  It is not positive semi-definite:
@@ -495,42 +510,13 @@ class SigmoidKernel(Kernel):
 
     def __init__(self, gamma=None, coef0=1.0):
         self.gamma = None if gamma is None else _check_positive("gamma", gamma)
-        if isinstance(coef0, bool) or not isinstance(coef0, (numbers.Real, np.floating, np.integer)):
-            raise TypeError(f"coef0 must be a real number, got {coef0!r}")
-        self.coef0 = float(coef0)
+        self.coef0 = _check_coef0(coef0)
 
     def get_params(self, deep=True):
         return {"gamma": self.gamma, "coef0": self.coef0}
 
-    def prepare(self, Y, dtype):
-        gamma = self.gamma if self.gamma is not None else 1.0 / Y.shape[1]
-        YT = Y.T * gamma
-        return YT.tocsc() if sp.issparse(Y) else np.asarray(YT, dtype=dtype)
-
-    def _finish(self, T):
-        T += self.coef0
+    def _apply(self, T):
         np.tanh(T, out=T)
-
-    @property
-    def elementwise(self):
-        return self._finish
-
-    def gemm_operands(self, X, prepared, out_dtype):
-        if sp.issparse(X) or sp.issparse(prepared):
-            return None
-        return np.asarray(X, dtype=prepared.dtype), prepared
-
-    def compute(self, X, prepared, out):
-        if self._compute_by_gemm(X, prepared, out):
-            return
-        prod = X @ prepared
-        out[...] = prod.toarray() if sp.issparse(prod) else prod
-        self._finish(out)
-
-    def diag(self, X):
-        gamma = self.gamma if self.gamma is not None else 1.0 / X.shape[1]
-        sq = np.asarray(X.multiply(X).sum(axis=1)).ravel() if sp.issparse(X) else np.einsum("ij,ij->i", X, X)
-        return np.tanh(gamma * sq + self.coef0)
 
 
 def _row_norms(X):

@@ -223,3 +223,27 @@ def test_degenerate_kernel_pca_components_agree_across_solvers():
     for other in outs[1:]:
         np.testing.assert_allclose(other, outs[0], atol=1e-7)
 
+
+
+# -- an N x N matrix that cannot fit: refused before allocating, in the library's words -----------
+
+def test_kernel_pca_refuses_a_gram_larger_than_the_machine_before_allocating():
+    X = np.random.default_rng(0).normal(size=(200_000, 2))
+    with pytest.raises(MemoryError, match=r"200000 x 200000 Gram matrix and needs 298.0 GiB.*eigen_solver='operator'"):
+        ks.KernelPCA(n_components=2, eigen_solver="dense", bandwidth=1.0).fit(X)
+    with pytest.raises(MemoryError, match=r"200000 x 200000 kernel matrix needs 298.0 GiB.*kernel_blocks"):
+        ks.kernels.pairwise_kernel(X, bandwidth=1.0)
+
+
+def test_allocation_check_follows_the_machines_memory(monkeypatch):
+    from kernelsketch.utils import chunking
+
+    X = np.random.default_rng(0).normal(size=(600, 2))
+    monkeypatch.setattr(chunking, "physical_memory_bytes", lambda: 1_000_000)  # a 1 MB machine
+    with pytest.raises(MemoryError, match="600 x 600 Gram matrix"):
+        ks.KernelPCA(n_components=2, eigen_solver="arpack", bandwidth=1.0).fit(X)
+    # the operator solver never forms the Gram: it runs
+    Z = ks.KernelPCA(n_components=2, eigen_solver="operator", bandwidth=1.0, random_state=0).fit_transform(X)
+    assert Z.shape == (600, 2)
+    monkeypatch.setattr(chunking, "physical_memory_bytes", lambda: None)  # an OS that does not say: no check
+    assert ks.KernelPCA(n_components=2, eigen_solver="dense", bandwidth=1.0).fit(X).eigenvalues_.shape == (2,)

@@ -13,6 +13,7 @@ from ..kernels.gram_operator import GramOperator
 from ..kernels.kernel_functions import Kernel
 from ..kernels.selection import KernelEstimatorMixin, make_kernel
 from ..utils.estimator_checks import KERNEL_CONSTRAINTS, Interval, StrOptions, output_dtype
+from ..utils.chunking import check_allocation
 from ..utils.eigen import canonical_eigenvectors, centered_gram, drop_noise_eigenpairs, top_eigenpairs
 from ..utils.validation import check_input, check_random_state, derive_seed
 from ..utils.dispatch import maybe_dask_transform
@@ -188,6 +189,14 @@ class KernelPCA(KernelEstimatorMixin, ClassNamePrefixFeaturesOutMixin, Transform
             solver = "dense"
         if precomputed and solver == "operator":
             solver = "arpack"  # the Gram is given: nothing to recompute
+        if not precomputed and solver != "operator":
+            # the formed Gram (n x n float64) and, for "dense" without n_components, as many eigenvectors
+            copies = 2 if solver == "dense" and k == n else 1
+            check_allocation(8.0 * n * n * copies,
+                             f"KernelPCA(eigen_solver={solver!r}) forms the {n} x {n} Gram matrix and",
+                             "use eigen_solver='operator' (Lanczos on the Gram operator: O(chunk x n) memory, "
+                             "recomputing kernel blocks) with a small n_components, or an approximation that "
+                             "never forms it (SubsampleKPCA, Nystroem, RFKPCA)")
         if precomputed:
             K = np.array(X, dtype=np.float64)
             kmax = float(np.max(np.abs(np.diag(K))))

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..utils.chunking import gen_row_slices, get_chunk_n_rows
+from ..utils.chunking import gen_row_slices, get_chunk_n_rows, check_allocation
 from ..utils.threads import parallel_rows
 from ..utils.validation import check_input
 from .kernel_functions import KERNELS, CallableKernel, Kernel, ShiftInvariantKernel
@@ -163,6 +163,9 @@ def pairwise_kernel(X, Y=None, kernel="gaussian", *, out=None, working_memory=No
     dtype = _out_dtype(X, Y)
     n, m = X.shape[0], Y.shape[0]
     if out is None:
+        check_allocation(float(n) * m * np.dtype(dtype).itemsize, f"the {n} x {m} kernel matrix",
+                         "compute it block by block with kernel_blocks(), or use an estimator that never forms "
+                         "it (SubsampleKPCA, Nystroem, KernelJL, KernelPCA(eigen_solver='operator'))")
         out = np.empty((n, m), dtype=dtype)
     elif out.shape != (n, m) or out.dtype != dtype or not out.flags.c_contiguous:
         raise ValueError(f"out must be a C-contiguous {np.dtype(dtype).name} array of shape {(n, m)}")

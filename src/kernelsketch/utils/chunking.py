@@ -39,3 +39,26 @@ def gen_row_slices(n_rows: int, chunk_n_rows: int):
     """Yield ``slice`` objects covering ``range(n_rows)`` in chunks."""
     for start in range(0, n_rows, chunk_n_rows):
         yield slice(start, min(start + chunk_n_rows, n_rows))
+
+
+def physical_memory_bytes() -> int | None:
+    """Total physical memory of this machine, or None where the OS does not say."""
+    import os
+
+    try:
+        return int(os.sysconf("SC_PHYS_PAGES")) * int(os.sysconf("SC_PAGE_SIZE"))
+    except (AttributeError, ValueError, OSError):
+        return None
+
+
+def check_allocation(nbytes: float, what: str, alternatives: str) -> None:
+    """Refuse, before allocating, an array that cannot fit in this machine's memory.
+
+    ``MemoryError`` naming the array, the bytes it needs, the machine's memory and
+    what to use instead -- never numpy's "Unable to allocate ..." from deep inside
+    a computation (or an OOM kill).
+    """
+    total = physical_memory_bytes()
+    if total is not None and nbytes > total:
+        raise MemoryError(f"{what} needs {nbytes / 2**30:.1f} GiB, more than this machine's "
+                          f"{total / 2**30:.1f} GiB of memory; {alternatives}")

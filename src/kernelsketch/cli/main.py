@@ -187,7 +187,7 @@ def build_parser():
     p.add_argument("--force", action="store_true", help="overwrite an existing model file")
 
     p = sub.add_parser("transform", parents=[common], help="embed a data file with a saved model",
-                       description="Embed a data file with a model saved by `fit --save`.")
+                       description="Embed a data file with a model saved by `fit -o MODEL`.")
     p.add_argument("model", metavar="MODEL")
     for a in inp._actions:
         p._add_action(a)

@@ -44,6 +44,7 @@ import numpy as np
 
 from ..datasets import DatasetNotFoundError, load_dataset, make_cluster_in_cluster, make_crescent_fullmoon
 from ..utils.progress import progress as _progress
+from ._seeds import int_seed as _int_seed, stream_rng as _rng
 from ._report import Report, pyplot
 
 __all__ = ["figure1", "figure2", "table2", "theorem1", "PAPER_TABLE2"]
@@ -66,15 +67,6 @@ READINGS = {"KPCA (unit eigenfunctions)": "KPCA", "K-JL (uncentred)": "K-JL"}
 
 
 # ----------------------------------------------------------------------------- shared helpers
-
-def _rng(seed, *stream):
-    """A Generator for one named stream of one run: results do not depend on run order."""
-    return np.random.default_rng([int(seed), *[int(s) for s in stream]])
-
-
-def _int_seed(rng):
-    return int(rng.integers(0, 2**31 - 1))
-
 
 def _standardize(X):
     """z-score each column (constant columns are left at 0)."""

@@ -59,6 +59,7 @@ from ..datasets import DatasetNotFoundError, load_dataset
 from ..kernels import estimate_bandwidth, pairwise_kernel
 from ..metrics import eigengaps, top_eigen
 from ..utils.progress import progress as _progress
+from ._seeds import stream_rng as _rng
 from ._report import Report, pyplot
 
 __all__ = ["figure1", "nystroem_additional_errors", "operator_hs_distance", "partial_spearman", "theorem6_bound",
@@ -73,10 +74,6 @@ DATASETS = {
 }
 _QUICK_N = {"mnist": 800, "adult": 1000, "diabetes": 768, "cpu": 800}
 _LANCZOS_MIN_N = 3000  # below this a dense subset eigh is cheaper than ARPACK restarts
-
-
-def _rng(seed, *stream):
-    return np.random.default_rng([int(seed), *[int(s) for s in stream]])
 
 
 def _load(name, n_samples, seed):

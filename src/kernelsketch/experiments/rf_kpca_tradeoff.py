@@ -91,6 +91,7 @@ import scipy.special
 from ..datasets import DatasetNotFoundError, load_dataset
 from ..kernels import estimate_bandwidth, pairwise_kernel
 from ..utils.progress import progress as _progress
+from ._seeds import int_seed as _int_seed, stream_rng as _rng
 from ._report import Report, pyplot
 
 __all__ = ["tradeoff", "ekpca_reconstruction", "rf_ekpca_reconstruction", "SYNTHETIC"]
@@ -100,14 +101,6 @@ SYNTHETIC = {"exp": "N(0, 1), 1-D, h = 0.5 (exponential decay)",
 TITLES = {"exp": "synthetic, exponential decay (Gaussian data)",
           "poly": "synthetic, polynomial decay (Cauchy data)", "cpu": "CPU (cpu_act, z-scored)"}
 _SYN_H = 0.5
-
-
-def _rng(seed, *stream):
-    return np.random.default_rng([int(seed), *[int(s) for s in stream]])
-
-
-def _int_seed(rng):
-    return int(rng.integers(0, 2**31 - 1))
 
 
 # ----------------------------------------------------------------------------- data

@@ -68,6 +68,7 @@ import numpy as np
 
 from ..datasets import DatasetNotFoundError, load_dataset, make_random_noisy
 from ..utils.progress import progress as _progress
+from ._seeds import int_seed as _int_seed, stream_rng as _rng
 from ._report import Report, pyplot
 
 __all__ = ["figures", "PAPER_CLAIMS", "space_usage"]
@@ -117,15 +118,6 @@ def space_usage(method, sample_size, n_features, sketch_size=None):
 
 
 # ----------------------------------------------------------------------------- helpers
-
-def _rng(seed, *stream):
-    """A Generator for one named stream of one run: results do not depend on run order."""
-    return np.random.default_rng([int(seed), *[int(s) for s in stream]])
-
-
-def _int_seed(rng):
-    return int(rng.integers(0, 2**31 - 1))
-
 
 def _zscore(X_train, X_test):
     """z-score both with the training columns' mean and std (constant columns left at 0)."""

@@ -46,6 +46,8 @@ _LAZY = {
     "fit_source": "out_of_core",
     "transform_source": "out_of_core",
     "standardize_source": "out_of_core",
+    "diagnose": "diagnostics",
+    "DiagnoseResult": "diagnostics",
     "embed_file": "out_of_core",
     "cluster_file": "out_of_core",
     # clustering
@@ -59,7 +61,7 @@ __all__ = ["config_context", "get_config", "set_config", "__version__", *_LAZY]
 
 
 _SUBPACKAGES = ("kernels", "maps", "sketches", "decomposition", "cluster", "metrics", "datasets", "experiments",
-                "io", "distributed", "persistence", "utils", "out_of_core")
+                "io", "distributed", "persistence", "utils", "out_of_core", "diagnostics")
 
 
 # Concurrent first accesses from several threads import one at a time: a thread must

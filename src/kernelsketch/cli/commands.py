@@ -234,6 +234,34 @@ def cmd_cluster(args, ui):
     return 0
 
 
+def cmd_diagnose(args, ui):
+    from ..diagnostics import diagnose
+
+    if not 0 < args.target < 1:
+        raise UsageError("--target must be a relative error in (0, 1)")
+    if args.output is not None and Path(args.output).is_dir():  # a new folder is created by the report
+        _check_outputs(args, [Path(args.output) / "report.md"], [args.input])
+    opts = pipeline.read_options(args)
+    res = diagnose(args.input, kernel=args.kernel, bandwidth=args.bandwidth, n_landmarks=args.landmarks,
+                   n_components=args.dim, sample_size=args.sample_size, target=args.target, random_state=args.seed,
+                   **{k: v for k, v in opts.items() if v is not None})
+    ui.say(f"{args.input}: {res.sample_size} of {res.n_rows} rows sampled (seed {res.seed}); {res.kernel} kernel, "
+           f"bandwidth {res.bandwidth:.4g}")
+    ui.say("captured trace of the centred Gram: "
+           + ", ".join(f"rank {r} {v:.3f}" for r, v in res.captured_trace.items()))
+    for e in res.errors:
+        ui.say(f"  {e['method']:<26} size {e['size']:>5}  relative Gram error: spectral {e['relative_spectral']:.4f}, "
+               f"Frobenius {e['relative_frobenius']:.4f}")
+    ui.say(res.recommendation["text"])
+    record = res.to_dict()
+    if args.output is not None:
+        paths = res.write_report(args.output, force=args.force)
+        ui.say(f"report written to {Path(args.output) / 'report.md'} (with {', '.join(p.name for p in paths[2:])})")
+        record["report"] = str(Path(args.output) / "report.md")
+    ui.record(command="diagnose", **record)
+    return 0
+
+
 def cmd_datasets(args, ui):
     from ..datasets import list_datasets
 

@@ -211,6 +211,26 @@ def build_parser():
     p.add_argument("--lloyd-passes", type=_nonnegative_int, default=0,
                    help="exact Lloyd passes over every row after the sample (each embeds the data again; default 0)")
 
+    p = sub.add_parser("diagnose", parents=[common, inp], help="is the approximation good? spectrum, errors, advice",
+                       description="On a seeded sample of INPUT: the centred Gram's spectrum and captured trace, the "
+                       "Gram error of Nystroem, SubsampleKPCA, RFF and StreamingKPCA at your sizes, a bandwidth "
+                       "sweep and the smallest number of landmarks reaching --target; writes report.md, "
+                       "report.json and PNG figures with -o.")
+    p.add_argument("--kernel", choices=["gaussian", "rbf", "laplacian", "cauchy"], default="gaussian",
+                   help="kernel (default: gaussian)")
+    p.add_argument("--bandwidth", type=_bandwidth, default="percentile", metavar="VALUE|percentile|median|mean_sq",
+                   help="kernel bandwidth h, or the heuristic that sets it (default: percentile)")
+    p.add_argument("-n", "--landmarks", type=_positive_int, default=200,
+                   help="landmarks (and random features) to measure (default 200)")
+    p.add_argument("-d", "--dim", type=_positive_int, help="rank / components to measure (default: all)")
+    p.add_argument("--sample-size", type=_positive_int, default=2000,
+                   help="rows of the uniform sample everything is measured on (default 2000)")
+    p.add_argument("--target", type=float, default=0.05,
+                   help="relative Frobenius error the recommendation aims for (default 0.05)")
+    p.add_argument("--seed", type=_seed, default=0, help="random seed (default 0)")
+    p.add_argument("-o", "--output", help="report folder: report.md, report.json, spectrum/errors/sweep .png")
+    p.add_argument("--force", action="store_true", help="overwrite an existing report")
+
     p = sub.add_parser("demo", parents=[common], help="the main job: Kernel JL clustering of Bank Notes (and Avila)")
     p.add_argument("-o", "--output", default="kernelsketch-demo",
                    help="output folder (default ./kernelsketch-demo); a rerun replaces the demo's own files there "
@@ -328,6 +348,8 @@ def _dispatch(args, ui):
             return commands.cmd_transform(args, ui)
         if args.command == "cluster":
             return commands.cmd_cluster(args, ui)
+        if args.command == "diagnose":
+            return commands.cmd_diagnose(args, ui)
         if args.command == "demo":
             from .demo import run_demo
 

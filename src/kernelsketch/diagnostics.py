@@ -1,0 +1,384 @@
+"""Is the approximation any good?  :func:`diagnose` measures it on a seeded sample of the data.
+
+On a uniform sample of at most ``sample_size`` rows (read by index from a file, an
+array or a Dask array, so memory is bounded whatever the input size) it forms the
+exact kernel matrix once and reports:
+
+* the spectrum of the centred Gram (``eigenvalues``, divided by the sample size),
+  its effective dimension ``(sum lambda)^2 / sum lambda^2`` and its eigengaps;
+* the fraction of the centred Gram's trace that ranks 1, 2, 5, 10, ... capture
+  (``captured_trace``): the best any rank-r method can do on this sample;
+* the relative Gram errors, spectral and Frobenius, of Nystroem, SubsampleKPCA,
+  random Fourier features and StreamingKPCA at the requested sizes, fitted on the
+  sample and compared with the exact Gram of the sample (uncentred for the maps of
+  ``K``, centred for SubsampleKPCA, whose ``Y Y^T`` approximates ``H K H``);
+* a bandwidth sweep (0.25x to 4x the chosen bandwidth, the heuristics marked) with
+  the trace captured at a few ranks;
+* a recommendation: the smallest number of Nystroem landmarks on a doubling grid
+  whose relative Frobenius error is at most ``target``, or a plain statement that
+  none up to half the sample size reaches it (as many landmarks as sampled rows
+  would reproduce the sample's Gram exactly and prove nothing).
+
+KernelJL is not in the error table: its inner products estimate ``<f, C^3 g>``
+(Theorem 1), not the Gram itself, so a Gram error would not measure it; the
+captured trace at its ``d`` says how much of the covariance its sketch can see.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+__all__ = ["DiagnoseResult", "diagnose"]
+
+#: ranks at which the captured trace is reported
+RANKS = (1, 2, 5, 10, 20, 50, 100, 200)
+#: bandwidth multipliers of the sweep
+SWEEP = (0.25, 0.5, 1.0, 2.0, 4.0)
+
+
+@dataclass
+class DiagnoseResult:
+    """What :func:`diagnose` measured.
+
+    Attributes
+    ----------
+    n_rows : int
+        Rows of the input.
+    sample_size : int
+        Rows of the seeded uniform sample everything is measured on.
+    kernel : str
+    bandwidth : float or None
+        The bandwidth used (resolved from the heuristic on the sample).
+    heuristics : dict
+        The value of each bandwidth heuristic on the sample.
+    eigenvalues : ndarray
+        Top eigenvalues of the centred sample Gram divided by the sample size.
+    effective_dimension : float
+        ``(sum lambda)^2 / sum lambda^2`` over the whole spectrum.
+    eigengaps : ndarray
+        ``lambda_r - lambda_{r+1}`` of ``eigenvalues``.
+    captured_trace : dict
+        Rank -> fraction of the centred Gram's trace its top-r eigenvalues hold.
+    errors : list of dict
+        One row per method: ``method``, ``size``, ``relative_spectral``,
+        ``relative_frobenius``, ``seconds``.
+    sweep : list of dict
+        One row per bandwidth: ``bandwidth``, ``factor`` and the captured trace
+        at a few ranks.
+    recommendation : dict
+        ``n_landmarks`` (or None), ``target``, ``text`` and the Nystroem error
+        ``grid`` it was read from.
+    seconds : float
+    seed : int
+    """
+
+    n_rows: int
+    sample_size: int
+    kernel: str
+    bandwidth: float | None
+    heuristics: dict
+    eigenvalues: np.ndarray
+    effective_dimension: float
+    eigengaps: np.ndarray
+    captured_trace: dict
+    errors: list
+    sweep: list
+    recommendation: dict
+    seconds: float = 0.0
+    seed: int = 0
+    figures: list = field(default_factory=list)
+
+    def to_dict(self):
+        """Plain JSON-ready values."""
+        out = asdict(self)
+        out["eigenvalues"] = [float(v) for v in self.eigenvalues]
+        out["eigengaps"] = [float(v) for v in self.eigengaps]
+        out["captured_trace"] = {str(k): float(v) for k, v in self.captured_trace.items()}
+        return out
+
+    def to_json(self, **kwargs):
+        """The result as a JSON document."""
+        return json.dumps(self.to_dict(), **{"indent": 2, **kwargs})
+
+    def write_report(self, folder, *, force=False):
+        """Write ``report.md``, ``report.json``, ``spectrum.png``, ``errors.png`` and ``sweep.png`` into ``folder``.
+
+        Files are written atomically; existing ones are refused unless ``force``. Returns the paths.
+        """
+        from .io.atomic import AtomicPath
+
+        folder = Path(folder)
+        folder.mkdir(parents=True, exist_ok=True)
+        paths = []
+        for name, writer in (("spectrum.png", self._plot_spectrum), ("errors.png", self._plot_errors),
+                             ("sweep.png", self._plot_sweep)):
+            with AtomicPath(folder / name, force=force) as tmp:
+                fig = writer()
+                fig.savefig(tmp, format="png", dpi=110, bbox_inches="tight")
+                _close(fig)
+            paths.append(folder / name)
+        self.figures = [p.name for p in paths]
+        with AtomicPath(folder / "report.json", force=force) as tmp:
+            tmp.write_text(self.to_json())
+        with AtomicPath(folder / "report.md", force=force) as tmp:
+            tmp.write_text(self.markdown())
+        return [folder / "report.md", folder / "report.json", *paths]
+
+    def markdown(self):
+        """The report as Markdown (what ``report.md`` holds)."""
+        lines = [f"# kernelsketch diagnose (seed {self.seed})", "",
+                 f"{self.sample_size} of {self.n_rows} rows (uniform sample), {self.kernel} kernel, bandwidth "
+                 f"{_fmt(self.bandwidth)}; heuristics on the sample: "
+                 + ", ".join(f"{k} {_fmt(v)}" for k, v in self.heuristics.items()) + ".", "",
+                 "## Spectrum of the centred Gram", "",
+                 f"Effective dimension {self.effective_dimension:.1f}. Fraction of the trace captured by rank r:", "",
+                 "| r | " + " | ".join(str(r) for r in self.captured_trace) + " |",
+                 "|---|" + "---|" * len(self.captured_trace),
+                 "| captured | " + " | ".join(f"{v:.3f}" for v in self.captured_trace.values()) + " |", "",
+                 "![spectrum](spectrum.png)", "", "## Gram approximation error at your sizes", "",
+                 "| method | size | relative spectral | relative Frobenius | seconds |", "|---|---|---|---|---|"]
+        for e in self.errors:
+            lines.append(f"| {e['method']} | {e['size']} | {e['relative_spectral']:.4f} | {e['relative_frobenius']:.4f} "
+                         f"| {e['seconds']:.3f} |")
+        lines += ["", "![errors](errors.png)", "", "## Bandwidth sweep", "",
+                  "| factor | bandwidth | " + " | ".join(f"rank {r}" for r in self.sweep[0]["captured"]) + " |",
+                  "|---|---|" + "---|" * len(self.sweep[0]["captured"])]
+        for s in self.sweep:
+            lines.append(f"| {s['factor']:g} | {_fmt(s['bandwidth'])} | "
+                         + " | ".join(f"{v:.3f}" for v in s["captured"].values()) + " |")
+        lines += ["", "![sweep](sweep.png)", "", "## Recommendation", "", self.recommendation["text"], ""]
+        return "\n".join(lines)
+
+    # -- figures ---------------------------------------------------------------------------------
+    def _plot_spectrum(self):
+        plt = _pyplot()
+        fig, axes = plt.subplots(1, 2, figsize=(9, 3.4))
+        lam = np.maximum(self.eigenvalues, 1e-300)
+        axes[0].semilogy(np.arange(1, lam.size + 1), lam, ".-", ms=3)
+        axes[0].set_xlabel("rank r")
+        axes[0].set_ylabel("eigenvalue / n")
+        axes[0].set_title(f"spectrum (effective dimension {self.effective_dimension:.1f})", fontsize=9)
+        ranks = list(self.captured_trace)
+        axes[1].plot(ranks, list(self.captured_trace.values()), "o-")
+        axes[1].set_xscale("log")
+        axes[1].set_ylim(0, 1.02)
+        axes[1].set_xlabel("rank r")
+        axes[1].set_ylabel("fraction of the trace captured")
+        axes[1].set_title("the best any rank-r method can do", fontsize=9)
+        fig.suptitle(f"{self.kernel}, bandwidth {_fmt(self.bandwidth)}, {self.sample_size} sampled rows", fontsize=9)
+        return fig
+
+    def _plot_errors(self):
+        plt = _pyplot()
+        fig, ax = plt.subplots(figsize=(6.5, 3.4))
+        grid = self.recommendation["grid"]
+        if grid:
+            ax.loglog([g["n_landmarks"] for g in grid], [g["relative_frobenius"] for g in grid], "o-",
+                      label="Nystroem, relative Frobenius")
+        for e in self.errors:
+            ax.scatter([e["size"]], [max(e["relative_frobenius"], 1e-16)], marker="s", zorder=3,
+                       label=f"{e['method']} (size {e['size']})")
+        ax.axhline(self.recommendation["target"], color="k", ls="--", lw=0.8, label="target")
+        ax.set_xlabel("landmarks / features")
+        ax.set_ylabel("relative Gram error")
+        ax.legend(fontsize=7)
+        ax.set_title("Gram approximation error on the sample", fontsize=9)
+        return fig
+
+    def _plot_sweep(self):
+        plt = _pyplot()
+        fig, ax = plt.subplots(figsize=(6.5, 3.4))
+        hs = [s["bandwidth"] for s in self.sweep]
+        for r in self.sweep[0]["captured"]:
+            ax.semilogx(hs, [s["captured"][r] for s in self.sweep], "o-", label=f"rank {r}")
+        for name, h in self.heuristics.items():
+            ax.axvline(h, color="grey", lw=0.8, ls=":")
+            ax.annotate(name, (h, 0.02), rotation=90, fontsize=7, color="grey")
+        ax.axvline(self.bandwidth, color="k", lw=1)
+        ax.set_ylim(0, 1.02)
+        ax.set_xlabel("bandwidth h")
+        ax.set_ylabel("fraction of the trace captured")
+        ax.legend(fontsize=7)
+        ax.set_title("bandwidth sweep (black: the bandwidth used)", fontsize=9)
+        return fig
+
+
+def _pyplot():
+    import matplotlib
+
+    matplotlib.use("Agg", force=False)
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def _close(fig):
+    import matplotlib.pyplot as plt
+
+    plt.close(fig)
+
+
+def _fmt(v):
+    return "-" if v is None else f"{v:.4g}"
+
+
+def _centred(K):
+    from .utils.eigen import centered_gram
+
+    return centered_gram(K.copy())[0]
+
+
+def _captured(lam, ranks):
+    lam = np.clip(lam, 0.0, None)
+    total = float(lam.sum())
+    cum = np.cumsum(lam)
+    return {int(r): (float(cum[min(r, lam.size) - 1] / total) if total > 0 else 0.0) for r in ranks}
+
+
+def _relative_errors(K, Y):
+    R = K - Y @ Y.T
+    return (float(np.linalg.norm(R, 2) / np.linalg.norm(K, 2)),
+            float(np.linalg.norm(R, "fro") / np.linalg.norm(K, "fro")))
+
+
+def diagnose(data, *, kernel="gaussian", bandwidth="percentile", n_landmarks=200, n_components=None,
+             n_random_features=None, sketch_size=20, sample_size=2000, target=0.05, random_state=0,
+             client=None, **read_options):
+    """Measure how well the kernel approximations do on ``data``; returns a :class:`DiagnoseResult`.
+
+    Parameters
+    ----------
+    data : path, array, MatrixSource or dask array
+        Read as :func:`~kernelsketch.fit_source` reads it; only the sampled rows are gathered.
+    kernel : {"gaussian", "laplacian", "cauchy"}
+    bandwidth : float or {"percentile", "median", "mean_sq"}
+        Resolved on the sample.
+    n_landmarks : int
+        Landmarks of Nystroem and SubsampleKPCA (capped at the sample size).
+    n_components : int, optional
+        Rank of Nystroem and SubsampleKPCA, components of StreamingKPCA (default: all that the sizes allow).
+    n_random_features : int, optional
+        Random features of RFF and StreamingKPCA (default ``n_landmarks``).
+    sketch_size : int
+        StreamingKPCA's Frequent Directions rows.
+    sample_size : int
+        Rows of the uniform sample (at most 2000 keeps the exact Gram at 32 MB and the run under a minute).
+    target : float
+        Relative Frobenius error the recommendation aims for.
+    random_state : int
+        Seeds the sample, the heuristics and every method.
+
+    Examples
+    --------
+    >>> import numpy as np, kernelsketch as ks
+    >>> X = np.random.default_rng(0).normal(size=(3000, 4))
+    >>> res = ks.diagnose(X, n_landmarks=100, sample_size=500)
+    >>> sorted(res.captured_trace)[:3], res.sample_size
+    ([1, 2, 5], 500)
+    >>> 0.0 < res.captured_trace[10] <= 1.0
+    True
+    """
+    import scipy.linalg
+
+    from .decomposition import StreamingKPCA, SubsampleKPCA
+    from .kernels import estimate_bandwidth, pairwise_kernel
+    from .maps import Nystroem, RandomFourierFeatures
+    from .maps.landmarks import sample_row_indices
+    from .out_of_core import open_engine
+
+    t0 = time.perf_counter()
+    seed = int(random_state)
+    engine = open_engine(data, client=client, **read_options)
+    if engine.n_rows is None:
+        engine.reduce(lambda X, _: X.shape[0], sum, desc="count rows")
+    N = int(engine.n_rows)
+    if N < 3:
+        raise ValueError(f"diagnose needs at least 3 rows, got {N}")
+    idx = sample_row_indices(N, int(sample_size), [seed, 0xD1A6])
+    X, _ = engine.gather(idx)
+    X = X.toarray() if hasattr(X, "toarray") else np.asarray(X, dtype=np.float64)
+    X = np.asarray(X, dtype=np.float64)
+    n = X.shape[0]
+    heuristics = {name: float(estimate_bandwidth(X, name, random_state=seed)) for name in ("percentile", "median",
+                                                                                          "mean_sq")}
+    h = float(bandwidth) if not isinstance(bandwidth, str) else heuristics[bandwidth]
+    K = pairwise_kernel(X, kernel=kernel, bandwidth=h).astype(np.float64, copy=False)
+    lam = scipy.linalg.eigh(_centred(K), eigvals_only=True, check_finite=False)[::-1] / n
+    lam_pos = np.clip(lam, 0.0, None)
+    eff = float(lam_pos.sum() ** 2 / np.sum(lam_pos**2)) if lam_pos.any() else 0.0
+    ranks = [r for r in RANKS if r <= n]
+    captured = _captured(lam, ranks)
+
+    m = int(min(n_landmarks, n))
+    m_rf = int(n_random_features or m)
+    r = n_components
+    errors = []
+
+    def timed(name, size, fit_y, target_K):
+        t = time.perf_counter()
+        Y = fit_y()
+        spec, frob = _relative_errors(target_K, np.asarray(Y, dtype=np.float64))
+        errors.append({"method": name, "size": size, "relative_spectral": spec, "relative_frobenius": frob,
+                       "seconds": time.perf_counter() - t})
+
+    Kc = _centred(K)
+    timed("Nystroem", m, lambda: Nystroem(n_landmarks=m, n_components=r, kernel=kernel, bandwidth=h,
+                                          random_state=seed).fit_transform(X), K)
+    def subsample_kpca():
+        # its map is centred on the landmarks' mean; centring the columns on the sample's makes
+        # Y Y^T an approximation of H K H exactly (the offsets are rank-one terms H removes)
+        Y = SubsampleKPCA(n_components=r, n_landmarks=m, kernel=kernel, bandwidth=h,
+                          random_state=seed).fit_transform(X)
+        return Y - Y.mean(axis=0)
+
+    timed("SubsampleKPCA (centred)", m, subsample_kpca, Kc)
+    timed("RandomFourierFeatures", m_rf, lambda: RandomFourierFeatures(m_rf, kernel=kernel, bandwidth=h,
+                                                                       random_state=seed).fit_transform(X), K)
+    ell = int(min(sketch_size, m_rf))
+    timed("StreamingKPCA", m_rf, lambda: StreamingKPCA(n_components=None if r is None else min(r, ell),
+                                                       n_random_features=m_rf, sketch_size=ell, kernel=kernel,
+                                                       bandwidth=h, random_state=seed).fit(X).gram_factor(X), K)
+
+    # the recommendation: Nystroem on a doubling grid of landmarks
+    # up to half the sample: landmarks that are the whole sample reproduce its Gram exactly and say nothing
+    grid = []
+    cap = max(2, n // 2)
+    size = 25
+    while True:
+        size = min(size * 2, cap)
+        Y = Nystroem(n_landmarks=size, kernel=kernel, bandwidth=h, random_state=seed).fit_transform(X)
+        spec, frob = _relative_errors(K, Y)
+        grid.append({"n_landmarks": size, "relative_spectral": spec, "relative_frobenius": frob})
+        if frob <= target or size >= cap:
+            break
+    hit = next((g for g in grid if g["relative_frobenius"] <= target), None)
+    if hit is not None:
+        text = (f"Nystroem reaches a relative Frobenius error of {hit['relative_frobenius']:.3f} <= {target:g} "
+                f"with n_landmarks = {hit['n_landmarks']} on this sample; use at least that many landmarks "
+                f"(and as many random features for a similar error with RFF, which typically needs more).")
+    else:
+        text = (f"No size up to {cap} landmarks (half the {n}-row sample) reaches a relative Frobenius error of {target:g} "
+                f"(best {grid[-1]['relative_frobenius']:.3f}): at this bandwidth the kernel matrix has a slowly "
+                f"decaying spectrum (effective dimension {eff:.1f}); a larger bandwidth, or a larger target, is "
+                "needed. The bandwidth sweep shows how the captured trace moves.")
+    recommendation = {"n_landmarks": None if hit is None else hit["n_landmarks"], "target": float(target),
+                      "text": text, "grid": grid}
+
+    sweep = []
+    sweep_ranks = [rr for rr in (1, 5, 20) if rr <= n]
+    for f in SWEEP:
+        Kf = pairwise_kernel(X, kernel=kernel, bandwidth=h * f).astype(np.float64, copy=False)
+        lf = scipy.linalg.eigh(_centred(Kf), eigvals_only=True, check_finite=False)[::-1]
+        sweep.append({"factor": f, "bandwidth": h * f, "captured": _captured(lf, sweep_ranks)})
+
+    top = min(n, 200)
+    return DiagnoseResult(
+        n_rows=N, sample_size=n, kernel=str(kernel), bandwidth=h, heuristics=heuristics,
+        eigenvalues=lam[:top], effective_dimension=eff, eigengaps=-np.diff(lam[: top + 1])[:top],
+        captured_trace=captured, errors=errors, sweep=sweep, recommendation=recommendation,
+        seconds=time.perf_counter() - t0, seed=seed)

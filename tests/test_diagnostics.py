@@ -1,0 +1,97 @@
+"""diagnose: its numbers against exact computations on small data, its report, its command."""
+
+import json
+
+import numpy as np
+import pytest
+import scipy.linalg
+
+import kernelsketch as ks
+from kernelsketch.cli.main import main
+from kernelsketch.kernels import pairwise_kernel
+
+
+@pytest.fixture(scope="module")
+def X():
+    rng = np.random.default_rng(0)
+    return np.concatenate([rng.normal(size=(300, 3)), rng.normal(4.0, 1.0, size=(300, 3))])
+
+
+@pytest.fixture(scope="module")
+def result(X):
+    return ks.diagnose(X, bandwidth=2.0, n_landmarks=60, sample_size=400, random_state=0)
+
+
+def test_spectrum_and_captured_trace_are_the_exact_ones(X, result):
+    from kernelsketch.maps.landmarks import sample_row_indices
+
+    S = X[sample_row_indices(X.shape[0], 400, [0, 0xD1A6])]
+    K = pairwise_kernel(S, bandwidth=2.0)
+    H = np.eye(400) - 1.0 / 400
+    lam = scipy.linalg.eigh(H @ K @ H, eigvals_only=True)[::-1]
+    np.testing.assert_allclose(result.eigenvalues, lam[:200] / 400, atol=1e-12)
+    np.testing.assert_allclose(result.eigengaps, -np.diff(lam[:201]) / 400, atol=1e-12)
+    pos = np.clip(lam, 0, None)
+    for r, frac in result.captured_trace.items():
+        assert frac == pytest.approx(pos[:r].sum() / pos.sum(), rel=1e-10)
+    assert result.effective_dimension == pytest.approx(pos.sum() ** 2 / (pos**2).sum(), rel=1e-10)
+    assert result.sample_size == 400 and result.n_rows == 600 and result.bandwidth == 2.0
+
+
+def test_gram_errors_are_the_direct_ones(X, result):
+    from kernelsketch.maps.landmarks import sample_row_indices
+
+    S = X[sample_row_indices(X.shape[0], 400, [0, 0xD1A6])]
+    K = pairwise_kernel(S, bandwidth=2.0)
+    Y = ks.Nystroem(n_landmarks=60, bandwidth=2.0, random_state=0).fit_transform(S)
+    row = next(e for e in result.errors if e["method"] == "Nystroem")
+    assert row["relative_frobenius"] == pytest.approx(np.linalg.norm(K - Y @ Y.T) / np.linalg.norm(K), rel=1e-9)
+    assert row["relative_spectral"] == pytest.approx(np.linalg.norm(K - Y @ Y.T, 2) / np.linalg.norm(K, 2), rel=1e-9)
+    assert {e["method"] for e in result.errors} == {"Nystroem", "SubsampleKPCA (centred)", "RandomFourierFeatures",
+                                                    "StreamingKPCA"}
+    for e in result.errors:
+        assert 0.0 <= e["relative_frobenius"] < 1.0
+
+
+def test_recommendation_is_the_first_size_reaching_the_target(X, result):
+    grid = result.recommendation["grid"]
+    assert [g["n_landmarks"] for g in grid] == sorted(g["n_landmarks"] for g in grid)
+    hit = result.recommendation["n_landmarks"]
+    if hit is not None:
+        assert next(g for g in grid if g["relative_frobenius"] <= 0.05)["n_landmarks"] == hit
+    strict = ks.diagnose(X, bandwidth=0.05, n_landmarks=20, sample_size=200, target=1e-6, random_state=0)
+    assert strict.recommendation["n_landmarks"] is None and "No size" in strict.recommendation["text"]
+    assert strict.recommendation["grid"][-1]["n_landmarks"] == 100  # it tried up to half the sample
+
+
+def test_a_file_gives_the_same_diagnosis_reading_only_the_sample(X, result, tmp_path):
+    np.save(tmp_path / "X.npy", X)
+    from_file = ks.diagnose(tmp_path / "X.npy", bandwidth=2.0, n_landmarks=60, sample_size=400, random_state=0)
+    np.testing.assert_array_equal(from_file.eigenvalues, result.eigenvalues)
+    assert from_file.errors[0]["relative_frobenius"] == result.errors[0]["relative_frobenius"]
+
+
+def test_report_files_and_json(result, tmp_path):
+    paths = result.write_report(tmp_path / "rep")
+    names = sorted(p.name for p in paths)
+    assert names == ["errors.png", "report.json", "report.md", "spectrum.png", "sweep.png"]
+    for p in paths:
+        if p.suffix == ".png":
+            assert p.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and p.stat().st_size > 5000
+    doc = json.loads((tmp_path / "rep" / "report.json").read_text())
+    assert doc["captured_trace"]["10"] == pytest.approx(result.captured_trace[10])
+    md = (tmp_path / "rep" / "report.md").read_text()
+    assert f"{result.captured_trace[10]:.3f}" in md and result.recommendation["text"] in md
+    with pytest.raises(FileExistsError):
+        result.write_report(tmp_path / "rep")
+
+
+def test_diagnose_command(tmp_path, capsys):
+    X, y = ks.load_dataset("banknote")
+    np.save(tmp_path / "bank.npy", X)
+    assert main(["--json", "diagnose", str(tmp_path / "bank.npy"), "-o", str(tmp_path / "rep"), "--sample-size",
+                 "300", "-n", "50"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["command"] == "diagnose" and doc["sample_size"] == 300 and len(doc["errors"]) == 4
+    assert (tmp_path / "rep" / "report.md").is_file()
+    assert main(["diagnose", str(tmp_path / "bank.npy"), "--target", "2"]) == 2

@@ -95,3 +95,21 @@ def test_diagnose_command(tmp_path, capsys):
     assert doc["command"] == "diagnose" and doc["sample_size"] == 300 and len(doc["errors"]) == 4
     assert (tmp_path / "rep" / "report.md").is_file()
     assert main(["diagnose", str(tmp_path / "bank.npy"), "--target", "2"]) == 2
+
+
+def test_nystroem_warns_when_it_captures_little_and_says_what_to_run():
+    import warnings
+
+    X = np.random.default_rng(0).normal(size=(2000, 5))
+    with pytest.warns(ks.ApproximationWarning, match=r"captures only \d+% .*kernelsketch.diagnose"):
+        ks.Nystroem(n_landmarks=50, bandwidth=0.3, random_state=0).fit(X)  # a narrow kernel, few landmarks
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ks.ApproximationWarning)
+        ks.Nystroem(n_landmarks=200, bandwidth=4.0, random_state=0).fit(X)  # a wide one captures most of it
+    # the figure in the warning is the trace error measured directly
+    ny = ks.Nystroem(n_landmarks=50, bandwidth=0.3, random_state=0)
+    with pytest.warns(ks.ApproximationWarning) as rec:
+        ny.fit(X)
+    rows = np.unique(np.linspace(0, 1999, 256).astype(int))
+    captured = 1 - ny.trace_error(X[rows]) / len(rows)
+    assert f"{captured:.0%}" in str(rec[0].message)

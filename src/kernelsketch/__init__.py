@@ -47,6 +47,7 @@ _LAZY = {
     "transform_source": "out_of_core",
     "standardize_source": "out_of_core",
     "diagnose": "diagnostics",
+    "ApproximationWarning": "utils.warnings",
     "DiagnoseResult": "diagnostics",
     "embed_file": "out_of_core",
     "cluster_file": "out_of_core",

@@ -152,7 +152,34 @@ class Nystroem(KernelEstimatorMixin, LandmarkMapMixin, ClassNamePrefixFeaturesOu
         L, idx = select_landmarks(X, self.landmarks, self.n_landmarks, rng, replace=self.replace)
         self._sampler = None
         self.n_samples_seen_ = X.shape[0]
-        return self._factor(L, idx, partial=False)
+        self._factor(L, idx, partial=False)
+        self._warn_if_little_captured(X)
+        return self
+
+    def _warn_if_little_captured(self, X, n_check=256):
+        """Warn (ApproximationWarning) when the map captures under half of the kernel's trace on X.
+
+        ``1 - trace_error / trace`` on at most ``n_check`` evenly spaced rows of X:
+        ``O(n_check m)`` kernel values, no randomness consumed.
+        """
+        import warnings
+
+        from ..utils.warnings import CAPTURED_TRACE_WARN, ApproximationWarning
+
+        n = X.shape[0]
+        rows = np.unique(np.linspace(0, n - 1, num=min(n, n_check)).astype(np.int64))
+        Xs = X[rows]
+        total = float(np.sum(self.kernel_.diag(Xs), dtype=np.float64))
+        if not total > 0:
+            return
+        captured = 1.0 - self.trace_error(Xs) / total
+        if captured < CAPTURED_TRACE_WARN:
+            warnings.warn(
+                f"Nystroem with {self.landmarks_.shape[0]} landmarks and rank {self.n_components_} captures only "
+                f"{captured:.0%} of the kernel's trace on {len(rows)} rows of X (bandwidth "
+                f"{getattr(self.kernel_, 'bandwidth', float('nan')):.4g}): its Gram approximation is poor here. "
+                "More landmarks or a larger bandwidth help; kernelsketch.diagnose(X) (or `kernelsketch diagnose "
+                "FILE`) measures which.", ApproximationWarning, stacklevel=3)
 
     @_fit_context(prefer_skip_nested_validation=True)
     def partial_fit(self, X, y=None):

@@ -75,6 +75,8 @@ class DiagnoseResult:
         ``grid`` it was read from.
     seconds : float
     seed : int
+    source : str
+        The path read, or the kind of in-memory data.
     """
 
     n_rows: int
@@ -91,6 +93,7 @@ class DiagnoseResult:
     recommendation: dict
     seconds: float = 0.0
     seed: int = 0
+    source: str = ""
     figures: list = field(default_factory=list)
 
     def to_dict(self):
@@ -131,7 +134,7 @@ class DiagnoseResult:
 
     def markdown(self):
         """The report as Markdown (what ``report.md`` holds)."""
-        lines = [f"# kernelsketch diagnose (seed {self.seed})", "",
+        lines = [f"# kernelsketch diagnose: {self.source} (seed {self.seed})", "",
                  f"{self.sample_size} of {self.n_rows} rows (uniform sample), {self.kernel} kernel, bandwidth "
                  f"{_fmt(self.bandwidth)}; heuristics on the sample: "
                  + ", ".join(f"{k} {_fmt(v)}" for k, v in self.heuristics.items()) + ".", "",
@@ -151,7 +154,8 @@ class DiagnoseResult:
         for s in self.sweep:
             lines.append(f"| {s['factor']:g} | {_fmt(s['bandwidth'])} | "
                          + " | ".join(f"{v:.3f}" for v in s["captured"].values()) + " |")
-        lines += ["", "![sweep](sweep.png)", "", "## Recommendation", "", self.recommendation["text"], ""]
+        lines += ["", "![sweep](sweep.png)", "", "## Recommendation", "", self.recommendation["text"], "",
+                  f"Measured in {self.seconds:.1f} s."]
         return "\n".join(lines)
 
     # -- figures ---------------------------------------------------------------------------------
@@ -381,4 +385,5 @@ def diagnose(data, *, kernel="gaussian", bandwidth="percentile", n_landmarks=200
         n_rows=N, sample_size=n, kernel=str(kernel), bandwidth=h, heuristics=heuristics,
         eigenvalues=lam[:top], effective_dimension=eff, eigengaps=-np.diff(lam[: top + 1])[:top],
         captured_trace=captured, errors=errors, sweep=sweep, recommendation=recommendation,
-        seconds=time.perf_counter() - t0, seed=seed)
+        seconds=time.perf_counter() - t0, seed=seed,
+        source=str(data) if isinstance(data, (str, Path)) else f"{type(data).__name__} of {N} rows")

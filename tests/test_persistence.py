@@ -359,3 +359,23 @@ def test_nystroem_stream_saved_mid_way_continues_identically(tmp_path, replace):
         saved.partial_fit(b)
     np.testing.assert_array_equal(saved.landmark_indices_, live.landmark_indices_)
     np.testing.assert_array_equal(saved.transform(blocks[0]), live.transform(blocks[0]))
+
+
+@pytest.mark.parametrize("entry", ["arr_0.npy", "meta.json"])
+def test_an_entry_flagged_encrypted_is_a_model_format_error(saved, tmp_path, entry):
+    """zipfile raises RuntimeError("... is encrypted, password required"): found by the mutation fuzzer."""
+    path, _, _ = saved
+    data = bytearray(path.read_bytes())
+    # set bit 0 (encrypted) of the entry's general-purpose flags in the central directory record
+    pos = 0
+    while (pos := data.find(b"PK\x01\x02", pos)) >= 0:
+        name_len = int.from_bytes(data[pos + 28:pos + 30], "little")
+        if data[pos + 46:pos + 46 + name_len].decode() == entry:
+            data[pos + 8] |= 0x1
+        pos += 4
+    out = tmp_path / "encrypted.ksm"
+    out.write_bytes(bytes(data))
+    with zipfile.ZipFile(out) as zf:
+        assert zf.getinfo(entry).flag_bits & 0x1
+    with pytest.raises(ModelFormatError, match="encrypted"):
+        load(out)

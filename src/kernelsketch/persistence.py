@@ -519,6 +519,8 @@ def load(path):
             for k, spec in specs.items():
                 info = zf.getinfo(f"{k}.npy")
                 # arrays are stored uncompressed: a deflated entry could expand far beyond the file (a zip bomb)
+                if info.flag_bits & 0x1:
+                    raise ModelFormatError(f"{path}: entry {k}.npy is encrypted; model files are never encrypted")
                 if info.compress_type != zipfile.ZIP_STORED:
                     raise ModelFormatError(f"{path}: entry {k}.npy is compressed; model files store arrays "
                                            "uncompressed (refused: it could expand far beyond the file's size)")
@@ -538,7 +540,8 @@ def load(path):
                 h.update(b"\0")
                 entries[name] = zf.read(name)
                 h.update(entries[name])
-    except (zipfile.BadZipFile, zlib.error, EOFError, OSError, NotImplementedError, struct.error) as exc:
+    except (zipfile.BadZipFile, zlib.error, EOFError, OSError, NotImplementedError, struct.error,
+            RuntimeError) as exc:  # RuntimeError: zipfile's "encrypted, password required" (meta.json too)
         # a damaged archive fails in the zip layer (bad CRC, bad deflate stream, truncated member)
         raise ModelFormatError(f"{path}: corrupt model file ({type(exc).__name__}: {exc})") from exc
     except (TypeError, AttributeError, KeyError) as exc:

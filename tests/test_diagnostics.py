@@ -35,6 +35,10 @@ def test_spectrum_and_captured_trace_are_the_exact_ones(X, result):
     for r, frac in result.captured_trace.items():
         assert frac == pytest.approx(pos[:r].sum() / pos.sum(), rel=1e-10)
     assert result.effective_dimension == pytest.approx(pos.sum() ** 2 / (pos**2).sum(), rel=1e-10)
+    # the recommended rank: the smallest r whose eigenvalues hold 95 % of the centred trace (target 0.05)
+    frac = np.cumsum(pos) / pos.sum()
+    r = result.recommendation["n_components"]
+    assert frac[r - 1] >= 0.95 and (r == 1 or frac[r - 2] < 0.95)
     assert result.sample_size == 400 and result.n_rows == 600 and result.bandwidth == 2.0
 
 

@@ -71,8 +71,9 @@ class DiagnoseResult:
         One row per bandwidth: ``bandwidth``, ``factor`` and the captured trace
         at a few ranks.
     recommendation : dict
-        ``n_landmarks`` (or None), ``target``, ``text`` and the Nystroem error
-        ``grid`` it was read from.
+        ``n_landmarks`` (or None), ``n_components`` (the smallest rank holding
+        ``1 - target`` of the centred trace, or None), ``target``, ``text`` and
+        the Nystroem error ``grid`` it was read from.
     seconds : float
     seed : int
     source : str
@@ -331,6 +332,15 @@ def diagnose(data, *, kernel="gaussian", bandwidth="percentile", n_landmarks=200
                        "seconds": time.perf_counter() - t})
 
     Kc = _centred(K)
+    from .utils.progress import progress
+
+    bar = progress(total=4 + len(SWEEP) + 7, desc="diagnose", unit="step")
+    _timed = timed
+
+    def timed(*a):  # noqa: F811 - the same, with a tick of the bar
+        _timed(*a)
+        bar.update(1)
+
     timed("Nystroem", m, lambda: Nystroem(n_landmarks=m, n_components=r, kernel=kernel, bandwidth=h,
                                           random_state=seed).fit_transform(X), K)
     def subsample_kpca():
@@ -358,6 +368,7 @@ def diagnose(data, *, kernel="gaussian", bandwidth="percentile", n_landmarks=200
         Y = Nystroem(n_landmarks=size, kernel=kernel, bandwidth=h, random_state=seed).fit_transform(X)
         spec, frob = _relative_errors(K, Y)
         grid.append({"n_landmarks": size, "relative_spectral": spec, "relative_frobenius": frob})
+        bar.update(1)
         if frob <= target or size >= cap:
             break
     hit = next((g for g in grid if g["relative_frobenius"] <= target), None)
@@ -370,8 +381,14 @@ def diagnose(data, *, kernel="gaussian", bandwidth="percentile", n_landmarks=200
                 f"(best {grid[-1]['relative_frobenius']:.3f}): at this bandwidth the kernel matrix has a slowly "
                 f"decaying spectrum (effective dimension {eff:.1f}); a larger bandwidth, or a larger target, is "
                 "needed. The bandwidth sweep shows how the captured trace moves.")
-    recommendation = {"n_landmarks": None if hit is None else hit["n_landmarks"], "target": float(target),
-                      "text": text, "grid": grid}
+    # the rank a map needs: the smallest r whose top-r eigenvalues hold 1 - target of the centred trace
+    frac = np.cumsum(lam_pos) / lam_pos.sum() if lam_pos.any() else np.zeros(1)
+    rank_needed = int(np.searchsorted(frac, 1.0 - target) + 1) if frac[-1] >= 1.0 - target else None
+    if rank_needed is not None:
+        text += (f" A rank-r embedding (n_components / -d) needs r >= {rank_needed} to hold {1 - target:.0%} of the "
+                 "centred Gram's trace on this sample.")
+    recommendation = {"n_landmarks": None if hit is None else hit["n_landmarks"], "n_components": rank_needed,
+                      "target": float(target), "text": text, "grid": grid}
 
     sweep = []
     sweep_ranks = [rr for rr in (1, 5, 20) if rr <= n]
@@ -379,6 +396,8 @@ def diagnose(data, *, kernel="gaussian", bandwidth="percentile", n_landmarks=200
         Kf = pairwise_kernel(X, kernel=kernel, bandwidth=h * f).astype(np.float64, copy=False)
         lf = scipy.linalg.eigh(_centred(Kf), eigvals_only=True, check_finite=False)[::-1]
         sweep.append({"factor": f, "bandwidth": h * f, "captured": _captured(lf, sweep_ranks)})
+        bar.update(1)
+    bar.close()
 
     top = min(n, 200)
     return DiagnoseResult(

@@ -31,7 +31,7 @@ import textwrap
 
 import numpy as np
 
-from ._harness import MiB, CaseResult, Comparison, Metric, NotAvailable, RunConfig, run_child
+from ._harness import MiB, CaseResult, Comparison, Metric, NotAvailable, RunConfig
 
 NAME = "cluster"
 TITLE = "i) The main job at scale: kernelsketch cluster of a 2,000,000 x 10 .npy (Kernel JL, k = 10)"

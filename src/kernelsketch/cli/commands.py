@@ -77,7 +77,7 @@ def _say_input(ui, args, engine):
 
 def cmd_embed(args, ui, *, save_only=False):
     """``embed`` (fit + transform to -o) and ``fit`` (fit + --save)."""
-    from ..out_of_core import fit_source, transform_source
+    from ..out_of_core import fit_source
 
     if not save_only:
         _check_suffix(args.output)  # before reading anything

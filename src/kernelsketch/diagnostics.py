@@ -245,12 +245,6 @@ def _captured(lam, ranks):
     return {int(r): (float(cum[min(r, lam.size) - 1] / total) if total > 0 else 0.0) for r in ranks}
 
 
-def _relative_errors(K, Y):
-    R = K - Y @ Y.T
-    return (float(np.linalg.norm(R, 2) / np.linalg.norm(K, 2)),
-            float(np.linalg.norm(R, "fro") / np.linalg.norm(K, "fro")))
-
-
 def diagnose(data, *, kernel="gaussian", bandwidth="percentile", n_landmarks=200, n_components=None,
              n_random_features=None, sketch_size=20, sample_size=2000, target=0.05, random_state=0,
              client=None, **read_options):
@@ -294,7 +288,9 @@ def diagnose(data, *, kernel="gaussian", bandwidth="percentile", n_landmarks=200
     from .kernels import estimate_bandwidth, pairwise_kernel
     from .maps import Nystroem, RandomFourierFeatures
     from .maps.landmarks import sample_row_indices
+    from .metrics import gram_residual_norms
     from .out_of_core import open_engine
+    from .utils.progress import progress
 
     t0 = time.perf_counter()
     seed = int(random_state)
@@ -323,26 +319,25 @@ def diagnose(data, *, kernel="gaussian", bandwidth="percentile", n_landmarks=200
     m_rf = int(n_random_features or m)
     r = n_components
     errors = []
+    bar = progress(total=4 + len(SWEEP) + 7, desc="diagnose", unit="step")
+    norms = {}  # ||G||_2 and ||G||_F of each target Gram, computed once
+    def relative_errors(G, Y, key):
+        if key not in norms:  # the Gram's own norms, once per target (its residual against Y = 0)
+            norms[key] = gram_residual_norms(G, np.zeros((G.shape[0], 0)), random_state=seed)
+        spec, frob = gram_residual_norms(G, Y, random_state=seed)
+        return spec / norms[key][0], frob / norms[key][1]
 
-    def timed(name, size, fit_y, target_K):
+    def timed(name, size, fit_y, target_K, key):
         t = time.perf_counter()
-        Y = fit_y()
-        spec, frob = _relative_errors(target_K, np.asarray(Y, dtype=np.float64))
+        spec, frob = relative_errors(target_K, np.asarray(fit_y(), dtype=np.float64), key)
         errors.append({"method": name, "size": size, "relative_spectral": spec, "relative_frobenius": frob,
                        "seconds": time.perf_counter() - t})
-
-    Kc = _centred(K)
-    from .utils.progress import progress
-
-    bar = progress(total=4 + len(SWEEP) + 7, desc="diagnose", unit="step")
-    _timed = timed
-
-    def timed(*a):  # noqa: F811 - the same, with a tick of the bar
-        _timed(*a)
         bar.update(1)
 
+    Kc = _centred(K)
     timed("Nystroem", m, lambda: Nystroem(n_landmarks=m, n_components=r, kernel=kernel, bandwidth=h,
-                                          random_state=seed).fit_transform(X), K)
+                                          random_state=seed).fit_transform(X), K, "K")
+
     def subsample_kpca():
         # its map is centred on the landmarks' mean; centring the columns on the sample's makes
         # Y Y^T an approximation of H K H exactly (the offsets are rank-one terms H removes)
@@ -350,13 +345,13 @@ def diagnose(data, *, kernel="gaussian", bandwidth="percentile", n_landmarks=200
                           random_state=seed).fit_transform(X)
         return Y - Y.mean(axis=0)
 
-    timed("SubsampleKPCA (centred)", m, subsample_kpca, Kc)
+    timed("SubsampleKPCA (centred)", m, subsample_kpca, Kc, "Kc")
     timed("RandomFourierFeatures", m_rf, lambda: RandomFourierFeatures(m_rf, kernel=kernel, bandwidth=h,
-                                                                       random_state=seed).fit_transform(X), K)
+                                                                       random_state=seed).fit_transform(X), K, "K")
     ell = int(min(sketch_size, m_rf))
     timed("StreamingKPCA", m_rf, lambda: StreamingKPCA(n_components=None if r is None else min(r, ell),
                                                        n_random_features=m_rf, sketch_size=ell, kernel=kernel,
-                                                       bandwidth=h, random_state=seed).fit(X).gram_factor(X), K)
+                                                       bandwidth=h, random_state=seed).fit(X).gram_factor(X), K, "K")
 
     # the recommendation: Nystroem on a doubling grid of landmarks
     # up to half the sample: landmarks that are the whole sample reproduce its Gram exactly and say nothing
@@ -366,7 +361,7 @@ def diagnose(data, *, kernel="gaussian", bandwidth="percentile", n_landmarks=200
     while True:
         size = min(size * 2, cap)
         Y = Nystroem(n_landmarks=size, kernel=kernel, bandwidth=h, random_state=seed).fit_transform(X)
-        spec, frob = _relative_errors(K, Y)
+        spec, frob = relative_errors(K, Y, "K")
         grid.append({"n_landmarks": size, "relative_spectral": spec, "relative_frobenius": frob})
         bar.update(1)
         if frob <= target or size >= cap:

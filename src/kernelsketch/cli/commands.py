@@ -96,6 +96,8 @@ def cmd_embed(args, ui, *, save_only=False):
         if args.save:
             from ..persistence import save
 
+            from sklearn.pipeline import make_pipeline
+
             # with --standardize the model is the Pipeline (scaler, estimator): `transform` re-applies the scaling
             save(est if scaler is None else make_pipeline(scaler, est), args.save, overwrite=args.force)
             ui.say(f"model saved to {args.save}")
@@ -104,12 +106,6 @@ def cmd_embed(args, ui, *, save_only=False):
             return 0
         _transform_to_output(est, engine, args, ui)
     return 0
-
-
-def make_pipeline(*steps):
-    from sklearn.pipeline import make_pipeline as _make
-
-    return _make(*steps)
 
 
 def _maybe_standardize(args, ui, engine):

@@ -174,6 +174,13 @@ class NystroemKernelKMeans(KernelEstimatorMixin, ClusterMixin, ClassNamePrefixFe
         check_is_fitted(self)
         return self.kmeans_.predict(self.transform(X))
 
+    @property
+    def kernel_(self):
+        """The kernel of the fitted Nystroem map (its resolved bandwidth included)."""
+        if "nystroem_" not in vars(self):
+            raise AttributeError("kernel_ is set by fit")
+        return self.nystroem_.kernel_
+
     def score(self, X, y=None):
         """Opposite of the k-means objective of X in the embedding space, as :meth:`sklearn.cluster.KMeans.score`.
 

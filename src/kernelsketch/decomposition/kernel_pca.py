@@ -268,10 +268,8 @@ class KernelPCA(KernelEstimatorMixin, ClassNamePrefixFeaturesOutMixin, Transform
         K.flat[:: K.shape[0] + 1] += self.alpha
         target = X.toarray() if sp.issparse(X) else np.asarray(X, dtype=np.float64)
         try:
-            self.dual_coef_ = scipy.linalg.solve(K, target, assume_a="pos", overwrite_a=True, check_finite=False)
-        except np.linalg.LinAlgError:  # an indefinite kernel (sigmoid): a symmetric solve
-            K = pairwise_kernel(Z, kernel=self.kernel_).astype(np.float64, copy=True)
-            K.flat[:: K.shape[0] + 1] += self.alpha
+            self.dual_coef_ = scipy.linalg.solve(K, target, assume_a="pos", check_finite=False)
+        except np.linalg.LinAlgError:  # an indefinite kernel (sigmoid): a symmetric solve of the same system
             self.dual_coef_ = scipy.linalg.solve(K, target, assume_a="sym", check_finite=False)
         self.X_transformed_fit_ = Z
 

@@ -52,7 +52,7 @@ class SubsampleKPCA(KernelEstimatorMixin, LandmarkMapMixin, ClassNamePrefixFeatu
     eigenvalues_ : ndarray (d,)
         Eigenvalues of the centred subsample Gram ``H K H``, descending.
     eigenvectors_ : ndarray (n, d)
-        Unit eigenvectors ``alpha`` (largest-|.| entry positive).
+        Unit eigenvectors ``alpha`` (largest-|.| entry positive; a canonical basis within equal eigenvalues).
     explained_variance_ : ndarray (d,)
         ``eigenvalues_ / n``.
     projection_ : ndarray (n, d)

@@ -64,9 +64,7 @@ class KernelEstimatorMixin:
 
     @property
     def bandwidth_(self):
-        kernel = vars(self).get("kernel_")
-        if kernel is None and "nystroem_" in vars(self):  # NystroemKernelKMeans: its map's kernel
-            kernel = vars(self)["nystroem_"].kernel_
+        kernel = getattr(self, "kernel_", None)
         if kernel is None:
             raise AttributeError(f"{type(self).__name__} is not fitted: bandwidth_ is set by fit")
         return fitted_bandwidth(kernel)

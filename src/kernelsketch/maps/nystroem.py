@@ -65,7 +65,8 @@ class Nystroem(KernelEstimatorMixin, LandmarkMapMixin, ClassNamePrefixFeaturesOu
     eigenvalues_ : ndarray (r,)
         Top eigenvalues ``lambda_i`` of the landmark Gram ``W``, descending.
     eigenvectors_ : ndarray (m, r)
-        Matching unit eigenvectors ``u_i`` (largest-|.| entry positive).
+        Matching unit eigenvectors ``u_i`` (largest-|.| entry positive; a canonical basis within equal
+        eigenvalues).
     projection_ : ndarray (m, r)
         ``U_r Lambda_r^{-1/2}``; ``transform(X) = K(X, landmarks_) @ projection_``.
     n_components_ : int

@@ -2,6 +2,7 @@
 
 from .clustering import adjusted_rand_index, rand_index
 from .gram_errors import (
+    gram_residual_norms,
     kernel_frobenius_error,
     kernel_frobenius_error_dense,
     kernel_spectral_error,
@@ -24,6 +25,7 @@ __all__ = [
     "additional_approximation_error_dense",
     "adjusted_rand_index",
     "eigengaps",
+    "gram_residual_norms",
     "kernel_frobenius_error",
     "kernel_frobenius_error_dense",
     "kernel_spectral_error",

@@ -43,6 +43,7 @@ _DENSE_MAX_N = 1000
 _BLOCKED_MAX_N = 20000
 
 __all__ = [
+    "gram_residual_norms",
     "kernel_frobenius_error",
     "kernel_frobenius_error_dense",
     "kernel_spectral_error",
@@ -212,6 +213,34 @@ def kernel_spectral_error(X, Y, kernel="gaussian", *, method="auto", tol=1e-8, m
     v0 = rng.uniform(-1.0, 1.0, n)
     w = eigsh(op, k=1, which="LM", v0=v0, tol=tol, maxiter=max_iter, return_eigenvectors=False)
     return _normalise(abs(float(w[0])), n, 1, normalize)
+
+
+def gram_residual_norms(G, Y, *, tol=1e-8, random_state=0):
+    """``(||G - Y Y^T||_2, ||G - Y Y^T||_F)`` for a Gram ``G`` already formed (symmetric, n x n).
+
+    For callers that hold the exact Gram of a sample and compare several factors
+    ``Y`` with it (:func:`kernelsketch.diagnose`): the residual is formed once per
+    ``Y``, its spectral norm is the eigenvalue of largest magnitude (Lanczos,
+    ``eigsh(which="LM")``, much cheaper than an SVD), and nothing is normalised.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> G = np.diag([3.0, 2.0, 1.0, 0.5])
+    >>> Y = np.sqrt(np.diag([3.0, 2.0, 0.0, 0.0]))[:, :2]
+    >>> [round(v, 6) for v in gram_residual_norms(G, Y)]
+    [1.0, 1.118034]
+    """
+    G = np.asarray(G, dtype=np.float64)
+    Y = np.asarray(Y, dtype=np.float64)
+    R = G - Y @ Y.T
+    frob = float(np.linalg.norm(R, "fro"))
+    n = R.shape[0]
+    if n < 3:  # ARPACK needs k < n - 1
+        return float(np.max(np.abs(np.linalg.eigvalsh(R)))), frob
+    v0 = check_random_state(random_state).uniform(-1.0, 1.0, n)
+    w = eigsh(R, k=1, which="LM", v0=v0, tol=tol, return_eigenvectors=False)
+    return abs(float(w[0])), frob
 
 
 # ---------------------------------------------------------------------------

@@ -22,14 +22,5 @@ KERNEL_CONSTRAINTS = {
 FEATURE_KERNEL_CONSTRAINT = [StrOptions(set(KERNELS)), Kernel]
 
 
-def deterministic_signs(V):
-    """Flip columns of V so that each column's largest-|.| entry is positive."""
-    idx = np.argmax(np.abs(V), axis=0)
-    signs = np.sign(V[idx, np.arange(V.shape[1])])
-    signs[signs == 0] = 1.0
-    V *= signs
-    return V
-
-
 def output_dtype(X):
     return np.float32 if X.dtype == np.float32 else np.float64

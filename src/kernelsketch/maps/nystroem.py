@@ -165,6 +165,7 @@ class Nystroem(KernelEstimatorMixin, LandmarkMapMixin, ClassNamePrefixFeaturesOu
         """
         import warnings
 
+        from ..utils.threads import single_threaded_blas
         from ..utils.warnings import CAPTURED_TRACE_WARN, ApproximationWarning
 
         n = X.shape[0]
@@ -173,7 +174,10 @@ class Nystroem(KernelEstimatorMixin, LandmarkMapMixin, ClassNamePrefixFeaturesOu
         total = float(np.sum(self.kernel_.diag(Xs), dtype=np.float64))
         if not total > 0:
             return
-        captured = 1.0 - self.trace_error(Xs) / total
+        # a small pass (n_check x m kernel values): on one thread, as blas_for does for small products, so
+        # OpenBLAS threads still spinning from the eigensolver do not slow it down
+        with single_threaded_blas():
+            captured = 1.0 - self.trace_error(Xs) / total
         if captured < CAPTURED_TRACE_WARN:
             warnings.warn(
                 f"Nystroem with {self.landmarks_.shape[0]} landmarks and rank {self.n_components_} captures only "

@@ -28,7 +28,7 @@ import statistics
 import subprocess
 import sys
 import time
-from typing import Callable
+from collections.abc import Callable
 
 MiB = 2**20
 
@@ -121,7 +121,7 @@ class CaseResult:
         return dataclasses.asdict(self)
 
     @classmethod
-    def from_dict(cls, d: dict) -> "CaseResult":
+    def from_dict(cls, d: dict) -> CaseResult:
         d = dict(d)
         d["comparisons"] = [Comparison(**c) for c in d.get("comparisons", [])]
         d["metrics"] = [Metric(**m) for m in d.get("metrics", [])]
@@ -291,8 +291,9 @@ def _mem_total_gib() -> float | None:
 def _git_commit() -> str:
     here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     try:
-        out = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=here, capture_output=True,
-                             text=True, timeout=10)
+        out = subprocess.run(
+            ["git", "rev-parse", "--short", "HEAD"], cwd=here, capture_output=True, text=True, timeout=10
+        )
         return out.stdout.strip() or "unknown"
     except (OSError, subprocess.SubprocessError):
         return "unknown"
@@ -310,8 +311,20 @@ def blas_info() -> list:
         if key in seen:
             continue
         seen.add(key)
-        out.append({k: info.get(k) for k in ("user_api", "internal_api", "version", "architecture",
-                                              "num_threads", "threading_layer", "filepath")})
+        out.append(
+            {
+                k: info.get(k)
+                for k in (
+                    "user_api",
+                    "internal_api",
+                    "version",
+                    "architecture",
+                    "num_threads",
+                    "threading_layer",
+                    "filepath",
+                )
+            }
+        )
     return out
 
 
@@ -330,10 +343,12 @@ def machine_info() -> dict:
         affinity = len(os.sched_getaffinity(0))
     except AttributeError:  # pragma: no cover
         affinity = os.cpu_count()
-    env = {v: os.environ.get(v, "unset") for v in ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE", "OPENBLAS_NUM_THREADS",
-                                                     "OMP_NUM_THREADS")}
+    env = {
+        v: os.environ.get(v, "unset")
+        for v in ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE", "OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS")
+    }
     return {
-        "date": _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+        "date": _dt.datetime.now(_dt.UTC).strftime("%Y-%m-%d %H:%M UTC"),
         "cpu": _cpu_model(),
         "cores": f"{os.cpu_count()} logical, {affinity} usable",
         "memory_gib": _mem_total_gib(),
@@ -437,8 +452,11 @@ def render_header(info: dict, quick: bool) -> str:
         f"- environment: {env_txt}",
         "- load average (1, 5, 15 min) at start: "
         + (", ".join(f"{x:.2f}" for x in info["load_average"]) if info.get("load_average") else "unknown")
-        + (f"; at end: {', '.join(f'{x:.2f}' for x in info['load_average_end'])}" if info.get("load_average_end")
-           else ""),
+        + (
+            f"; at end: {', '.join(f'{x:.2f}' for x in info['load_average_end'])}"
+            if info.get("load_average_end")
+            else ""
+        ),
         "- threadpools (threadpoolctl):",
     ]
     for b in info["blas"]:
@@ -453,7 +471,7 @@ def render_header(info: dict, quick: bool) -> str:
         f"each call is followed by a {SETTLE_S:g} s pause (its result still alive), so that the next one "
         "starts after OpenBLAS threads spinning from the previous call have gone to sleep (they spin ~0.1 s and "
         "would steal a core). "
-        "Speedup = reference time / our time; a \"within 1.3x of the floor\" target is a speedup >= 1/1.3. "
+        'Speedup = reference time / our time; a "within 1.3x of the floor" target is a speedup >= 1/1.3. '
         "Peak MiB = resident high-water mark of one call minus the RSS before it (reset through "
         "`/proc/self/clear_refs`), so BLAS and numpy buffers are counted.",
         "",
@@ -474,7 +492,9 @@ def render_summary(results: list) -> str:
         for m in res.metrics:
             if m.bound is not None:
                 val = "not available" if m.value is None else f"{fmt_num(m.value)} {m.unit}".strip()
-                lines.append(f"| {res.name}: {cell(m.label)} | {m.op} {fmt_num(m.bound)} {m.unit} | {val} | {fmt_met(m.met)} |")
+                lines.append(
+                    f"| {res.name}: {cell(m.label)} | {m.op} {fmt_num(m.bound)} {m.unit} | {val} | {fmt_met(m.met)} |"
+                )
     lines.append("")
     return "\n".join(lines)
 

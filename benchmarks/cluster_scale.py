@@ -31,7 +31,7 @@ import textwrap
 
 import numpy as np
 
-from ._harness import MiB, CaseResult, Comparison, Metric, NotAvailable, RunConfig
+from ._harness import CaseResult, Comparison, Metric, MiB, NotAvailable, RunConfig
 
 NAME = "cluster"
 TITLE = "i) The main job at scale: kernelsketch cluster of a 2,000,000 x 10 .npy (Kernel JL, k = 10)"
@@ -55,8 +55,9 @@ def _cli():
 def write_input(folder, n_rows, n_features, k, chunk=500_000):
     rng = np.random.default_rng(11)
     centers = rng.normal(0.0, 4.0, (k, n_features))
-    X = np.lib.format.open_memmap(os.path.join(folder, "X.npy"), mode="w+", dtype=np.float64,
-                                  shape=(n_rows, n_features))
+    X = np.lib.format.open_memmap(
+        os.path.join(folder, "X.npy"), mode="w+", dtype=np.float64, shape=(n_rows, n_features)
+    )
     y = np.lib.format.open_memmap(os.path.join(folder, "y.npy"), mode="w+", dtype=np.int64, shape=(n_rows,))
     for start in range(0, n_rows, chunk):
         stop = min(start + chunk, n_rows)
@@ -108,7 +109,7 @@ def _json_of(cmd):
     try:
         with open(out.name, "w") as fh:
             t0 = time.perf_counter()
-            proc = subprocess.Popen(cmd + ["--json"], stdout=fh)
+            proc = subprocess.Popen([*cmd, "--json"], stdout=fh)
             _, status, usage = os.wait4(proc.pid, 0)
             wall = time.perf_counter() - t0
         code = os.waitstatus_to_exitcode(status)
@@ -187,49 +188,105 @@ def _child(script, inp, out, k):
 def to_case(r, k, title=TITLE):
     emb_s = r["embed"][1] if "embed" in r else None
     cl, cl_s, cl_mb = r["cluster"]
-    res = CaseResult(NAME, title, setup=(
-        f"{r['n_rows']:,} x 10 float64 `.npy`, {k} Gaussian clusters; `-d {10 * k}`; `n_landmarks=auto` resolved "
-        f"to n = {cl.get('n_landmarks')} (from N), bandwidth h = {cl.get('bandwidth', float('nan')):.4g}. "
-        f"k-means seeded on {cl.get('kmeans_sample_rows'):,} sampled rows; 0 extra Lloyd passes (default)."))
+    res = CaseResult(
+        NAME,
+        title,
+        setup=(
+            f"{r['n_rows']:,} x 10 float64 `.npy`, {k} Gaussian clusters; `-d {10 * k}`; `n_landmarks=auto` resolved "
+            f"to n = {cl.get('n_landmarks')} (from N), bandwidth h = {cl.get('bandwidth', float('nan')):.4g}. "
+            f"k-means seeded on {cl.get('kmeans_sample_rows'):,} sampled rows; 0 extra Lloyd passes (default)."
+        ),
+    )
     if emb_s is not None:
-        res.metrics.append(Metric("cluster / embed wall time", cl_s / emb_s, "x", 1.5, "<=",
-                                  note=f"cluster {cl_s:.1f} s, embed {emb_s:.1f} s (embed writes the "
-                                  f"{r['n_rows'] * 10 * k * 8 / 1e9:.1f} GB embedding; cluster writes labels)"))
+        res.metrics.append(
+            Metric(
+                "cluster / embed wall time",
+                cl_s / emb_s,
+                "x",
+                1.5,
+                "<=",
+                note=f"cluster {cl_s:.1f} s, embed {emb_s:.1f} s (embed writes the "
+                f"{r['n_rows'] * 10 * k * 8 / 1e9:.1f} GB embedding; cluster writes labels)",
+            )
+        )
         res.metrics.append(Metric("embed peak RSS", r["embed"][2], "MiB"))
-    res.metrics.append(Metric("cluster peak RSS", cl_mb, "MiB", 1e9 / MiB if r["n_rows"] <= 2_000_000 else 2e9 / MiB,
-                              "<=", note="the whole command"))
+    res.metrics.append(
+        Metric(
+            "cluster peak RSS",
+            cl_mb,
+            "MiB",
+            1e9 / MiB if r["n_rows"] <= 2_000_000 else 2e9 / MiB,
+            "<=",
+            note="the whole command",
+        )
+    )
     res.metrics.append(Metric("cluster wall time", cl_s, "s", note=f"phases: {cl.get('seconds')}"))
     if "ari_kmeans" in r:
         km, km_s, km_mb = r["kmeans"]
-        res.metrics.append(Metric("ARI vs full KMeans on the same embedding", r["ari_kmeans"], "", 0.99, ">=",
-                                  note=f"scikit-learn KMeans(n_init=3) on the whole embedding: {km_s:.1f} s, "
-                                  f"{km_mb:,.0f} MiB peak"))
+        res.metrics.append(
+            Metric(
+                "ARI vs full KMeans on the same embedding",
+                r["ari_kmeans"],
+                "",
+                0.99,
+                ">=",
+                note=f"scikit-learn KMeans(n_init=3) on the whole embedding: {km_s:.1f} s, {km_mb:,.0f} MiB peak",
+            )
+        )
     res.metrics.append(Metric("ARI vs the true clusters", r["ari_truth"], ""))
     if "dask" in r:
         dk, dk_s, dk_mb = r["dask"]
         res.metrics += [
-            Metric("--workers 2: same n", float(dk.get("n_landmarks") == cl.get("n_landmarks")), "", 1.0, ">=",
-                   note=f"n = {dk.get('n_landmarks')} on Dask, {cl.get('n_landmarks')} in memory"),
+            Metric(
+                "--workers 2: same n",
+                float(dk.get("n_landmarks") == cl.get("n_landmarks")),
+                "",
+                1.0,
+                ">=",
+                note=f"n = {dk.get('n_landmarks')} on Dask, {cl.get('n_landmarks')} in memory",
+            ),
             Metric("--workers 2: ARI vs in-memory labels", r["ari_dask"], "", 0.999, ">="),
-            Metric("--workers 2: wall / in-memory wall", dk_s / cl_s, "x", 2.0, "<=",
-                   note=f"{dk_s:.1f} s vs {cl_s:.1f} s; client peak RSS {dk_mb:,.0f} MiB; "
-                   f"tasks {dk['dask']['tasks']}, bytes to client {dk['dask']['bytes_to_client'] / 1e6:.1f} MB, "
-                   f"state scattered {dk['dask']['bytes_broadcast'] / 1e6:.1f} MB per pass x passes "
-                   f"{dk['dask']['passes']}"),
+            Metric(
+                "--workers 2: wall / in-memory wall",
+                dk_s / cl_s,
+                "x",
+                2.0,
+                "<=",
+                note=f"{dk_s:.1f} s vs {cl_s:.1f} s; client peak RSS {dk_mb:,.0f} MiB; "
+                f"tasks {dk['dask']['tasks']}, bytes to client {dk['dask']['bytes_to_client'] / 1e6:.1f} MB, "
+                f"state scattered {dk['dask']['bytes_broadcast'] / 1e6:.1f} MB per pass x passes "
+                f"{dk['dask']['passes']}",
+            ),
         ]
     if "sklearn" in r:
         _, sk_s, sk_mb = r["sklearn"]
-        res.comparisons.append(Comparison(
-            "cluster the file", "kernelsketch cluster --method kjl (n = auto)",
-            "sklearn Nystroem(200) -> MiniBatchKMeans(n_init=3)", cl_s, sk_s, ours_mem_mb=cl_mb, ref_mem_mb=sk_mb,
-            note=f"ARI vs truth: ours {r['ari_truth']:.4f}, scikit-learn {r['ari_sklearn_truth']:.4f}; ours uses "
-            f"n = {cl.get('n_landmarks')} landmarks, the pipeline 200 (its usual setting)"))
+        res.comparisons.append(
+            Comparison(
+                "cluster the file",
+                "kernelsketch cluster --method kjl (n = auto)",
+                "sklearn Nystroem(200) -> MiniBatchKMeans(n_init=3)",
+                cl_s,
+                sk_s,
+                ours_mem_mb=cl_mb,
+                ref_mem_mb=sk_mb,
+                note=f"ARI vs truth: ours {r['ari_truth']:.4f}, scikit-learn {r['ari_sklearn_truth']:.4f}; ours uses "
+                f"n = {cl.get('n_landmarks')} landmarks, the pipeline 200 (its usual setting)",
+            )
+        )
         if "cluster200" in r:
             _, c2_s, c2_mb = r["cluster200"]
-            res.comparisons.append(Comparison(
-                "cluster the file, same landmark count", "kernelsketch cluster --method kjl -n 200",
-                "sklearn Nystroem(200) -> MiniBatchKMeans(n_init=3)", c2_s, sk_s, ours_mem_mb=c2_mb, ref_mem_mb=sk_mb,
-                note=f"ARI vs truth: ours {r['ari_200_truth']:.4f}, scikit-learn {r['ari_sklearn_truth']:.4f}"))
+            res.comparisons.append(
+                Comparison(
+                    "cluster the file, same landmark count",
+                    "kernelsketch cluster --method kjl -n 200",
+                    "sklearn Nystroem(200) -> MiniBatchKMeans(n_init=3)",
+                    c2_s,
+                    sk_s,
+                    ours_mem_mb=c2_mb,
+                    ref_mem_mb=sk_mb,
+                    note=f"ARI vs truth: ours {r['ari_200_truth']:.4f}, scikit-learn {r['ari_sklearn_truth']:.4f}",
+                )
+            )
     return res
 
 

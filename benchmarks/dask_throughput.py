@@ -28,7 +28,6 @@ import statistics
 import sys
 import time
 
-
 from ._harness import CaseResult, Metric, NotAvailable, RunConfig
 
 NAME = "dask"
@@ -47,16 +46,17 @@ def _methods(quick):
     m = 50 if quick else 500
     f = 32 if quick else 256
     return {
-        "Nystroem (m=%d, r=%d)" % (m, m // 5): lambda: Nystroem(n_landmarks=m, n_components=m // 5, bandwidth="median",
-                                                                 random_state=0),
-        "KernelJL (n=%d, d=50)" % m: lambda: KernelJL(n_components=50, n_landmarks=m, random_state=0),
-        "SubsampleKPCA (n=%d, k=10)" % m: lambda: SubsampleKPCA(n_components=10, n_landmarks=m, random_state=0),
-        "RandomFourierFeatures (m=%d)" % (2 * f): lambda: RandomFourierFeatures(2 * f, bandwidth="median",
-                                                                               random_state=0),
-        "RNCA (m=%d, k=10)" % f: lambda: RNCA(10, n_random_features=f, bandwidth="median", random_state=0),
-        "RFKPCA (m=%d, k=10)" % f: lambda: RFKPCA(10, n_random_features=f, bandwidth="median", random_state=0),
-        "StreamingKPCA (m=%d, l=32)" % f: lambda: StreamingKPCA(10, n_random_features=f, sketch_size=32,
-                                                                bandwidth="median", random_state=0),
+        f"Nystroem (m={m}, r={m // 5})": lambda: Nystroem(
+            n_landmarks=m, n_components=m // 5, bandwidth="median", random_state=0
+        ),
+        f"KernelJL (n={m}, d=50)": lambda: KernelJL(n_components=50, n_landmarks=m, random_state=0),
+        f"SubsampleKPCA (n={m}, k=10)": lambda: SubsampleKPCA(n_components=10, n_landmarks=m, random_state=0),
+        f"RandomFourierFeatures (m={2 * f})": lambda: RandomFourierFeatures(2 * f, bandwidth="median", random_state=0),
+        f"RNCA (m={f}, k=10)": lambda: RNCA(10, n_random_features=f, bandwidth="median", random_state=0),
+        f"RFKPCA (m={f}, k=10)": lambda: RFKPCA(10, n_random_features=f, bandwidth="median", random_state=0),
+        f"StreamingKPCA (m={f}, l=32)": lambda: StreamingKPCA(
+            10, n_random_features=f, sketch_size=32, bandwidth="median", random_state=0
+        ),
         "FrequentDirections (l=10)": lambda: FrequentDirections(sketch_size=10),
     }
 
@@ -82,8 +82,12 @@ def _measure_cluster(n_workers, s, methods, log):
     from kernelsketch.distributed import fit, transform
 
     out = {}
-    with LocalCluster(n_workers=n_workers, threads_per_worker=1, processes=True, host="127.0.0.1",
-                      dashboard_address=None) as cluster, Client(cluster) as client:
+    with (
+        LocalCluster(
+            n_workers=n_workers, threads_per_worker=1, processes=True, host="127.0.0.1", dashboard_address=None
+        ) as cluster,
+        Client(cluster) as client,
+    ):
         X = da.random.default_rng(0).standard_normal((s["n_rows"], s["n_features"]), chunks=(s["chunk"], -1))
         X = client.persist(X)
         wait(X)
@@ -101,8 +105,15 @@ def _measure_cluster(n_workers, s, methods, log):
             Z.compute()
             tr_ww = _worker_bytes(client) - b0
             graph = len(pickle.dumps(dict(transform(est, X).__dask_graph__())))
-            out[label] = dict(fit_s=t_fit, transform_s=t_tr, fit_ww=fit_ww, fit_back=fit_back,
-                              transform_ww=tr_ww, transform_graph=graph, state=len(pickle.dumps(est)))
+            out[label] = dict(
+                fit_s=t_fit,
+                transform_s=t_tr,
+                fit_ww=fit_ww,
+                fit_back=fit_back,
+                transform_ww=tr_ww,
+                transform_graph=graph,
+                state=len(pickle.dumps(est)),
+            )
         Xl = X.compute()
     return out, Xl
 
@@ -112,8 +123,10 @@ def _measure_memory(X, s, methods, log):
     for label, make in methods.items():
         log(f"in memory: {label}")
         est = make().fit(X)
-        out[label] = dict(fit_s=_median_time(lambda: make().fit(X), s["repeats"]),
-                          transform_s=_median_time(lambda: est.transform(X).sum(axis=0), s["repeats"]))
+        out[label] = dict(
+            fit_s=_median_time(lambda: make().fit(X), s["repeats"]),
+            transform_s=_median_time(lambda: est.transform(X).sum(axis=0), s["repeats"]),
+        )
     return out
 
 
@@ -137,30 +150,47 @@ def _mib(b):
 
 def render(s, res) -> str:
     n = s["n_rows"]
-    lines = [f"# {TITLE}", "",
-             f"Data: {n:,} x {s['n_features']} float64 persisted on the workers in chunks of {s['chunk']:,} rows "
-             f"({n // s['chunk']} chunks); LocalCluster with processes=True, threads_per_worker=1, on this machine "
-             f"({os.cpu_count()} cores, load average {os.getloadavg()[0]:.2f} at the end).  Median of {s['repeats']} "
-             "runs after a warm-up.  `transform` is timed as `transform(est, X).sum(axis=0)` (every block computed, "
-             "d numbers returned).", "",
-             "## Throughput (rows/s)", "",
-             "| method | fit in memory | fit dask 1w | fit dask 2w | transform in memory | transform dask 1w "
-             "| transform dask 2w |", "|---|---:|---:|---:|---:|---:|---:|"]
+    lines = [
+        f"# {TITLE}",
+        "",
+        f"Data: {n:,} x {s['n_features']} float64 persisted on the workers in chunks of {s['chunk']:,} rows "
+        f"({n // s['chunk']} chunks); LocalCluster with processes=True, threads_per_worker=1, on this machine "
+        f"({os.cpu_count()} cores, load average {os.getloadavg()[0]:.2f} at the end).  Median of {s['repeats']} "
+        "runs after a warm-up.  `transform` is timed as `transform(est, X).sum(axis=0)` (every block computed, "
+        "d numbers returned).",
+        "",
+        "## Throughput (rows/s)",
+        "",
+        "| method | fit in memory | fit dask 1w | fit dask 2w | transform in memory | transform dask 1w "
+        "| transform dask 2w |",
+        "|---|---:|---:|---:|---:|---:|---:|",
+    ]
     for label in res["memory"]:
         row = [label]
         for step in ("fit_s", "transform_s"):
             for side in ("memory", "dask-1", "dask-2"):
                 row.append(f"{n / res[side][label][step]:,.0f}")
         lines.append("| " + " | ".join(row) + " |")
-    lines += ["", "## Bytes moved per method (2 workers)", "",
-              "| method | fit: worker<->worker (row gather, tree merge) | fit: fitted state to client | transform: graph sent (holds the state "
-              "once) | transform: worker<->worker | fitted state (pickled) |", "|---|---:|---:|---:|---:|---:|"]
+    lines += [
+        "",
+        "## Bytes moved per method (2 workers)",
+        "",
+        "| method | fit: worker<->worker (row gather, tree merge) | fit: fitted state to client "
+        "| transform: graph sent (holds the state once) | transform: worker<->worker | fitted state (pickled) |",
+        "|---|---:|---:|---:|---:|---:|",
+    ]
     for label, r in res["dask-2"].items():
-        lines.append(f"| {label} | {_mib(r['fit_ww'])} | {_mib(r['fit_back'])} | {_mib(r['transform_graph'])} | "
-                     f"{_mib(r['transform_ww'])} | {_mib(r['state'])} |")
-    lines += ["", "Input rows never move: a fit sends back only sketches (merged up a tree) or the gathered "
-              "landmark and bandwidth-sample rows; a transform ships the fitted state once per worker and "
-              "returns only what is asked for.", ""]
+        lines.append(
+            f"| {label} | {_mib(r['fit_ww'])} | {_mib(r['fit_back'])} | {_mib(r['transform_graph'])} | "
+            f"{_mib(r['transform_ww'])} | {_mib(r['state'])} |"
+        )
+    lines += [
+        "",
+        "Input rows never move: a fit sends back only sketches (merged up a tree) or the gathered "
+        "landmark and bandwidth-sample rows; a transform ships the fitted state once per worker and "
+        "returns only what is asked for.",
+        "",
+    ]
     return "\n".join(lines)
 
 

@@ -18,7 +18,7 @@ import tempfile
 
 import numpy as np
 
-from ._harness import MiB, CaseResult, Metric, NotAvailable, RunConfig, run_child
+from ._harness import CaseResult, Metric, MiB, NotAvailable, RunConfig, run_child
 
 NAME = "memory"
 TITLE = "f) Memory: kernelsketch embed of a 5,000,000 x 10 .npy (K-JL n = 1,000, d = 50)"
@@ -72,15 +72,26 @@ def run(cfg: RunConfig) -> CaseResult:
         del Z
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
-    res = CaseResult(NAME, TITLE, setup=(
-        f"`kernelsketch embed in.npy -o out.npy --method kjl -n {n} -d {d}` on a {N:,} x {p} float64 .npy "
-        f"({N * p * 8 / 1e6:,.0f} MB, memory-mapped by the command); output {shape} {dtype} "
-        f"({out_mb:,.0f} MiB)."))
+    res = CaseResult(
+        NAME,
+        TITLE,
+        setup=(
+            f"`kernelsketch embed in.npy -o out.npy --method kjl -n {n} -d {d}` on a {N:,} x {p} float64 .npy "
+            f"({N * p * 8 / 1e6:,.0f} MB, memory-mapped by the command); output {shape} {dtype} "
+            f"({out_mb:,.0f} MiB)."
+        ),
+    )
     res.metrics += [
         # The output is written through a memory map: its pages need not all be
         # resident, so the peak can be below the output size (reported as 0).
-        Metric("peak RSS beyond the output array", max(peak_mb - out_mb, 0.0), "MiB", LIMIT_MB, "<=",
-               note=f"peak RSS {peak_mb:,.0f} MiB - output {out_mb:,.0f} MiB, floored at 0"),
+        Metric(
+            "peak RSS beyond the output array",
+            max(peak_mb - out_mb, 0.0),
+            "MiB",
+            LIMIT_MB,
+            "<=",
+            note=f"peak RSS {peak_mb:,.0f} MiB - output {out_mb:,.0f} MiB, floored at 0",
+        ),
         Metric("peak RSS of the command", peak_mb, "MiB", out_mb + LIMIT_MB, "<=", note="output + 1.5 GB"),
         Metric("throughput", N / wall, "rows/s"),
         Metric("wall time of the command", wall, "s"),

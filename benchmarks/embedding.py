@@ -24,9 +24,11 @@ OURS = (("KernelJL", "kernelsketch.maps", "KernelJL"), ("Nystroem", "kernelsketc
 def expected_rows(quick: bool) -> list:
     rows = []
     for label, _, _ in OURS:
-        rows += [f"{label}.transform vs sklearn Nystroem(n).transform (float64)",
-                 f"{label} fit+transform vs sklearn Nystroem(n) -> PCA(d) fit+transform (float64)",
-                 f"{label}.transform float32 vs our float64"]
+        rows += [
+            f"{label}.transform vs sklearn Nystroem(n).transform (float64)",
+            f"{label} fit+transform vs sklearn Nystroem(n) -> PCA(d) fit+transform (float64)",
+            f"{label}.transform float32 vs our float64",
+        ]
     return rows
 
 
@@ -51,18 +53,23 @@ def run(cfg: RunConfig) -> CaseResult:
     X32 = X.astype(np.float32)
     h = float(np.sqrt(2.0 * p))
     gamma = 1.0 / h**2
-    res = CaseResult(NAME, TITLE, setup=(
-        f"X: {N:,} x {p} standard normal, Gaussian kernel h = sqrt(2 p) (sklearn gamma = 1/h^2), "
-        f"n = {n:,} landmarks, d = {d}; transforms of the fitted maps on all of X; "
-        f"median of {repeats} interleaved runs after 1 warm-up ({fit_repeats} for fit+transform)."))
+    res = CaseResult(
+        NAME,
+        TITLE,
+        setup=(
+            f"X: {N:,} x {p} standard normal, Gaussian kernel h = sqrt(2 p) (sklearn gamma = 1/h^2), "
+            f"n = {n:,} landmarks, d = {d}; transforms of the fitted maps on all of X; "
+            f"median of {repeats} interleaved runs after 1 warm-up ({fit_repeats} for fit+transform)."
+        ),
+    )
 
     def mem(fn):
         return peak_extra_mb(fn) if cfg.measure_memory else None
 
     sk_nys = SkNystroem(kernel="rbf", gamma=gamma, n_components=n, random_state=0).fit(X)
-    pipeline = lambda: make_pipeline(  # noqa: E731
-        SkNystroem(kernel="rbf", gamma=gamma, n_components=n, random_state=0),
-        PCA(n_components=d, random_state=0)).fit_transform(X)
+    pipeline = lambda: make_pipeline(
+        SkNystroem(kernel="rbf", gamma=gamma, n_components=n, random_state=0), PCA(n_components=d, random_state=0)
+    ).fit_transform(X)
 
     available = {}
     for label, module, name in OURS:
@@ -92,20 +99,42 @@ def run(cfg: RunConfig) -> CaseResult:
     tf = time_interleaved(fits, fit_repeats)
     mf = {k: mem(f) for k, f in fits.items()}
 
-    for label, _, name in OURS:
+    for label, _, _name in OURS:
         ok = label in available
         res.comparisons += [
-            Comparison(f"{label}.transform vs sklearn Nystroem(n).transform (float64)", f"{label}.transform",
-                       f"sklearn Nystroem({n}).transform", t[f"{label}64"].median if ok else None,
-                       t["sklearn"].median, 5.0, ">= 5x", m.get(f"{label}64"), m["sklearn"]),
-            Comparison(f"{label} fit+transform vs sklearn Nystroem(n) -> PCA(d) fit+transform (float64)",
-                       f"{label} fit+transform", f"sklearn Nystroem({n}) -> PCA({d})",
-                       tf[label].median if ok else None, tf["pipeline"].median, 20.0, ">= 20x",
-                       mf.get(label), mf["pipeline"]),
-            Comparison(f"{label}.transform float32 vs our float64", f"{label}.transform float32",
-                       f"{label}.transform float64", t[f"{label}32"].median if ok else None,
-                       t[f"{label}64"].median if ok else None, 1.6, ">= 1.6x", m.get(f"{label}32"),
-                       m.get(f"{label}64")),
+            Comparison(
+                f"{label}.transform vs sklearn Nystroem(n).transform (float64)",
+                f"{label}.transform",
+                f"sklearn Nystroem({n}).transform",
+                t[f"{label}64"].median if ok else None,
+                t["sklearn"].median,
+                5.0,
+                ">= 5x",
+                m.get(f"{label}64"),
+                m["sklearn"],
+            ),
+            Comparison(
+                f"{label} fit+transform vs sklearn Nystroem(n) -> PCA(d) fit+transform (float64)",
+                f"{label} fit+transform",
+                f"sklearn Nystroem({n}) -> PCA({d})",
+                tf[label].median if ok else None,
+                tf["pipeline"].median,
+                20.0,
+                ">= 20x",
+                mf.get(label),
+                mf["pipeline"],
+            ),
+            Comparison(
+                f"{label}.transform float32 vs our float64",
+                f"{label}.transform float32",
+                f"{label}.transform float64",
+                t[f"{label}32"].median if ok else None,
+                t[f"{label}64"].median if ok else None,
+                1.6,
+                ">= 1.6x",
+                m.get(f"{label}32"),
+                m.get(f"{label}64"),
+            ),
         ]
     if "KernelJL" in fitted:
         z64 = fitted["KernelJL"][0].transform(X[:2000])

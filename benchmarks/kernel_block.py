@@ -33,12 +33,14 @@ def expected_rows(quick: bool) -> list:
     rows = []
     for dt, _ in DTYPES:
         for d in sizes["dims"]:
-            rows += [f"{dt}, d={d}: vs rbf_kernel (fresh output)",
-                     f"{dt}, d={d}: floor vs rbf_kernel (fresh output; one GEMM, then one np.exp pass)",
-                     f"{dt}, d={d}: GEMM alone vs rbf_kernel (fresh output; ceiling of any kernel that gets its "
-                     "exponent from a GEMM, even with a free exp)",
-                     f"{dt}, d={d}: vs floor (fresh output)",
-                     f"{dt}, d={d}: vs floor (warm out= buffer)"]
+            rows += [
+                f"{dt}, d={d}: vs rbf_kernel (fresh output)",
+                f"{dt}, d={d}: floor vs rbf_kernel (fresh output; one GEMM, then one np.exp pass)",
+                f"{dt}, d={d}: GEMM alone vs rbf_kernel (fresh output; ceiling of any kernel that gets its "
+                "exponent from a GEMM, even with a free exp)",
+                f"{dt}, d={d}: vs floor (fresh output)",
+                f"{dt}, d={d}: vs floor (warm out= buffer)",
+            ]
     return rows
 
 
@@ -50,9 +52,14 @@ def run(cfg: RunConfig) -> CaseResult:
     sizes = QUICK if cfg.quick else FULL
     n, m = sizes["n_samples"], sizes["n_landmarks"]
     repeats = cfg.n_repeats(5)
-    res = CaseResult(NAME, TITLE, setup=(
-        f"X: {n:,} x d standard normal, L = first {m:,} rows of X, bandwidth h = sqrt(2 d) "
-        f"(sklearn gamma = 1/h^2); output {n:,} x {m:,}; median of {repeats} interleaved runs after 1 warm-up."))
+    res = CaseResult(
+        NAME,
+        TITLE,
+        setup=(
+            f"X: {n:,} x d standard normal, L = first {m:,} rows of X, bandwidth h = sqrt(2 d) "
+            f"(sklearn gamma = 1/h^2); output {n:,} x {m:,}; median of {repeats} interleaved runs after 1 warm-up."
+        ),
+    )
     rng = np.random.default_rng(0)
     for dt_name, sk_target in DTYPES:
         dtype = np.dtype(dt_name)
@@ -88,8 +95,12 @@ def run(cfg: RunConfig) -> CaseResult:
                 return rbf_kernel(X, L, gamma=gamma)
 
             cfg.log(f"[{NAME}] {dt_name} d={d}")
-            fresh = {"ours_fresh": ours_fresh, "sklearn": sklearn_fresh, "floor_fresh": floor_fresh,
-                     "gemm_fresh": gemm_fresh}
+            fresh = {
+                "ours_fresh": ours_fresh,
+                "sklearn": sklearn_fresh,
+                "floor_fresh": floor_fresh,
+                "gemm_fresh": gemm_fresh,
+            }
             warm = {"ours_warm": ours_warm, "floor_warm": floor_warm}
             fns = {**fresh, **warm}
             # With 400-800 MB outputs, memory left free for more than ~0.1 s is
@@ -104,23 +115,65 @@ def run(cfg: RunConfig) -> CaseResult:
             err = float(np.max(np.abs(ours_fresh()[: min(n, 2000)] - sklearn_fresh()[: min(n, 2000)])))
             tag = f"{dt_name}, d={d}"
             res.comparisons += [
-                Comparison(f"{tag}: vs rbf_kernel (fresh output)", "pairwise_kernel", "sklearn rbf_kernel",
-                           t["ours_fresh"].median, t["sklearn"].median, sk_target, f">= {sk_target:g}x",
-                           mem["ours_fresh"], mem["sklearn"], note=f"max |diff| {err:.1e}"),
-                Comparison(f"{tag}: floor vs rbf_kernel (fresh output; one GEMM, then one np.exp pass)",
-                           "GEMM + exp, fresh", "sklearn rbf_kernel", t["floor_fresh"].median, t["sklearn"].median,
-                           None, "", mem["floor_fresh"], mem["sklearn"]),
-                Comparison(f"{tag}: GEMM alone vs rbf_kernel (fresh output; ceiling of any kernel that gets its "
-                           "exponent from a GEMM, even with a free exp)", "X @ L.T, fresh", "sklearn rbf_kernel",
-                           t["gemm_fresh"].median, t["sklearn"].median, None, "", mem["gemm_fresh"], mem["sklearn"]),
-                Comparison(f"{tag}: vs floor (fresh output)", "pairwise_kernel", "GEMM + exp, fresh",
-                           t["ours_fresh"].median, t["floor_fresh"].median, 1 / FLOOR_TARGET,
-                           f"within {FLOOR_TARGET}x of floor", mem["ours_fresh"], mem["floor_fresh"]),
-                Comparison(f"{tag}: vs floor (warm out= buffer)", "pairwise_kernel(out=)", "GEMM + exp, out=",
-                           t["ours_warm"].median, t["floor_warm"].median, 1 / FLOOR_TARGET,
-                           f"within {FLOOR_TARGET}x of floor", mem["ours_warm"], mem["floor_warm"]),
+                Comparison(
+                    f"{tag}: vs rbf_kernel (fresh output)",
+                    "pairwise_kernel",
+                    "sklearn rbf_kernel",
+                    t["ours_fresh"].median,
+                    t["sklearn"].median,
+                    sk_target,
+                    f">= {sk_target:g}x",
+                    mem["ours_fresh"],
+                    mem["sklearn"],
+                    note=f"max |diff| {err:.1e}",
+                ),
+                Comparison(
+                    f"{tag}: floor vs rbf_kernel (fresh output; one GEMM, then one np.exp pass)",
+                    "GEMM + exp, fresh",
+                    "sklearn rbf_kernel",
+                    t["floor_fresh"].median,
+                    t["sklearn"].median,
+                    None,
+                    "",
+                    mem["floor_fresh"],
+                    mem["sklearn"],
+                ),
+                Comparison(
+                    f"{tag}: GEMM alone vs rbf_kernel (fresh output; ceiling of any kernel that gets its "
+                    "exponent from a GEMM, even with a free exp)",
+                    "X @ L.T, fresh",
+                    "sklearn rbf_kernel",
+                    t["gemm_fresh"].median,
+                    t["sklearn"].median,
+                    None,
+                    "",
+                    mem["gemm_fresh"],
+                    mem["sklearn"],
+                ),
+                Comparison(
+                    f"{tag}: vs floor (fresh output)",
+                    "pairwise_kernel",
+                    "GEMM + exp, fresh",
+                    t["ours_fresh"].median,
+                    t["floor_fresh"].median,
+                    1 / FLOOR_TARGET,
+                    f"within {FLOOR_TARGET}x of floor",
+                    mem["ours_fresh"],
+                    mem["floor_fresh"],
+                ),
+                Comparison(
+                    f"{tag}: vs floor (warm out= buffer)",
+                    "pairwise_kernel(out=)",
+                    "GEMM + exp, out=",
+                    t["ours_warm"].median,
+                    t["floor_warm"].median,
+                    1 / FLOOR_TARGET,
+                    f"within {FLOOR_TARGET}x of floor",
+                    mem["ours_warm"],
+                    mem["floor_warm"],
+                ),
             ]
             res.notes.append(f"{tag}: max |ours - rbf_kernel| over the first rows = {err:.1e}")
-            del X, L, B, buf
+            X = L = B = buf = None  # free the arrays before the next size (the closures hold the names)
     res.notes.append("Peak MiB of a warm-buffer call excludes the buffer itself (allocated before the call).")
     return res

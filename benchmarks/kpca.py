@@ -20,8 +20,11 @@ QUICK = {"n_samples": 400, "n_landmarks": 150, "n_features": 5, "n_components": 
 
 
 def expected_rows(quick: bool) -> list:
-    return ["exact KernelPCA fit (arpack)", "SubsampleKPCA fit vs randomized KernelPCA on the landmarks",
-            "Nystroem fit vs randomized KernelPCA on the landmarks"]
+    return [
+        "exact KernelPCA fit (arpack)",
+        "SubsampleKPCA fit vs randomized KernelPCA on the landmarks",
+        "Nystroem fit vs randomized KernelPCA on the landmarks",
+    ]
 
 
 def _top_eigenvalues_match(ours, ref, k):
@@ -41,41 +44,73 @@ def run(cfg: RunConfig) -> CaseResult:
     X = rng.standard_normal((n, d))
     h = float(np.sqrt(2.0 * d))
     gamma = 1.0 / h**2
-    res = CaseResult(NAME, TITLE, setup=(
-        f"X: {n:,} x {d} standard normal, Gaussian kernel h = sqrt(2 d) (sklearn gamma = 1/h^2), "
-        f"top {k} components; landmarks: the first {nl:,} rows (sklearn fits on those rows); "
-        f"median of {repeats} interleaved runs after 1 warm-up."))
+    res = CaseResult(
+        NAME,
+        TITLE,
+        setup=(
+            f"X: {n:,} x {d} standard normal, Gaussian kernel h = sqrt(2 d) (sklearn gamma = 1/h^2), "
+            f"top {k} components; landmarks: the first {nl:,} rows (sklearn fits on those rows); "
+            f"median of {repeats} interleaved runs after 1 warm-up."
+        ),
+    )
 
     def mem(fn):
         return peak_extra_mb(fn) if cfg.measure_memory else None
 
     # -- exact ------------------------------------------------------------
-    ours = lambda: KernelPCA(n_components=k, bandwidth=h, eigen_solver="arpack", random_state=0).fit(X)  # noqa: E731
-    ref = lambda: SkKernelPCA(n_components=k, kernel="rbf", gamma=gamma, eigen_solver="arpack",  # noqa: E731
-                              random_state=0).fit(X)
+    ours = lambda: KernelPCA(n_components=k, bandwidth=h, eigen_solver="arpack", random_state=0).fit(X)
+    ref = lambda: SkKernelPCA(
+        n_components=k,
+        kernel="rbf",
+        gamma=gamma,
+        eigen_solver="arpack",
+        random_state=0,
+    ).fit(X)
     cfg.log(f"[{NAME}] exact")
     t = time_interleaved({"ours": ours, "ref": ref}, repeats)
     gap = _top_eigenvalues_match(ours().eigenvalues_, ref().eigenvalues_, k)
-    res.comparisons.append(Comparison("exact KernelPCA fit (arpack)", "KernelPCA(arpack)", "sklearn KernelPCA(arpack)",
-                                      t["ours"].median, t["ref"].median, 2.0, ">= 2x", mem(ours), mem(ref),
-                                      note=f"top-{k} eigenvalues agree to {gap:.1e} (relative)"))
+    res.comparisons.append(
+        Comparison(
+            "exact KernelPCA fit (arpack)",
+            "KernelPCA(arpack)",
+            "sklearn KernelPCA(arpack)",
+            t["ours"].median,
+            t["ref"].median,
+            2.0,
+            ">= 2x",
+            mem(ours),
+            mem(ref),
+            note=f"top-{k} eigenvalues agree to {gap:.1e} (relative)",
+        )
+    )
     res.notes.append(f"exact: top-{k} eigenvalues of ours and scikit-learn agree to {gap:.1e} relative to the largest")
 
     # -- 2,000 landmarks -------------------------------------------------------
     Xl = X[:nl]
-    ref_r = lambda: SkKernelPCA(n_components=k, kernel="rbf", gamma=gamma, eigen_solver="randomized",  # noqa: E731
-                                random_state=0).fit(Xl)
+    ref_r = lambda: SkKernelPCA(
+        n_components=k,
+        kernel="rbf",
+        gamma=gamma,
+        eigen_solver="randomized",
+        random_state=0,
+    ).fit(Xl)
     for label, module, name, kwargs in (
-        ("SubsampleKPCA fit vs randomized KernelPCA on the landmarks", "kernelsketch.decomposition",
-         "SubsampleKPCA", {"n_components": k}),
-        ("Nystroem fit vs randomized KernelPCA on the landmarks", "kernelsketch.maps", "Nystroem",
-         {"n_components": k}),
+        (
+            "SubsampleKPCA fit vs randomized KernelPCA on the landmarks",
+            "kernelsketch.decomposition",
+            "SubsampleKPCA",
+            {"n_components": k},
+        ),
+        ("Nystroem fit vs randomized KernelPCA on the landmarks", "kernelsketch.maps", "Nystroem", {"n_components": k}),
     ):
         try:
             Est = require(module, name)
         except NotAvailable as exc:
-            res.comparisons.append(Comparison(label, name, "sklearn KernelPCA(randomized)", None, None, 1.0,
-                                              "no slower (>= 1x)", note=str(exc)))
+            res.comparisons.append(
+                Comparison(
+                    label, name, "sklearn KernelPCA(randomized)", None, None, 1.0, "no slower (>= 1x)", note=str(exc)
+                )
+            )
             res.notes.append(f"{name}: not available")
             continue
 
@@ -84,7 +119,17 @@ def run(cfg: RunConfig) -> CaseResult:
 
         cfg.log(f"[{NAME}] {name}")
         t = time_interleaved({"ours": fit_ours, "ref": ref_r}, repeats)
-        res.comparisons.append(Comparison(label, f"{name}(n_landmarks={nl})", "sklearn KernelPCA(randomized)",
-                                          t["ours"].median, t["ref"].median, 1.0, "no slower (>= 1x)",
-                                          mem(fit_ours), mem(ref_r)))
+        res.comparisons.append(
+            Comparison(
+                label,
+                f"{name}(n_landmarks={nl})",
+                "sklearn KernelPCA(randomized)",
+                t["ours"].median,
+                t["ref"].median,
+                1.0,
+                "no slower (>= 1x)",
+                mem(fit_ours),
+                mem(ref_r),
+            )
+        )
     return res

@@ -20,8 +20,10 @@ QUICK = {"n_samples": 3_000, "n_features": 50, "n_random_features": 200}
 
 
 def expected_rows(quick: bool) -> list:
-    return ["RandomFourierFeatures.transform vs RBFSampler.transform (float64)",
-            "RandomFourierFeatures.transform float32 vs RBFSampler.transform (float32)"]
+    return [
+        "RandomFourierFeatures.transform vs RBFSampler.transform (float64)",
+        "RandomFourierFeatures.transform float32 vs RBFSampler.transform (float32)",
+    ]
 
 
 def run(cfg: RunConfig) -> CaseResult:
@@ -35,26 +37,51 @@ def run(cfg: RunConfig) -> CaseResult:
     X = rng.standard_normal((N, p))
     X32 = X.astype(np.float32)
     h = float(np.sqrt(2.0 * p))
-    res = CaseResult(NAME, TITLE, setup=(
-        f"X: {N:,} x {p} standard normal, Gaussian kernel h = sqrt(2 p) (RBFSampler gamma = 1/h^2), "
-        f"m = {m:,} features; transform only; median of {repeats} interleaved runs after 1 warm-up."))
+    res = CaseResult(
+        NAME,
+        TITLE,
+        setup=(
+            f"X: {N:,} x {p} standard normal, Gaussian kernel h = sqrt(2 p) (RBFSampler gamma = 1/h^2), "
+            f"m = {m:,} features; transform only; median of {repeats} interleaved runs after 1 warm-up."
+        ),
+    )
 
     ours64 = RFF(n_random_features=m, bandwidth=h, random_state=0).fit(X)
     ours32 = RFF(n_random_features=m, bandwidth=h, random_state=0).fit(X32)
     sk64 = RBFSampler(gamma=1.0 / h**2, n_components=m, random_state=0).fit(X)
     sk32 = RBFSampler(gamma=1.0 / h**2, n_components=m, random_state=0).fit(X32)
-    fns = {"ours64": lambda: ours64.transform(X), "sk64": lambda: sk64.transform(X),
-           "ours32": lambda: ours32.transform(X32), "sk32": lambda: sk32.transform(X32)}
+    fns = {
+        "ours64": lambda: ours64.transform(X),
+        "sk64": lambda: sk64.transform(X),
+        "ours32": lambda: ours32.transform(X32),
+        "sk32": lambda: sk32.transform(X32),
+    }
     cfg.log(f"[{NAME}] transforms")
     t = time_interleaved(fns, repeats)
     mem = {k: (peak_extra_mb(f) if cfg.measure_memory else None) for k, f in fns.items()}
     res.comparisons += [
-        Comparison("RandomFourierFeatures.transform vs RBFSampler.transform (float64)", "RandomFourierFeatures",
-                   "sklearn RBFSampler", t["ours64"].median, t["sk64"].median, 5.0, ">= 5x",
-                   mem["ours64"], mem["sk64"]),
-        Comparison("RandomFourierFeatures.transform float32 vs RBFSampler.transform (float32)",
-                   "RandomFourierFeatures float32", "sklearn RBFSampler float32", t["ours32"].median,
-                   t["sk32"].median, None, "", mem["ours32"], mem["sk32"]),
+        Comparison(
+            "RandomFourierFeatures.transform vs RBFSampler.transform (float64)",
+            "RandomFourierFeatures",
+            "sklearn RBFSampler",
+            t["ours64"].median,
+            t["sk64"].median,
+            5.0,
+            ">= 5x",
+            mem["ours64"],
+            mem["sk64"],
+        ),
+        Comparison(
+            "RandomFourierFeatures.transform float32 vs RBFSampler.transform (float32)",
+            "RandomFourierFeatures float32",
+            "sklearn RBFSampler float32",
+            t["ours32"].median,
+            t["sk32"].median,
+            None,
+            "",
+            mem["ours32"],
+            mem["sk32"],
+        ),
     ]
 
     # accuracy: exact features of the same fitted weights (variant "cos": sqrt(2/m) cos(XW + b))
@@ -64,9 +91,17 @@ def run(cfg: RunConfig) -> CaseResult:
     exact = np.sqrt(2.0 / m) * np.cos(X[rows] @ W + b)
     err = float(np.max(np.abs(ours64.transform(X[rows]) - exact)))
     res.metrics.append(Metric("float64 max |ours - sqrt(2/m) cos(XW + b)| (first 20,000 rows)", err, "", 1e-6, "<="))
-    err32 = float(np.max(np.abs(ours32.transform(X32[rows]).astype(np.float64)
-                                - np.sqrt(2.0 / m) * np.cos(X32[rows].astype(np.float64)
-                                                            @ np.asarray(ours32.random_weights_, np.float64)
-                                                            + np.asarray(ours32.random_offset_, np.float64)))))
+    err32 = float(
+        np.max(
+            np.abs(
+                ours32.transform(X32[rows]).astype(np.float64)
+                - np.sqrt(2.0 / m)
+                * np.cos(
+                    X32[rows].astype(np.float64) @ np.asarray(ours32.random_weights_, np.float64)
+                    + np.asarray(ours32.random_offset_, np.float64)
+                )
+            )
+        )
+    )
     res.metrics.append(Metric("float32 max |ours - exact features| (first 20,000 rows)", err32, ""))
     return res

@@ -25,8 +25,17 @@ import tempfile
 import time
 
 from . import _harness
-from ._harness import (CaseResult, NotAvailable, RunConfig, machine_info, render_case, render_header, render_report,
-                       render_summary, run_child)
+from ._harness import (
+    CaseResult,
+    NotAvailable,
+    RunConfig,
+    machine_info,
+    render_case,
+    render_header,
+    render_report,
+    render_summary,
+    run_child,
+)
 
 # case name -> module (one module per case, in the order)
 CASES = {
@@ -85,8 +94,13 @@ def _run_case_subprocess(name: str, args) -> CaseResult:
         code, wall, peak = run_child(cmd, cwd=ROOT)
         mod = case_module(name)
         if code != 0 or not os.path.exists(out):
-            return CaseResult(mod.NAME, mod.TITLE, available=False,
-                              notes=[f"case process failed with exit code {code} (see stderr)"], seconds=wall)
+            return CaseResult(
+                mod.NAME,
+                mod.TITLE,
+                available=False,
+                notes=[f"case process failed with exit code {code} (see stderr)"],
+                seconds=wall,
+            )
         with open(out) as fh:
             res = CaseResult.from_dict(json.load(fh))
     res.peak_rss_mb = peak
@@ -96,15 +110,24 @@ def _run_case_subprocess(name: str, args) -> CaseResult:
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="benchmarks.run", description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="tiny sizes, 2 repeats: a smoke test, not a measurement")
-    parser.add_argument("--case", action="append", choices=sorted(CASES), metavar="NAME",
-                        help=f"run only this case (repeatable); one of {', '.join(CASES)}")
-    parser.add_argument("--output", help="write the Markdown report here "
-                        "(default for a full run of every case: benchmarks/results/latest.md)")
+    parser.add_argument(
+        "--case",
+        action="append",
+        choices=sorted(CASES),
+        metavar="NAME",
+        help=f"run only this case (repeatable); one of {', '.join(CASES)}",
+    )
+    parser.add_argument(
+        "--output",
+        help="write the Markdown report here (default for a full run of every case: benchmarks/results/latest.md)",
+    )
     parser.add_argument("--repeats", type=int, help="timed rounds per comparison (overrides the case defaults)")
     parser.add_argument("--no-memory", action="store_true", help="skip the per-call peak-memory measurements")
     parser.add_argument("--in-process", action="store_true", help="run the cases in this process")
-    parser.add_argument("--plots-dir", help="where the scaling case writes figures "
-                        "(default docs/results for a full run, none otherwise)")
+    parser.add_argument(
+        "--plots-dir",
+        help="where the scaling case writes figures (default docs/results for a full run, none otherwise)",
+    )
     parser.add_argument("--worker-json", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.repeats is not None and args.repeats < 1:
@@ -114,8 +137,7 @@ def main(argv=None) -> int:
     full_run = not args.quick and not args.case
     if args.plots_dir is None and full_run:
         args.plots_dir = DEFAULT_PLOTS
-    cfg = RunConfig(quick=args.quick, repeats=args.repeats, measure_memory=not args.no_memory,
-                    plots_dir=args.plots_dir)
+    cfg = RunConfig(quick=args.quick, repeats=args.repeats, measure_memory=not args.no_memory, plots_dir=args.plots_dir)
     if args.quick:  # a smoke test measures nothing: no settling pauses
         _harness.SETTLE_S = 0.0
 

@@ -23,10 +23,26 @@ from ._harness import CaseResult, Comparison, Metric, NotAvailable, RunConfig, r
 NAME = "streaming"
 TITLE = "e) Streaming: Frequent Directions (200,000 x 1,000, l = 50) and streaming KPCA"
 
-FULL = {"n_rows": 200_000, "n_features": 1_000, "sketch_size": 50, "block": 2_000, "svd_prefix": 200,
-        "ipca_prefix": 10_000, "skpca_rows": 100_000, "skpca_features": 10}
-QUICK = {"n_rows": 4_000, "n_features": 100, "sketch_size": 10, "block": 500, "svd_prefix": 200,
-         "ipca_prefix": 2_000, "skpca_rows": 2_000, "skpca_features": 5}
+FULL = {
+    "n_rows": 200_000,
+    "n_features": 1_000,
+    "sketch_size": 50,
+    "block": 2_000,
+    "svd_prefix": 200,
+    "ipca_prefix": 10_000,
+    "skpca_rows": 100_000,
+    "skpca_features": 10,
+}
+QUICK = {
+    "n_rows": 4_000,
+    "n_features": 100,
+    "sketch_size": 10,
+    "block": 500,
+    "svd_prefix": 200,
+    "ipca_prefix": 2_000,
+    "skpca_rows": 2_000,
+    "skpca_features": 5,
+}
 
 
 def expected_rows(quick: bool) -> list:
@@ -53,7 +69,7 @@ def per_row_svd_fd(A, ell):
 
 def blocks(A, size):
     for start in range(0, A.shape[0], size):
-        yield A[start:start + size]
+        yield A[start : start + size]
 
 
 def run(cfg: RunConfig) -> CaseResult:
@@ -65,11 +81,16 @@ def run(cfg: RunConfig) -> CaseResult:
     repeats = cfg.n_repeats(3)
     rng = np.random.default_rng(4)
     A = make_stream(N, p, rng)
-    res = CaseResult(NAME, TITLE, setup=(
-        f"Stream: {N:,} x {p:,} float64 (rank-20 signal + noise), fed in blocks of {bs:,} rows; l = {ell}; "
-        f"median of {repeats} interleaved runs after 1 warm-up.  Per-row-SVD FD timed on the first "
-        f"{s['svd_prefix']:,} rows and IncrementalPCA on the first {s['ipca_prefix']:,} rows, both "
-        f"extrapolated linearly to {N:,} rows."))
+    res = CaseResult(
+        NAME,
+        TITLE,
+        setup=(
+            f"Stream: {N:,} x {p:,} float64 (rank-20 signal + noise), fed in blocks of {bs:,} rows; l = {ell}; "
+            f"median of {repeats} interleaved runs after 1 warm-up.  Per-row-SVD FD timed on the first "
+            f"{s['svd_prefix']:,} rows and IncrementalPCA on the first {s['ipca_prefix']:,} rows, both "
+            f"extrapolated linearly to {N:,} rows."
+        ),
+    )
 
     def ours():
         fd = FD(sketch_size=ell)
@@ -93,12 +114,24 @@ def run(cfg: RunConfig) -> CaseResult:
     scale_svd = N / s["svd_prefix"]
     scale_ipca = N / s["ipca_prefix"]
     res.comparisons += [
-        Comparison("FrequentDirections (blocks) vs per-row-SVD FD", "FrequentDirections.partial_fit",
-                   f"per-row-SVD FD (x{scale_svd:g} extrapolated)", t["ours"].median, t["svd"].median * scale_svd,
-                   10.0, ">= 10x"),
-        Comparison("FrequentDirections (blocks) vs IncrementalPCA", "FrequentDirections.partial_fit",
-                   f"IncrementalPCA({k_ipca}) (x{scale_ipca:g} extrapolated)", t["ours"].median,
-                   t["ipca"].median * scale_ipca, 3.0, ">= 3x"),
+        Comparison(
+            "FrequentDirections (blocks) vs per-row-SVD FD",
+            "FrequentDirections.partial_fit",
+            f"per-row-SVD FD (x{scale_svd:g} extrapolated)",
+            t["ours"].median,
+            t["svd"].median * scale_svd,
+            10.0,
+            ">= 10x",
+        ),
+        Comparison(
+            "FrequentDirections (blocks) vs IncrementalPCA",
+            "FrequentDirections.partial_fit",
+            f"IncrementalPCA({k_ipca}) (x{scale_ipca:g} extrapolated)",
+            t["ours"].median,
+            t["ipca"].median * scale_ipca,
+            3.0,
+            ">= 3x",
+        ),
     ]
     res.metrics.append(Metric("FD throughput", N / t["ours"].median, "rows/s"))
 
@@ -113,10 +146,15 @@ def run(cfg: RunConfig) -> CaseResult:
     bound = min(tail[k] / (ell - k) for k in range(ell))
     err = float(np.linalg.norm(C - B.T @ B, 2))
     res.metrics += [
-        Metric("||A^T A - B^T B||_2 / ||A||_F^2", err / lam.sum(), "", bound / lam.sum(), "<=",
-               note="bound: min_k ||A - A_k||_F^2 / (l - k), over ||A||_F^2"),
-        Metric("||A^T A - B^T B||_2 / FD's own error_bound_", err / max(fd.error_bound_, 1e-300), "", 1.0 + 1e-9,
-               "<="),
+        Metric(
+            "||A^T A - B^T B||_2 / ||A||_F^2",
+            err / lam.sum(),
+            "",
+            bound / lam.sum(),
+            "<=",
+            note="bound: min_k ||A - A_k||_F^2 / (l - k), over ||A||_F^2",
+        ),
+        Metric("||A^T A - B^T B||_2 / FD's own error_bound_", err / max(fd.error_bound_, 1e-300), "", 1.0 + 1e-9, "<="),
     ]
     del C
 
@@ -139,6 +177,12 @@ def run(cfg: RunConfig) -> CaseResult:
 
     cfg.log(f"[{NAME}] StreamingKPCA")
     ts = time_interleaved({"skpca": skpca}, repeats)
-    res.metrics.append(Metric("StreamingKPCA (m = 1,024, l = 32) throughput", ns / ts["skpca"].median, "rows/s",
-                              note=f"{ns:,} x {ps} Gaussian rows in blocks of {bs:,}"))
+    res.metrics.append(
+        Metric(
+            "StreamingKPCA (m = 1,024, l = 32) throughput",
+            ns / ts["skpca"].median,
+            "rows/s",
+            note=f"{ns:,} x {ps} Gaussian rows in blocks of {bs:,}",
+        )
+    )
     return res

@@ -16,8 +16,19 @@ from pathlib import Path
 GUIDE = Path(__file__).resolve().parents[1] / "docs" / "user_guide.md"
 START = "## Every parameter and its default\n"
 END = "## Reproductions\n"
-CLASSES = ("KernelPCA", "SubsampleKPCA", "KernelJL", "Nystroem", "NystroemKernelKMeans", "StreamingKMeans",
-           "RandomFourierFeatures", "RFKPCA", "RNCA", "FrequentDirections", "StreamingKPCA")
+CLASSES = (
+    "KernelPCA",
+    "SubsampleKPCA",
+    "KernelJL",
+    "Nystroem",
+    "NystroemKernelKMeans",
+    "StreamingKMeans",
+    "RandomFourierFeatures",
+    "RFKPCA",
+    "RNCA",
+    "FrequentDirections",
+    "StreamingKPCA",
+)
 COMMON = {"kernel", "bandwidth", "gamma", "kernel_params", "random_state"}
 
 
@@ -67,8 +78,10 @@ def render():
     import kernelsketch as ks
 
     body = "\n".join(table(getattr(ks, name)) for name in CLASSES)
-    return (START + "\nGenerated from the docstrings (`python -m tests.doc_tables` rewrites this section; a test keeps it "
-            "in step).\n\n" + body + "\n")
+    return (
+        START + "\nGenerated from the docstrings (`python -m tests.doc_tables` rewrites this section; a test keeps it "
+        "in step).\n\n" + body + "\n"
+    )
 
 
 def current_section(text=None):

@@ -52,6 +52,6 @@ def algorithm1_skpca(Z, ell):
         if not (~B.any(axis=1)).any():
             _, S, Wt = np.linalg.svd(B, full_matrices=False)
             W = Wt.T
-            shrunk = np.sqrt(np.maximum(0.0, S ** 2 - S[ell // 2 - 1] ** 2))
+            shrunk = np.sqrt(np.maximum(0.0, S**2 - S[ell // 2 - 1] ** 2))
             B = shrunk[:, None] * Wt
     return W, B

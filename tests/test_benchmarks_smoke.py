@@ -105,8 +105,9 @@ def test_missing_estimator_reads_not_available(monkeypatch):
 
 def test_main_writes_report_with_machine_description(tmp_path, capsys):
     out = tmp_path / "report.md"
-    assert main(["--quick", "--case", "kpca", "--in-process", "--repeats", "1", "--no-memory",
-                 "--output", str(out)]) == 0
+    assert (
+        main(["--quick", "--case", "kpca", "--in-process", "--repeats", "1", "--no-memory", "--output", str(out)]) == 0
+    )
     text = out.read_text()
     assert "CPU:" in text and "threadpools (threadpoolctl)" in text and "scikit-learn" in text
     assert "OPENBLAS_CORETYPE" in text and "architecture" in text

@@ -15,8 +15,14 @@ ENV = {**os.environ, "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MPLBA
 
 
 def ks(*args, cwd=None):
-    return subprocess.run([sys.executable, "-m", "kernelsketch.cli", *map(str, args)], capture_output=True,
-                          text=True, cwd=cwd, env=ENV, timeout=300)
+    return subprocess.run(
+        [sys.executable, "-m", "kernelsketch.cli", *map(str, args)],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        env=ENV,
+        timeout=300,
+    )
 
 
 @pytest.fixture(scope="module")
@@ -25,14 +31,14 @@ def bank(tmp_path_factory):
     X, y = load_dataset("banknote")
     folder = tmp_path_factory.mktemp("bank")
     lines = ["variance,skewness,curtosis,entropy,class"]
-    lines += [",".join(repr(float(v)) for v in row) + f",{c}" for row, c in zip(X, y)]
+    lines += [",".join(repr(float(v)) for v in row) + f",{c}" for row, c in zip(X, y, strict=True)]
     (folder / "bank.csv").write_text("\n".join(lines) + "\n")
     np.save(folder / "bank.npy", X)
     from kernelsketch.io import write_matrix
 
     write_matrix(folder / "bank.parquet", X, column_names=["variance", "skewness", "curtosis", "entropy"])
     with open(folder / "bank.libsvm", "w") as f:
-        for row, c in zip(X, y):
+        for row, c in zip(X, y, strict=True):
             f.write(f"{c} " + " ".join(f"{j + 1}:{v!r}" for j, v in enumerate(row.tolist()) if v != 0) + "\n")
     return folder, X, y
 
@@ -42,8 +48,24 @@ def test_embed_every_format_and_model_round_trip(bank, tmp_path):
     from kernelsketch import KernelJL
 
     folder, X, y = bank
-    r = ks("embed", folder / "bank.csv", "-o", tmp_path / "z.npy", "--method", "kjl", "-d", 20,
-           "--label-column", "class", "--seed", 3, "--plot", tmp_path / "z.png", "--save", tmp_path / "m.npz")
+    r = ks(
+        "embed",
+        folder / "bank.csv",
+        "-o",
+        tmp_path / "z.npy",
+        "--method",
+        "kjl",
+        "-d",
+        20,
+        "--label-column",
+        "class",
+        "--seed",
+        3,
+        "--plot",
+        tmp_path / "z.png",
+        "--save",
+        tmp_path / "m.npz",
+    )
     assert r.returncode == 0, r.stderr
     Z = np.load(tmp_path / "z.npy")
     # the CLI fits on every row (file smaller than --fit-rows), exactly like the Python API
@@ -60,8 +82,16 @@ def test_embed_every_format_and_model_round_trip(bank, tmp_path):
 
         np.testing.assert_allclose(read_matrix(tmp_path / out)[0], Z, rtol=1e-9, atol=1e-10)
     # transform with the saved model == the embedding; --json summary
-    r = ks("transform", tmp_path / "m.npz", folder / "bank.csv", "--label-column", "class", "-o",
-           tmp_path / "t.npy", "--json")
+    r = ks(
+        "transform",
+        tmp_path / "m.npz",
+        folder / "bank.csv",
+        "--label-column",
+        "class",
+        "-o",
+        tmp_path / "t.npy",
+        "--json",
+    )
     assert r.returncode == 0, r.stderr
     summary = json.loads(r.stdout)
     assert summary["shape"] == [1372, 20] and summary["estimator"] == "KernelJL"
@@ -74,8 +104,19 @@ def test_embed_every_format_and_model_round_trip(bank, tmp_path):
 def test_fit_save_streaming_sample_and_cluster(bank, tmp_path):
     folder, X, y = bank
     # fit on a 300-row sample; transform streams every row
-    r = ks("fit", folder / "bank.npy", "--method", "kpca", "-d", 3, "--fit-rows", 300, "--save", tmp_path / "k.npz",
-           "--json")
+    r = ks(
+        "fit",
+        folder / "bank.npy",
+        "--method",
+        "kpca",
+        "-d",
+        3,
+        "--fit-rows",
+        300,
+        "--save",
+        tmp_path / "k.npz",
+        "--json",
+    )
     assert r.returncode == 0, r.stderr
     s = json.loads(r.stdout)
     assert s["fit_rows"] == 300 and s["n_rows"] == 1372
@@ -83,8 +124,19 @@ def test_fit_save_streaming_sample_and_cluster(bank, tmp_path):
 
     model = load(tmp_path / "k.npz")
     assert model.X_fit_.shape == (300, 4)
-    r = ks("cluster", folder / "bank.csv", "-k", 2, "--label-column", "class", "-o", tmp_path / "labels.csv",
-           "--json", "--method", "kjl")
+    r = ks(
+        "cluster",
+        folder / "bank.csv",
+        "-k",
+        2,
+        "--label-column",
+        "class",
+        "-o",
+        tmp_path / "labels.csv",
+        "--json",
+        "--method",
+        "kjl",
+    )
     assert r.returncode == 0, r.stderr
     s = json.loads(r.stdout)
     from sklearn.metrics import adjusted_rand_score, rand_score
@@ -129,12 +181,15 @@ def test_usage_errors_and_overwrite_protection(bank, tmp_path, capsys):
     assert sorted(os.listdir(tmp_path)) == ["link.csv", "z.npy"]
 
 
-@pytest.mark.parametrize("text, fragment", [
-    ("", "empty"),
-    ("a;b;c\n1;2;3\n", "wrong delimiter"),
-    ("a,b,c\n1,2,3\n4,zz,6\n", "line 3, column 2 ('b'): non-numeric value 'zz'"),
-    ("a,b,c\n1,2,3\n4,5,6\n7,8", "line 4 has 2 field(s), expected 3"),
-])
+@pytest.mark.parametrize(
+    "text, fragment",
+    [
+        ("", "empty"),
+        ("a;b;c\n1;2;3\n", "wrong delimiter"),
+        ("a,b,c\n1,2,3\n4,zz,6\n", "line 3, column 2 ('b'): non-numeric value 'zz'"),
+        ("a,b,c\n1,2,3\n4,5,6\n7,8", "line 4 has 2 field(s), expected 3"),
+    ],
+)
 def test_bad_files_exit_1_with_one_line(tmp_path, capsys, text, fragment):
     path = tmp_path / "bad.csv"
     path.write_text(text)
@@ -200,9 +255,16 @@ def test_demo_datasets_info(tmp_path, capsys):
     assert info["banknote"]["available"] and info["banknote"]["checksum"] == "ok"
     r = ks("info", "--json")
     assert r.returncode == 0 and json.loads(r.stdout)["kernelsketch"]
+    # the copies shipped in the package are present and verify (the wheel check relies on this)
+    assert json.loads(r.stdout)["vendored_datasets"] == {"banknote": "ok"}
     # the kernel thread count follows the BLAS limit
-    one = subprocess.run([sys.executable, "-m", "kernelsketch.cli", "info", "--json"], capture_output=True, text=True,
-                         env={**ENV, "OPENBLAS_NUM_THREADS": "1"}, timeout=300)
+    one = subprocess.run(
+        [sys.executable, "-m", "kernelsketch.cli", "info", "--json"],
+        capture_output=True,
+        text=True,
+        env={**ENV, "OPENBLAS_NUM_THREADS": "1"},
+        timeout=300,
+    )
     assert json.loads(one.stdout)["kernel_threads"] == 1
 
 
@@ -213,16 +275,30 @@ def test_cluster_without_output_prints_scores_and_writes_nothing(bank, tmp_path)
     assert r.returncode == 0, r.stderr
     s = json.loads(r.stdout)
     assert s["output"] is None and list(tmp_path.iterdir()) == []
-    assert s["n_landmarks"] == 200 and s["n_rows"] == 1372 and s["columns"] == [
-        "variance", "skewness", "curtosis", "entropy"]
+    assert (
+        s["n_landmarks"] == 200
+        and s["n_rows"] == 1372
+        and s["columns"] == ["variance", "skewness", "curtosis", "entropy"]
+    )
     assert 0.5 < s["rand_index"] < 0.6 and sum(s["cluster_sizes"]) == 1372
 
 
 @pytest.mark.parametrize("method", ["kjl", "subsample-kpca", "nystroem-kkm", "kmeans"])
 def test_cluster_every_method_plots_its_embedding(bank, tmp_path, method):
     folder, X, y = bank
-    r = ks("cluster", folder / "bank.npy", "-k", 2, "--method", method, "-o", tmp_path / "l.parquet", "--plot",
-           tmp_path / "p.png", "--json")
+    r = ks(
+        "cluster",
+        folder / "bank.npy",
+        "-k",
+        2,
+        "--method",
+        method,
+        "-o",
+        tmp_path / "l.parquet",
+        "--plot",
+        tmp_path / "p.png",
+        "--json",
+    )
     assert r.returncode == 0, r.stderr
     from kernelsketch.io import read_matrix
 
@@ -233,11 +309,14 @@ def test_cluster_every_method_plots_its_embedding(bank, tmp_path, method):
     assert s["plot"] == str(tmp_path / "p.png")
 
 
-@pytest.mark.parametrize("args, message", [
-    (("-k", 1, "--label-column", "class"), "n_clusters must be an int >= 2"),
-    (("-k", 5000, "--label-column", "class"), "must be <= the number of rows (1372)"),
-    (("-k", 2, "--label-column", "nope"), "no label column named 'nope'"),
-])
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (("-k", 1, "--label-column", "class"), "n_clusters must be an int >= 2"),
+        (("-k", 5000, "--label-column", "class"), "must be <= the number of rows (1372)"),
+        (("-k", 2, "--label-column", "nope"), "no label column named 'nope'"),
+    ],
+)
 def test_cluster_bad_input_is_one_line_exit_1_and_no_output(bank, tmp_path, args, message):
     folder, X, y = bank
     out = tmp_path / "labels.csv"
@@ -254,8 +333,9 @@ def test_cluster_empty_file_and_late_nan(tmp_path):
     X = np.random.default_rng(0).normal(size=(200_000, 3))
     X[190_000, 2] = np.inf
     np.save(tmp_path / "late.npy", X)
-    r = ks("cluster", tmp_path / "late.npy", "-k", 3, "--method", "kmeans", "-o", tmp_path / "l.npy",
-           "--init-size", 1000)
+    r = ks(
+        "cluster", tmp_path / "late.npy", "-k", 3, "--method", "kmeans", "-o", tmp_path / "l.npy", "--init-size", 1000
+    )
     assert r.returncode == 1 and "row index 190000, column 3" in r.stderr
     assert sorted(p.name for p in tmp_path.iterdir()) == ["empty.csv", "late.npy"]
 
@@ -269,9 +349,26 @@ def test_cluster_sigint_during_assignment_keeps_the_previous_output(tmp_path):
     np.save(tmp_path / "X.npy", X)
     out = tmp_path / "labels.npy"
     np.save(out, np.array([7]))
-    proc = subprocess.Popen([sys.executable, "-m", "kernelsketch.cli", "cluster", str(tmp_path / "X.npy"), "-k", "3",
-                             "-n", "3000", "-o", str(out), "--force", "-q"], env=ENV, stderr=subprocess.PIPE,
-                            text=True)
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "kernelsketch.cli",
+            "cluster",
+            str(tmp_path / "X.npy"),
+            "-k",
+            "3",
+            "-n",
+            "3000",
+            "-o",
+            str(out),
+            "--force",
+            "-q",
+        ],
+        env=ENV,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     deadline = time.time() + 120
     while time.time() < deadline and not any(p.name.endswith(".part") for p in tmp_path.iterdir()):
         time.sleep(0.05)  # the labels' temporary file appears with the first assigned block
@@ -306,21 +403,36 @@ def test_cluster_on_dask_workers_equals_in_memory(tmp_path):
 
 def test_a_label_column_is_never_embedded_silently(bank, tmp_path):
     folder, X, y = bank
-    for cmd in (("embed", folder / "bank.csv", "-o", tmp_path / "z.npy", "--method", "kjl", "-d", 4),
-                ("cluster", folder / "bank.csv", "-k", 2)):
+    for cmd in (
+        ("embed", folder / "bank.csv", "-o", tmp_path / "z.npy", "--method", "kjl", "-d", 4),
+        ("cluster", folder / "bank.csv", "-k", 2),
+    ):
         r = ks(*cmd)
         assert r.returncode == 2 and "'class' of" in r.stderr and "--label-column class" in r.stderr
     assert list(tmp_path.iterdir()) == []
     # explicit choices are obeyed, and the printout and --json say which columns were used
-    r = ks("embed", folder / "bank.csv", "-o", tmp_path / "z.npy", "--method", "kjl", "-d", 4, "--columns",
-           "variance,skewness", "--json")
+    r = ks(
+        "embed",
+        folder / "bank.csv",
+        "-o",
+        tmp_path / "z.npy",
+        "--method",
+        "kjl",
+        "-d",
+        4,
+        "--columns",
+        "variance,skewness",
+        "--json",
+    )
     assert r.returncode == 0 and json.loads(r.stdout)["columns"] == ["variance", "skewness"]
-    r = ks("embed", folder / "bank.csv", "-o", tmp_path / "z2.npy", "--method", "kjl", "-d", 4, "--label-column",
-           "class")
+    r = ks(
+        "embed", folder / "bank.csv", "-o", tmp_path / "z2.npy", "--method", "kjl", "-d", 4, "--label-column", "class"
+    )
     assert r.returncode == 0 and "features: variance, skewness, curtosis, entropy; labels: column class" in r.stdout
 
 
 # -- one consistent CLI -------------------------------------------------------------------------
+
 
 def _parser_walk():
     from kernelsketch.cli.main import build_parser
@@ -351,11 +463,14 @@ def test_every_output_is_dash_o_and_every_option_is_explained():
     assert any("--sketch-size" in a.option_strings for a in commands["embed"]._actions)
 
 
-@pytest.mark.parametrize("argv, hint", [
-    (["embed", "x.csv", "-o", "z.npy", "--method", "kj"], "did you mean 'kjl'"),
-    (["embed", "x.csv", "-o", "z.npy", "--method", "kjl", "--bandwith", "2"], "did you mean --bandwidth"),
-    (["cluster", "x.csv", "-k", "2", "--loyd-passes", "1"], "did you mean --lloyd-passes"),
-])
+@pytest.mark.parametrize(
+    "argv, hint",
+    [
+        (["embed", "x.csv", "-o", "z.npy", "--method", "kj"], "did you mean 'kjl'"),
+        (["embed", "x.csv", "-o", "z.npy", "--method", "kjl", "--bandwith", "2"], "did you mean --bandwidth"),
+        (["cluster", "x.csv", "-k", "2", "--loyd-passes", "1"], "did you mean --lloyd-passes"),
+    ],
+)
 def test_usage_errors_are_one_line_with_a_suggestion(argv, hint, capsys):
     assert main(argv) == 2
     err = capsys.readouterr().err
@@ -364,8 +479,23 @@ def test_usage_errors_are_one_line_with_a_suggestion(argv, hint, capsys):
 
 def test_errors_name_the_flag_and_json_gets_an_error_document(bank, tmp_path, capsys):
     folder, X, y = bank
-    code = main(["--json", "embed", str(folder / "bank.csv"), "-o", str(tmp_path / "z.npy"), "--method", "kjl",
-                 "-d", "3", "-n", "5000", "--label-column", "class"])
+    code = main(
+        [
+            "--json",
+            "embed",
+            str(folder / "bank.csv"),
+            "-o",
+            str(tmp_path / "z.npy"),
+            "--method",
+            "kjl",
+            "-d",
+            "3",
+            "-n",
+            "5000",
+            "--label-column",
+            "class",
+        ]
+    )
     out, err = capsys.readouterr()
     assert code == 1
     doc = json.loads(out)
@@ -382,12 +512,17 @@ def test_flag_renaming_touches_parameters_not_prose():
     from kernelsketch.cli.main import _flag_names
 
     assert _flag_names("n_components=40 must be <= n_landmarks=20") == "-d/--dim=40 must be <= -n/--landmarks=20"
-    assert _flag_names("The 'sketch_size' parameter of StreamingKPCA") == "The '--sketch-size' parameter of StreamingKPCA"
+    assert (
+        _flag_names("The 'sketch_size' parameter of StreamingKPCA") == "The '--sketch-size' parameter of StreamingKPCA"
+    )
     assert _flag_names("the bandwidth heuristic") == "the bandwidth heuristic"
 
 
 def test_standardize_gamma_and_sketch_size(bank, tmp_path, capsys):
-    """--standardize = StandardScaler before the map (saved in the model); --gamma = sklearn's; --sketch-size reaches skpca."""
+    """--standardize = StandardScaler before the map (saved in the model).
+
+    --gamma = sklearn's; --sketch-size reaches skpca.
+    """
     from sklearn.pipeline import make_pipeline
     from sklearn.preprocessing import StandardScaler
 
@@ -395,20 +530,57 @@ def test_standardize_gamma_and_sketch_size(bank, tmp_path, capsys):
 
     folder, X, y = bank
     base = [str(folder / "bank.csv"), "--label-column", "class", "-q"]
-    assert main(["embed", *base, "-o", str(tmp_path / "z.npy"), "--method", "kjl", "-d", "6", "--standardize",
-                 "--gamma", "0.25", "--save", str(tmp_path / "m.ksm")]) == 0
+    assert (
+        main(
+            [
+                "embed",
+                *base,
+                "-o",
+                str(tmp_path / "z.npy"),
+                "--method",
+                "kjl",
+                "-d",
+                "6",
+                "--standardize",
+                "--gamma",
+                "0.25",
+                "--save",
+                str(tmp_path / "m.ksm"),
+            ]
+        )
+        == 0
+    )
     ref = make_pipeline(StandardScaler(), KernelJL(n_components=6, gamma=0.25, random_state=0))
     np.testing.assert_allclose(np.load(tmp_path / "z.npy"), ref.fit_transform(X), rtol=1e-9, atol=1e-12)
     model = load(tmp_path / "m.ksm")
     assert model.steps[-1][1].bandwidth_ == pytest.approx(2.0)
     assert main(["transform", str(tmp_path / "m.ksm"), *base, "-o", str(tmp_path / "t.npy")]) == 0
     np.testing.assert_array_equal(np.load(tmp_path / "t.npy"), np.load(tmp_path / "z.npy"))
-    assert main(["fit", *base, "-o", str(tmp_path / "s.ksm"), "--method", "skpca", "-d", "3", "-n", "64",
-                 "--sketch-size", "9"]) == 0
+    assert (
+        main(
+            [
+                "fit",
+                *base,
+                "-o",
+                str(tmp_path / "s.ksm"),
+                "--method",
+                "skpca",
+                "-d",
+                "3",
+                "-n",
+                "64",
+                "--sketch-size",
+                "9",
+            ]
+        )
+        == 0
+    )
     skpca = load(tmp_path / "s.ksm")
     assert (skpca.sketch_size, skpca.n_random_features, skpca.n_components) == (9, 64, 3)
     capsys.readouterr()
-    assert main(["embed", *base, "-o", str(tmp_path / "y.npy"), "--method", "kjl", "-d", "3", "--sketch-size", "4"]) == 2
+    assert (
+        main(["embed", *base, "-o", str(tmp_path / "y.npy"), "--method", "kjl", "-d", "3", "--sketch-size", "4"]) == 2
+    )
     assert "--sketch-size does not apply to --method kjl" in capsys.readouterr().err
 
 
@@ -418,3 +590,13 @@ def test_reproductions_write_files_with_the_permissions_of_every_other_output(tm
     _atomic_write_bytes(tmp_path / "table.csv", b"a,b\n")
     (tmp_path / "plain.csv").write_bytes(b"a,b\n")
     assert (tmp_path / "table.csv").stat().st_mode == (tmp_path / "plain.csv").stat().st_mode
+
+
+def test_info_reports_a_missing_or_corrupt_shipped_dataset(tmp_path, monkeypatch):
+    from kernelsketch.cli.commands import _vendored_datasets
+    from kernelsketch.datasets import _locate
+
+    monkeypatch.setattr(_locate, "VENDORED_DIR", tmp_path)
+    assert _vendored_datasets() == {"banknote": "missing"}
+    (tmp_path / "data_banknote_authentication.txt.gz").write_bytes(b"not the file")
+    assert _vendored_datasets() == {"banknote": "checksum mismatch"}

@@ -48,4 +48,4 @@ def test_lazy_exports():
     for name in ("KernelPCA", "GramOperator", "estimate_bandwidth"):
         assert getattr(kernelsketch, name) is not None
     with pytest.raises(AttributeError, match="no attribute 'Nope'"):
-        kernelsketch.Nope
+        _ = kernelsketch.Nope

@@ -19,12 +19,14 @@ import kernelsketch.datasets as ksd
 from kernelsketch.datasets import (
     DATASETS,
     DatasetNotFoundError,
+    _integrity,
+    _locate,
+    _parsers,
     citation,
     dataset_path,
     list_datasets,
     load_dataset,
 )
-from kernelsketch.datasets import _integrity, _locate, _parsers
 from kernelsketch.datasets._testing import require_shared_data
 
 SHARED = ("banknote", "avila", "cpu", "adult", "diabetes", "mnist")
@@ -39,7 +41,7 @@ MNIST_TEST = [980, 1135, 1032, 1010, 982, 892, 958, 1028, 974, 1009]
 
 def _counts(y):
     values, counts = np.unique(y, return_counts=True)
-    return {v.item() if hasattr(v, "item") else v: int(c) for v, c in zip(values, counts)}
+    return {v.item() if hasattr(v, "item") else v: int(c) for v, c in zip(values, counts, strict=True)}
 
 
 @pytest.fixture(scope="module")
@@ -167,8 +169,12 @@ def test_registry_checksums_equal_source_md(shared_dirs):
     for name in SHARED:
         source = (shared_dirs[name] / "SOURCE.md").read_text()
         for spec in DATASETS[name].files:
-            row = re.search(rf"^\|\s*{re.escape(spec.name)}\s*\|\s*([0-9a-f]{{64}})\s*\|\s*([0-9a-f]{{64}})"
-                            rf"\s*\|\s*(\d+)", source, re.MULTILINE)
+            row = re.search(
+                rf"^\|\s*{re.escape(spec.name)}\s*\|\s*([0-9a-f]{{64}})\s*\|\s*([0-9a-f]{{64}})"
+                rf"\s*\|\s*(\d+)",
+                source,
+                re.MULTILINE,
+            )
             assert row is not None, f"{spec.name} not in {name}/SOURCE.md"
             assert (spec.sha256, spec.content_sha256, spec.content_bytes) == (row[1], row[2], int(row[3]))
 
@@ -217,7 +223,7 @@ def test_flipped_byte_fails_checksum_naming_file_and_hashes(tmp_path, no_default
     msg = str(info.value)
     assert str(path) in msg and DATASETS["banknote"].files[0].sha256 in msg and actual in msg
     # Even with the checksum switched off the corrupt stream is refused, never half-parsed.
-    with pytest.raises(ValueError, match="gzip|malformed"):
+    with pytest.raises(ValueError, match=r"gzip|malformed"):
         load_dataset("banknote", data_home=tmp_path, sha256=None)
 
 
@@ -323,7 +329,7 @@ def test_require_shared_data_skips_or_fails_in_ci(monkeypatch, no_defaults):
 
 # --------------------------------------------------------------------------- API checks
 def test_api_errors():
-    with pytest.raises(ValueError, match="unknown dataset 'nope'.*adult"):
+    with pytest.raises(ValueError, match=r"unknown dataset 'nope'.*adult"):
         load_dataset("nope")
     with pytest.raises(ValueError, match="ships no train/test split"):
         load_dataset("banknote", return_split=True)
@@ -347,8 +353,10 @@ def test_citations_and_registry_are_complete():
 
 
 def test_import_does_no_work():
-    code = ("import kernelsketch.datasets as d, kernelsketch.datasets._integrity as i, sys; "
-            "print(len(i._HASH_CACHE), 'sklearn.datasets' in sys.modules)")
+    code = (
+        "import kernelsketch.datasets as d, kernelsketch.datasets._integrity as i, sys; "
+        "print(len(i._HASH_CACHE), 'sklearn.datasets' in sys.modules)"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.split() == ["0", "False"]
 
@@ -374,8 +382,9 @@ def test_forest_parser_on_covtype_format(tmp_path, no_defaults):
     assert X.shape == (30, 54) and X.dtype == np.float64 and y.dtype == np.int64
     np.testing.assert_array_equal(X, rows[:, :54])
     np.testing.assert_array_equal(y, rows[:, 54])
-    X2, _ = load_dataset("forest", data_home=tmp_path, sha256=hashlib.sha256(path.read_bytes()).hexdigest(),
-                         dtype=np.float32)
+    X2, _ = load_dataset(
+        "forest", data_home=tmp_path, sha256=hashlib.sha256(path.read_bytes()).hexdigest(), dtype=np.float32
+    )
     assert X2.dtype == np.float32 and np.array_equal(X2, X)
     rows[3, 54] = 8
     _write_gz(path, "\n".join(",".join(map(str, r)) for r in rows))
@@ -399,8 +408,12 @@ def iot_home(tmp_path):
     rng = np.random.default_rng(1)
     root = tmp_path / "iot"
     blocks = {}
-    for rel, n in [("Danmini_Doorbell/benign_traffic.csv", 4), ("Danmini_Doorbell/mirai_attacks/udp.csv", 3),
-                   ("Ecobee_Thermostat/benign_traffic.csv", 2), ("Ecobee_Thermostat/gafgyt_attacks/combo.csv", 5)]:
+    for rel, n in [
+        ("Danmini_Doorbell/benign_traffic.csv", 4),
+        ("Danmini_Doorbell/mirai_attacks/udp.csv", 3),
+        ("Ecobee_Thermostat/benign_traffic.csv", 2),
+        ("Ecobee_Thermostat/gafgyt_attacks/combo.csv", 5),
+    ]:
         blocks[rel] = np.round(rng.random((n, 115)) * 100, 3)
         _nbaiot_csv(root / rel, blocks[rel])
     (root / "device_info.csv").write_text("not,a,device\n")  # UCI ships docs at the top level
@@ -418,14 +431,17 @@ def test_nbaiot_header_is_the_published_one():
 def test_iot_parser_device_and_traffic_labels(iot_home, no_defaults):
     home, blocks = iot_home
     X, y = load_dataset("iot", data_home=home)
-    order = ["Danmini_Doorbell/benign_traffic.csv", "Danmini_Doorbell/mirai_attacks/udp.csv",
-             "Ecobee_Thermostat/benign_traffic.csv", "Ecobee_Thermostat/gafgyt_attacks/combo.csv"]
+    order = [
+        "Danmini_Doorbell/benign_traffic.csv",
+        "Danmini_Doorbell/mirai_attacks/udp.csv",
+        "Ecobee_Thermostat/benign_traffic.csv",
+        "Ecobee_Thermostat/gafgyt_attacks/combo.csv",
+    ]
     np.testing.assert_allclose(X, np.vstack([blocks[k] for k in order]))
     assert y.tolist() == ["Danmini_Doorbell"] * 7 + ["Ecobee_Thermostat"] * 7
     _, y_t = load_dataset("iot", data_home=home, target="traffic")
     assert y_t.tolist() == ["benign"] * 4 + ["mirai.udp"] * 3 + ["benign"] * 2 + ["gafgyt.combo"] * 5
-    X_s, y_s = load_dataset("iot", data_home=home, devices=["Ecobee_Thermostat"], max_rows_per_file=1,
-                            dtype=np.float32)
+    X_s, y_s = load_dataset("iot", data_home=home, devices=["Ecobee_Thermostat"], max_rows_per_file=1, dtype=np.float32)
     assert X_s.shape == (2, 115) and X_s.dtype == np.float32 and set(y_s) == {"Ecobee_Thermostat"}
     with pytest.raises(ValueError, match="unknown N-BaIoT device"):
         load_dataset("iot", data_home=home, devices=["Toaster"])
@@ -433,13 +449,16 @@ def test_iot_parser_device_and_traffic_labels(iot_home, no_defaults):
         load_dataset("iot", data_home=home, target="attack")
 
 
-@pytest.mark.parametrize("defect, match", [
-    ("header", "header column 2 is 'MI_dir_L5_avg'"),
-    ("short_header", "header has 114 columns"),
-    ("columns", "expected 115 comma-separated columns, found 114"),
-    ("text", "malformed"),
-    ("rar", "is not extracted"),
-])
+@pytest.mark.parametrize(
+    "defect, match",
+    [
+        ("header", "header column 2 is 'MI_dir_L5_avg'"),
+        ("short_header", "header has 114 columns"),
+        ("columns", "expected 115 comma-separated columns, found 114"),
+        ("text", "malformed"),
+        ("rar", "is not extracted"),
+    ],
+)
 def test_iot_parser_refuses_bad_files(iot_home, no_defaults, defect, match):
     home, blocks = iot_home
     target = home / "iot" / "Ecobee_Thermostat" / "benign_traffic.csv"
@@ -492,16 +511,19 @@ def test_idx_parser_round_trip(tiny_mnist, no_defaults):
     assert X.dtype == np.uint8 and X.shape == (8, 784)
 
 
-@pytest.mark.parametrize("defect, match", [
-    ("magic", "bad IDX magic number 0x00000903"),
-    ("ndim", "bad IDX magic number 0x00000802"),
-    ("count_high", "announces dims \\(6, 28, 28\\)"),
-    ("extra_byte", r"3936 bytes in all\) but the file has 3937 bytes"),
-    ("short", "shorter than the 16-byte IDX header"),
-    ("label_count", "holds 5 images but"),
-    ("label_value", "label 10 outside 0..9"),
-    ("image_dims", "images are \\(28, 27\\)"),
-])
+@pytest.mark.parametrize(
+    "defect, match",
+    [
+        ("magic", "bad IDX magic number 0x00000903"),
+        ("ndim", "bad IDX magic number 0x00000802"),
+        ("count_high", "announces dims \\(6, 28, 28\\)"),
+        ("extra_byte", r"3936 bytes in all\) but the file has 3937 bytes"),
+        ("short", "shorter than the 16-byte IDX header"),
+        ("label_count", "holds 5 images but"),
+        ("label_value", "label 10 outside 0..9"),
+        ("image_dims", "images are \\(28, 27\\)"),
+    ],
+)
 def test_idx_header_corruption_is_refused(tiny_mnist, no_defaults, defect, match):
     home, arrays = tiny_mnist
     images = arrays["train-images-idx3-ubyte.gz"]

@@ -51,8 +51,12 @@ def test_gram_errors_are_the_direct_ones(X, result):
     row = next(e for e in result.errors if e["method"] == "Nystroem")
     assert row["relative_frobenius"] == pytest.approx(np.linalg.norm(K - Y @ Y.T) / np.linalg.norm(K), rel=1e-9)
     assert row["relative_spectral"] == pytest.approx(np.linalg.norm(K - Y @ Y.T, 2) / np.linalg.norm(K, 2), rel=1e-9)
-    assert {e["method"] for e in result.errors} == {"Nystroem", "SubsampleKPCA (centred)", "RandomFourierFeatures",
-                                                    "StreamingKPCA"}
+    assert {e["method"] for e in result.errors} == {
+        "Nystroem",
+        "SubsampleKPCA (centred)",
+        "RandomFourierFeatures",
+        "StreamingKPCA",
+    }
     for e in result.errors:
         assert 0.0 <= e["relative_frobenius"] < 1.0
 
@@ -94,8 +98,22 @@ def test_report_files_and_json(result, tmp_path):
 def test_diagnose_command(tmp_path, capsys):
     X, y = ks.load_dataset("banknote")
     np.save(tmp_path / "bank.npy", X)
-    assert main(["--json", "diagnose", str(tmp_path / "bank.npy"), "-o", str(tmp_path / "rep"), "--sample-size",
-                 "300", "-n", "50"]) == 0
+    assert (
+        main(
+            [
+                "--json",
+                "diagnose",
+                str(tmp_path / "bank.npy"),
+                "-o",
+                str(tmp_path / "rep"),
+                "--sample-size",
+                "300",
+                "-n",
+                "50",
+            ]
+        )
+        == 0
+    )
     doc = json.loads(capsys.readouterr().out)
     assert doc["command"] == "diagnose" and doc["sample_size"] == 300 and len(doc["errors"]) == 4
     assert (tmp_path / "rep" / "report.md").is_file()

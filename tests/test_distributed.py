@@ -23,7 +23,13 @@ distributed = pytest.importorskip("distributed")
 from kernelsketch.cluster import NystroemKernelKMeans  # noqa: E402
 from kernelsketch.decomposition import RFKPCA, RNCA, KernelPCA, StreamingKPCA, SubsampleKPCA  # noqa: E402
 from kernelsketch.distributed import (  # noqa: E402
-    fit, gather_rows, maybe_dask_transform, read_shards, transform, tree_reduce)
+    fit,
+    gather_rows,
+    maybe_dask_transform,
+    read_shards,
+    transform,
+    tree_reduce,
+)
 from kernelsketch.maps import KernelJL, Nystroem, RandomFourierFeatures  # noqa: E402
 from kernelsketch.sketches import FrequentDirections  # noqa: E402
 
@@ -36,9 +42,17 @@ def client():
 
     # helpers defined in this module run on the workers: ship them by value
     cloudpickle.register_pickle_by_value(sys.modules[__name__])
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1",
-                                  dashboard_address=":0", memory_limit="2GiB") as cluster, \
-            distributed.Client(cluster) as c:
+    with (
+        distributed.LocalCluster(
+            n_workers=2,
+            threads_per_worker=1,
+            processes=True,
+            host="127.0.0.1",
+            dashboard_address=":0",
+            memory_limit="2GiB",
+        ) as cluster,
+        distributed.Client(cluster) as c,
+    ):
         yield c
     cloudpickle.unregister_pickle_by_value(sys.modules[__name__])
 
@@ -120,8 +134,9 @@ def test_scattered_state_reaches_both_workers_once(client):
     Z = transform(est, da.ones((600, 4), chunks=(100, 4)), client=client)
     graph = dict(Z.__dask_graph__())
     assert len(pickle.dumps(graph)) < len(pickle.dumps(est))  # a future, not the state
-    futures = {d for k in graph if isinstance(k, tuple) and k[0] == Z.name for d in graph[k].dependencies
-               if "fitted" in str(d)}
+    futures = {
+        d for k in graph if isinstance(k, tuple) and k[0] == Z.name for d in graph[k].dependencies if "fitted" in str(d)
+    }
     assert len(futures) == 1
     futures = list(futures)
     assert len(client.who_has()[futures[0]]) == 2
@@ -279,11 +294,14 @@ def test_streaming_kpca_merged_sketch_within_guarantee(client):
 
 
 @pytest.mark.parametrize("heuristic", ["median", "percentile", "mean_sq"])
-@pytest.mark.parametrize("make", [
-    lambda h: Nystroem(n_landmarks=30, bandwidth=h, random_state=0),
-    lambda h: RNCA(3, n_random_features=32, bandwidth=h, random_state=0),
-    lambda h: RandomFourierFeatures(16, bandwidth=h, random_state=0),
-])
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda h: Nystroem(n_landmarks=30, bandwidth=h, random_state=0),
+        lambda h: RNCA(3, n_random_features=32, bandwidth=h, random_state=0),
+        lambda h: RandomFourierFeatures(16, bandwidth=h, random_state=0),
+    ],
+)
 def test_heuristic_bandwidth_equals_the_in_memory_one(client, heuristic, make):
     # 3000 rows: 4.5M pairs, so the percentile heuristics sample 100,000 of them;
     # the Dask fit gathers exactly those rows and resolves the same value
@@ -338,12 +356,12 @@ def test_read_shards_npy_and_parquet(tmp_path):
     b = read_shards(tmp_path / "pq", label_column="label")
     np.testing.assert_array_equal(b.compute(), X)
     np.save(tmp_path / "npy" / "part-9.npy", np.zeros((2, 5)))
-    with pytest.raises(ValueError, match="part-9.npy: 5 features"):
+    with pytest.raises(ValueError, match=r"part-9.npy: 5 features"):
         read_shards(tmp_path / "npy")
     with pytest.raises(FileNotFoundError, match="neither"):
         read_shards(tmp_path / "missing")
     (tmp_path / "empty").mkdir()
-    with pytest.raises(ValueError, match="no .npy or .parquet"):
+    with pytest.raises(ValueError, match=r"no .npy or .parquet"):
         read_shards(tmp_path / "empty")
 
 
@@ -356,19 +374,52 @@ def test_cli_embed_on_the_cluster(client, tmp_path):
     for i, part in enumerate(np.array_split(X, 4)):
         np.save(shards / f"part-{i}.npy", part)
     out, model = tmp_path / "z.npy", tmp_path / "m.npz"
-    code = main(["embed", str(shards), "--method", "nystroem", "-d", "5", "-n", "30", "--bandwidth", "3",
-                 "--seed", "0", "-o", str(out), "--save", str(model), "--scheduler", client.scheduler.address, "-q"])
+    code = main(
+        [
+            "embed",
+            str(shards),
+            "--method",
+            "nystroem",
+            "-d",
+            "5",
+            "-n",
+            "30",
+            "--bandwidth",
+            "3",
+            "--seed",
+            "0",
+            "-o",
+            str(out),
+            "--save",
+            str(model),
+            "--scheduler",
+            client.scheduler.address,
+            "-q",
+        ]
+    )
     assert code == 0
     ref = Nystroem(n_landmarks=30, n_components=5, bandwidth=3.0, random_state=0).fit(X)
     np.testing.assert_allclose(np.load(out), ref.transform(X), rtol=1e-12, atol=1e-12)
     out2 = tmp_path / "z2.npy"
-    code = main(["transform", str(model), str(shards), "-o", str(out2), "--scheduler",
-                 client.scheduler.address, "-q"])
+    code = main(["transform", str(model), str(shards), "-o", str(out2), "--scheduler", client.scheduler.address, "-q"])
     assert code == 0
     np.testing.assert_array_equal(np.load(out2), np.load(out))
     # both flags at once is a usage error (exit 2), and nothing is written
-    code = main(["embed", str(shards), "--method", "rff", "-o", str(tmp_path / "z3.npy"), "--scheduler",
-                 client.scheduler.address, "--workers", "2", "-q"])
+    code = main(
+        [
+            "embed",
+            str(shards),
+            "--method",
+            "rff",
+            "-o",
+            str(tmp_path / "z3.npy"),
+            "--scheduler",
+            client.scheduler.address,
+            "--workers",
+            "2",
+            "-q",
+        ]
+    )
     assert code == 2 and not (tmp_path / "z3.npy").exists()
 
 

@@ -31,7 +31,7 @@ def _commands():
             for line in block.splitlines():
                 cmd = line.split("  #", 1)[0].strip()
                 if cmd.startswith("./dev demo"):
-                    cmd = "kernelsketch demo" + cmd[len("./dev demo"):]
+                    cmd = "kernelsketch demo" + cmd[len("./dev demo") :]
                 if cmd.startswith("kernelsketch "):
                     out.append(pytest.param(cmd, id=f"{path.name}:{cmd[:60]}"))
     return out
@@ -50,7 +50,7 @@ def workdir(tmp_path_factory):
     X, y = make_blobs(n_samples=3000, centers=2, n_features=4, random_state=0)
     with open(folder / "data.csv", "w") as f:
         f.write("a,b,c,d,label\n")
-        for row, c in zip(X, y):
+        for row, c in zip(X, y, strict=True):
             f.write(",".join(repr(float(v)) for v in row) + f",{'yes' if c else 'no'}\n")
     write_matrix(folder / "data.parquet", X, column_names=["a", "b", "c", "d"])
     with open(folder / "new.csv", "w") as f:
@@ -72,8 +72,14 @@ def test_the_docs_have_commands():
 @pytest.mark.parametrize("cmd", COMMANDS)
 def test_doc_command_runs_verbatim(cmd, workdir):
     argv = shlex.split(cmd)
-    r = subprocess.run([sys.executable, "-m", "kernelsketch.cli", *argv[1:]], cwd=workdir, env=ENV,
-                       capture_output=True, text=True, timeout=600)
+    r = subprocess.run(
+        [sys.executable, "-m", "kernelsketch.cli", *argv[1:]],
+        cwd=workdir,
+        env=ENV,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert r.returncode == 0, f"{cmd}\n{r.stdout}\n{r.stderr}"
     # each command's output file exists (and the next command can read it)
     for flag in ("-o", "--save", "--plot", "--output"):

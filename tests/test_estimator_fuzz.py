@@ -72,8 +72,7 @@ def blocks(draw, max_blocks=3):
 def _call(fn):
     """Run ``fn``; a result must be finite, an error must be a ValueError/TypeError with a message."""
     with warnings.catch_warnings():
-        warnings.filterwarnings("error", message=".*(overflow|invalid value|divide by zero).*",
-                                category=RuntimeWarning)
+        warnings.filterwarnings("error", message=".*(overflow|invalid value|divide by zero).*", category=RuntimeWarning)
         try:
             out = fn()
         except (ValueError, TypeError) as exc:
@@ -84,8 +83,12 @@ def _call(fn):
     return out
 
 
-FUZZ = settings(max_examples=25, deadline=10_000, derandomize=True,
-                suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+FUZZ = settings(
+    max_examples=25,
+    deadline=10_000,
+    derandomize=True,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
 
 
 @pytest.mark.timeout(300)
@@ -98,7 +101,7 @@ def test_fit_then_transform(name, data):
     if _call(lambda: est.fit(data[0])) is None:
         return
     for X in data[1:] + data[:1]:
-        _call(lambda: est.transform(X) if hasattr(est, "transform") else est.predict(X))
+        _call(lambda X=X: est.transform(X) if hasattr(est, "transform") else est.predict(X))
 
 
 @pytest.mark.timeout(300)
@@ -109,10 +112,10 @@ def test_partial_fit_stream_then_transform(name, data):
     est = STREAM[name]()
     fed = False
     for X in data:
-        fed = _call(lambda: est.partial_fit(X)) is not None or fed
+        fed = _call(lambda X=X: est.partial_fit(X)) is not None or fed
     if fed:
         for X in data:
-            _call(lambda: est.transform(X))
+            _call(lambda X=X: est.transform(X))
 
 
 @pytest.mark.timeout(300)
@@ -121,8 +124,8 @@ def test_partial_fit_stream_then_transform(name, data):
 @given(a=blocks(max_blocks=2), b=blocks(max_blocks=2))
 def test_merge(name, a, b):
     left, right = STREAM[name](), STREAM[name]()
-    okl = all(_call(lambda: left.partial_fit(X)) is not None for X in a)
-    okr = all(_call(lambda: right.partial_fit(X)) is not None for X in b)
+    okl = all(_call(lambda X=X: left.partial_fit(X)) is not None for X in a)
+    okr = all(_call(lambda X=X: right.partial_fit(X)) is not None for X in b)
     if okl and okr and _call(lambda: left.merge(right)) is not None:
         for X in a + b:
-            _call(lambda: left.transform(X))
+            _call(lambda X=X: left.transform(X))

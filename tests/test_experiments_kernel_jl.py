@@ -46,8 +46,12 @@ def tab2(tmp_path_factory):
 
 
 def test_registry_points_here():
-    for name, func in [("kjl-figure1", kjl.figure1), ("kjl-table2", kjl.table2), ("kjl-figure2", kjl.figure2),
-                       ("kjl-theorem1", kjl.theorem1)]:
+    for name, func in [
+        ("kjl-figure1", kjl.figure1),
+        ("kjl-table2", kjl.table2),
+        ("kjl-figure2", kjl.figure2),
+        ("kjl-theorem1", kjl.theorem1),
+    ]:
         assert get_reproduction(name) is func
 
 
@@ -79,8 +83,17 @@ def test_table2_quick(tab2):
     present = ["Avila Bible", "Bank Notes"] + (["IoT"] if _iot_available() else [])
     assert sorted({r["dataset"] for r in rows}) == sorted(present)
     assert len(rows) == (4 + len(kjl.READINGS)) * len(present)
-    assert set(rows[0]) >= {"method", "rand_mean", "rand_std", "paper_rand_mean", "diff", "welch_p",
-                            "consistent_5pct", "time_mean_s", "paper_time_s"}
+    assert set(rows[0]) >= {
+        "method",
+        "rand_mean",
+        "rand_std",
+        "paper_rand_mean",
+        "diff",
+        "welch_p",
+        "consistent_5pct",
+        "time_mean_s",
+        "paper_time_s",
+    }
     layout = _read_csv(out / "table2_layout.csv")
     assert [r["dataset"] for r in layout] == ["Avila Bible", "IoT", "Bank Notes"]
     assert list(layout[0]) == ["dataset", "k-means", "K-k-means", "KPCA", "K-JL"]
@@ -113,7 +126,8 @@ def test_welch_test_against_the_papers_summary():
 
     other = rng.normal(0.71, 0.02, 30)
     assert kjl._welch_p(same, other.mean(), other.std(ddof=1), 30) == pytest.approx(
-        ttest_ind(same, other, equal_var=False).pvalue, rel=1e-10)
+        ttest_ind(same, other, equal_var=False).pvalue, rel=1e-10
+    )
 
 
 def test_subsample_kpca_paper_map_is_the_literal_formula():
@@ -146,8 +160,9 @@ def test_kkmeans_labels_come_from_the_same_map_that_is_timed():
     X, y, k = kjl._load_clustering_set("banknote", True)
     idx = np.arange(0, X.shape[0], 7)
     h = kjl._subsample_bandwidth(X, idx)
-    est = NystroemKernelKMeans(n_clusters=k, n_components=20, landmarks=X[idx], bandwidth=h, n_init=1,
-                               random_state=0).fit(X)
+    est = NystroemKernelKMeans(
+        n_clusters=k, n_components=20, landmarks=X[idx], bandwidth=h, n_init=1, random_state=0
+    ).fit(X)
     E = kjl._make_map("K-k-means", 20, X[idx], h, 1).fit(X).transform(X)
     np.testing.assert_allclose(np.abs(est.transform(X)), np.abs(E), rtol=1e-8, atol=1e-10)
 
@@ -182,8 +197,7 @@ def test_figure2_quick(tmp_path):
 def test_theorem1_quick(tmp_path):
     result = kjl.theorem1(tmp_path, quick=True, progress=False)
     _check_outputs(tmp_path, ["theorem1", "theorem1_slopes"], ["theorem1"])
-    slopes = {(r["vary"], r["quantity"]): float(r["fitted_slope"])
-              for r in _read_csv(tmp_path / "theorem1_slopes.csv")}
+    slopes = {(r["vary"], r["quantity"]): float(r["fitted_slope"]) for r in _read_csv(tmp_path / "theorem1_slopes.csv")}
     assert -0.8 <= slopes[("d", "sup_error_vs_Sigma_n")] <= -0.2  # Theorem 1: d^{-1/2}
     assert -1.0 <= slopes[("n", "sampling_error_d_inf")] <= -0.2  # Theorem 1: n^{-1/2}
     rows = result["tables"]["theorem1"]

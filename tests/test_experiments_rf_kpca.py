@@ -1,6 +1,7 @@
 """RF-KPCA trade-off reproduction: the two R-E reconstructions, the exact mean embeddings, a quick run."""
 
 import csv
+import itertools
 import json
 
 import numpy as np
@@ -39,7 +40,7 @@ def test_ekpca_reconstruction_is_a_projection():
     KYX = pairwise_kernel(Y, X, kernel="gaussian", bandwidth=0.5)
     G = (KYX - KYX.mean(axis=1, keepdims=True)).T
     errs = [np.mean((rk.ekpca_reconstruction(X, X, Y, l, 0.5) - G) ** 2) for l in (1, 2, 4, 8)]
-    assert all(b <= a + 1e-12 for a, b in zip(errs, errs[1:]))
+    assert all(b <= a + 1e-12 for a, b in itertools.pairwise(errs))
 
 
 @pytest.mark.parametrize("seed", [0, 1])
@@ -48,8 +49,10 @@ def test_rf_reconstruction_converges_to_ekpca(seed):
     rng = np.random.default_rng(seed)
     X, Xe, Y = rng.normal(size=(40, 1)), rng.normal(size=(10, 1)), rng.normal(size=(30, 1))
     ek = rk.ekpca_reconstruction(X, Xe, Y, 3, 0.8)
-    diff = [np.sqrt(np.mean((rk.rf_ekpca_reconstruction(X, Xe, Y, 3, m, 0.8, random_state=seed) - ek) ** 2))
-            for m in (15, 1500)]
+    diff = [
+        np.sqrt(np.mean((rk.rf_ekpca_reconstruction(X, Xe, Y, 3, m, 0.8, random_state=seed) - ek) ** 2))
+        for m in (15, 1500)
+    ]
     scale = np.sqrt(np.mean(ek**2))
     assert diff[1] < 0.15 * scale
     assert diff[1] < diff[0] / 4
@@ -89,8 +92,11 @@ def test_quick_run_shows_the_trade_off(tmp_path):
             by_theta = {r["theta"]: float(r["error_mean"]) for r in last}
             assert by_theta["1.0"] < by_theta["0.5"]  # more features, closer to EKPCA
         # the log rule keeps l = ceil(log n)
-        assert all(int(r["l"]) == max(2, int(np.ceil(np.log(int(r["n"])))))
-                   for r in b if r["dataset"] == ds and r["l_rule"] == "log n")
+        assert all(
+            int(r["l"]) == max(2, int(np.ceil(np.log(int(r["n"])))))
+            for r in b
+            if r["dataset"] == ds and r["l_rule"] == "log n"
+        )
     slopes = [r for r in _read_csv(out / "slopes.csv") if r["part"] == "a"]
     assert all(float(r["fitted_slope"]) < -0.5 for r in slopes)
     assert set(result["tables"]) == {"vs_m", "vs_n", "slopes", "spectrum"}

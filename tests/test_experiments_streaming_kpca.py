@@ -19,10 +19,30 @@ from kernelsketch.metrics import (
     kernel_spectral_error_dense,
 )
 
-RESULT_COLUMNS = {"dataset", "figure", "method_label", "method", "sketch_size", "sample_size", "space",
-                  "spectral_error", "frobenius_error", "train_time_s", "test_time_per_point_s", "train_wall_s",
-                  "test_wall_per_point_s", "n_train",
-                  "n_test", "n_eval", "d", "bandwidth", "repetitions", "sketch_error", "fd_delta", "lemma_bound"}
+RESULT_COLUMNS = {
+    "dataset",
+    "figure",
+    "method_label",
+    "method",
+    "sketch_size",
+    "sample_size",
+    "space",
+    "spectral_error",
+    "frobenius_error",
+    "train_time_s",
+    "test_time_per_point_s",
+    "train_wall_s",
+    "test_wall_per_point_s",
+    "n_train",
+    "n_test",
+    "n_eval",
+    "d",
+    "bandwidth",
+    "repetitions",
+    "sketch_error",
+    "fd_delta",
+    "lemma_bound",
+}
 
 
 def _read_csv(path):
@@ -79,16 +99,25 @@ def _rows(errs, times=None):
         l = int(lab.split("=")[1]) if meth == "SKPCA" else None
         for m, s, f in pts:
             tr, te = (times or {}).get(lab, (1.0, 1e-6))
-            rows.append({"method_label": lab, "method": meth, "sample_size": m,
-                         "space": sk.space_usage(meth, m, 10, l), "spectral_error": s, "frobenius_error": f,
-                         "train_time_s": tr, "test_time_per_point_s": te})
+            rows.append(
+                {
+                    "method_label": lab,
+                    "method": meth,
+                    "sample_size": m,
+                    "space": sk.space_usage(meth, m, 10, l),
+                    "spectral_error": s,
+                    "frobenius_error": f,
+                    "train_time_s": tr,
+                    "test_time_per_point_s": te,
+                }
+            )
     return rows
 
 
 def test_claims_follow_the_numbers():
     sizes = [16, 64, 256]
     errs = {
-        "Nystrom": [(m, 1e-2 / m ** 0.5, 1e-3 / m ** 0.5) for m in sizes],
+        "Nystrom": [(m, 1e-2 / m**0.5, 1e-3 / m**0.5) for m in sizes],
         # RNCA starts worse and crosses Nystroem in Frobenius error only
         "RNCA": [(16, 0.2, 1e-3), (64, 0.1, 5e-5), (256, 0.05, 1e-5)],
         "SKPCA l=5": [(16, 0.1, 5e-4), (64, 1e-4, 1e-5), (256, 1e-4, 1e-6)],
@@ -113,15 +142,19 @@ def test_claims_follow_the_numbers():
     times = {"Nystrom": (0.1, 1e-6), "RNCA": (1.0, 1e-6), "SKPCA l=5": (2.0, 1e-5), "SKPCA l=10": (2.0, 1e-5)}
     errs["Nystrom"] = [(m, 1e-6, 1e-9) for m in sizes]
     claims = {c["claim"]: c for c in sk._check_claims(_rows(errs, times), "toy")}
-    for key in ("frobenius_crossover_rnca", "frobenius_crossover_skpca", "skpca_train_far_below_rnca",
-                "nystroem_test_orders_above_skpca"):
+    for key in (
+        "frobenius_crossover_rnca",
+        "frobenius_crossover_skpca",
+        "skpca_train_far_below_rnca",
+        "nystroem_test_orders_above_skpca",
+    ):
         assert claims[key]["verdict"] == "does not hold", key
 
 
 def test_interp_loglog_is_exact_on_power_laws():
     xs = [10.0, 100.0, 1000.0]
-    ys = [3.0 * x ** -0.5 for x in xs]
-    assert sk._interp_loglog(xs, ys, 316.0) == pytest.approx(3.0 * 316.0 ** -0.5)
+    ys = [3.0 * x**-0.5 for x in xs]
+    assert sk._interp_loglog(xs, ys, 316.0) == pytest.approx(3.0 * 316.0**-0.5)
     assert sk._interp_loglog(xs, ys, 5.0) is None and sk._interp_loglog(xs, ys, 2000.0) is None
 
 
@@ -165,7 +198,7 @@ def test_quick_run_outputs(quick_run):
         # ||G - G'||_2 / n <= max(||G||_2, ||G'||_2) / n and k(x, x) = 1 keeps ||G||_2 / n <= 1
         # ||R||_2 <= ||R||_F <= sqrt(n) ||R||_2 for the n x n residual R
         spec, frob, n = float(r["spectral_error"]), float(r["frobenius_error"]), int(r["n_eval"])
-        assert spec / n * (1 - 1e-9) <= frob <= spec / n ** 0.5 * (1 + 1e-9)
+        assert spec / n * (1 - 1e-9) <= frob <= spec / n**0.5 * (1 + 1e-9)
         assert spec <= 1.0  # k(x, x) = 1 and G' >= 0 keep both ||G||_2 / n and ||G'||_2 / n below ~1
         assert float(r["train_wall_s"]) > 0 and float(r["test_wall_per_point_s"]) > 0
         assert float(r["train_time_s"]) >= 0 and float(r["test_time_per_point_s"]) >= 0
@@ -189,7 +222,8 @@ def test_quick_run_robust_claims(quick_run):
     by = {}
     for r in rows:
         by.setdefault((r["dataset"], r["method_label"]), []).append(
-            (int(r["sample_size"]), float(r["spectral_error"]), float(r["frobenius_error"])))
+            (int(r["sample_size"]), float(r["spectral_error"]), float(r["frobenius_error"]))
+        )
     for (ds, lab), pts in by.items():
         pts.sort()
         if lab in ("Nystrom", "RNCA"):

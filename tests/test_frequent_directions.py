@@ -10,6 +10,8 @@ for every k < j, against a dense eigendecomposition of A^T A - B^T B.
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -34,9 +36,7 @@ KINDS = (
     "decaying",
 )
 
-PROPERTY_SETTINGS = settings(
-    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow]
-)
+PROPERTY_SETTINGS = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
 # --------------------------------------------------------------- references
@@ -148,9 +148,7 @@ def random_splits(draw, n):
 
 
 # ------------------------------------------------------------ sklearn checks
-@parametrize_with_checks(
-    [FrequentDirections(), FrequentDirections(sketch_size=4, shrink="half", n_components=2)]
-)
+@parametrize_with_checks([FrequentDirections(), FrequentDirections(sketch_size=4, shrink="half", n_components=2)])
 def test_sklearn_compatible(estimator, check):
     check(estimator)
 
@@ -173,7 +171,7 @@ def test_stream_guarantee_and_split_invariance(kind, n, d, ell, shrink, float32,
     fd_fit = FrequentDirections(sketch_size=ell, shrink=shrink).fit(A)
     fd_stream = FrequentDirections(sketch_size=ell, shrink=shrink)
     cuts = random_splits(data.draw, n)
-    for a, b in zip(cuts[:-1], cuts[1:]):
+    for a, b in itertools.pairwise(cuts):
         if b > a:
             fd_stream.partial_fit(A[a:b])
     assert_guarantee(fd_stream, A, rtol_for(dtype))
@@ -187,7 +185,7 @@ def test_stream_guarantee_and_split_invariance(kind, n, d, ell, shrink, float32,
 def merge_plans(draw):
     n = draw(st.integers(1, 120))
     cuts = random_splits(draw, n)
-    parts = [(a, b) for a, b in zip(cuts[:-1], cuts[1:]) if b > a]
+    parts = [(a, b) for a, b in itertools.pairwise(cuts) if b > a]
     # A random binary tree: repeatedly merge sketch j into sketch i.
     merges = []
     alive = list(range(len(parts)))
@@ -210,8 +208,7 @@ def merge_plans(draw):
 def test_merge_tree_guarantee(plan, kind, d, ell, shrink, seed):
     n, parts, merges = plan
     A = make_matrix(kind, n, d, seed)
-    sketches = {i: FrequentDirections(sketch_size=ell, shrink=shrink).fit(A[a:b])
-                for i, (a, b) in enumerate(parts)}
+    sketches = {i: FrequentDirections(sketch_size=ell, shrink=shrink).fit(A[a:b]) for i, (a, b) in enumerate(parts)}
     for i, j in merges:
         assert sketches[i].merge(sketches.pop(j)) is sketches[i]
     (merged,) = sketches.values()

@@ -25,8 +25,11 @@ from kernelsketch.io import read_matrix
 from kernelsketch.persistence import ModelFormatError, load, save
 
 CORPUS = Path(__file__).parent / "fuzz_corpus"
-FUZZ = settings(max_examples=int(os.environ.get("KS_FUZZ_EXAMPLES", 60)), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture,
-                                                                       HealthCheck.too_slow])
+FUZZ = settings(
+    max_examples=int(os.environ.get("KS_FUZZ_EXAMPLES", 60)),
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
 ALLOWED = (ValueError, TypeError, FileNotFoundError)
 
 
@@ -70,7 +73,7 @@ def test_readers_on_mutated_files(tmp_path, kind, data):
         blob = original[:cut]
     elif op == "flip":
         pos = data.draw(st.integers(0, len(original) - 1))
-        blob = original[:pos] + bytes([original[pos] ^ data.draw(st.integers(1, 255))]) + original[pos + 1:]
+        blob = original[:pos] + bytes([original[pos] ^ data.draw(st.integers(1, 255))]) + original[pos + 1 :]
     elif op == "insert":
         pos = data.draw(st.integers(0, len(original)))
         blob = original[:pos] + data.draw(st.binary(min_size=1, max_size=8)) + original[pos:]
@@ -83,11 +86,11 @@ def test_readers_on_mutated_files(tmp_path, kind, data):
 
 @FUZZ
 @given(text=st.text(alphabet=st.sampled_from(list("0123456789.,-+eE \t\n;:xnaif")), max_size=120))
-@example(text="1,2\n3\n")            # ragged
-@example(text="1;2\n3;4\n")          # wrong delimiter
-@example(text="nan,1\n2,3\n")        # NaN cell
-@example(text="1e999,1\n2,3\n")      # overflow to inf
-@example(text="")                    # empty
+@example(text="1,2\n3\n")  # ragged
+@example(text="1;2\n3;4\n")  # wrong delimiter
+@example(text="nan,1\n2,3\n")  # NaN cell
+@example(text="1e999,1\n2,3\n")  # overflow to inf
+@example(text="")  # empty
 def test_csv_reader_on_text(tmp_path, text):
     path = tmp_path / "t.csv"
     path.write_text(text)
@@ -96,10 +99,10 @@ def test_csv_reader_on_text(tmp_path, text):
 
 @FUZZ
 @given(text=st.text(alphabet=st.sampled_from(list("0123456789.:-+ \n#")), max_size=120))
-@example(text="+1 1:2 1:3\n")         # duplicate index
-@example(text="1 0:5\n")              # zero-based index
+@example(text="+1 1:2 1:3\n")  # duplicate index
+@example(text="1 0:5\n")  # zero-based index
 @example(text="1 3:nan\n")
-@example(text="1e300 1:1\n")         # label too large for an exact integer
+@example(text="1e300 1:1\n")  # label too large for an exact integer
 def test_libsvm_reader_on_text(tmp_path, text):
     path = tmp_path / "t.libsvm"
     path.write_text(text)

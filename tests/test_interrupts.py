@@ -28,9 +28,28 @@ def big_csv(tmp_path_factory):
 def _interrupt_embed(src, out, extra=()):
     env = dict(os.environ, OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1")
     proc = subprocess.Popen(
-        [sys.executable, "-m", "kernelsketch.cli", "embed", str(src), "-o", str(out), "--method", "rff",
-         "-d", "64", "--bandwidth", "1.0", "--seed", "0", "--quiet", *extra],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env,
+        [
+            sys.executable,
+            "-m",
+            "kernelsketch.cli",
+            "embed",
+            str(src),
+            "-o",
+            str(out),
+            "--method",
+            "rff",
+            "-d",
+            "64",
+            "--bandwidth",
+            "1.0",
+            "--seed",
+            "0",
+            "--quiet",
+            *extra,
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=env,
     )
     # wait until the temporary output exists: the run is mid-write
     deadline = time.monotonic() + 60

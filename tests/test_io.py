@@ -97,17 +97,20 @@ def test_npy_parquet_libsvm(tmp_path, data):
     assert open_matrix(tmp_path / "x.svm").n_features == 4
 
 
-@pytest.mark.parametrize("text, fragments", [
-    ("", ["empty"]),
-    ("a,b,c\n", ["no data rows", "header"]),
-    ("a;b;c\n1;2;3\n4;5;6\n", ["single column", "semicolon", "--delimiter"]),
-    ("a,b,c\n1,2,3\n4,x,6\n", ["line 3", "column 2", "'b'", "'x'"]),
-    ("1,2,3\n4,5,6\n7,8,9\n1,2", ["line 4", "2 field", "expected 3", "truncated"]),
-    ("1,2,3\n4,5,6,7\n", ["line 2", "4 field"]),
-    ("a,b\n1,2\n3,\n", ["line 3", "column 2", "empty cell"]),
-    ("a,b\n1,2\n3,nan\n", ["line 3", "column 2", "not finite"]),
-    ("a,b\n1,inf\n", ["line 2", "column 2", "not finite"]),
-])
+@pytest.mark.parametrize(
+    "text, fragments",
+    [
+        ("", ["empty"]),
+        ("a,b,c\n", ["no data rows", "header"]),
+        ("a;b;c\n1;2;3\n4;5;6\n", ["single column", "semicolon", "--delimiter"]),
+        ("a,b,c\n1,2,3\n4,x,6\n", ["line 3", "column 2", "'b'", "'x'"]),
+        ("1,2,3\n4,5,6\n7,8,9\n1,2", ["line 4", "2 field", "expected 3", "truncated"]),
+        ("1,2,3\n4,5,6,7\n", ["line 2", "4 field"]),
+        ("a,b\n1,2\n3,\n", ["line 3", "column 2", "empty cell"]),
+        ("a,b\n1,2\n3,nan\n", ["line 3", "column 2", "not finite"]),
+        ("a,b\n1,inf\n", ["line 2", "column 2", "not finite"]),
+    ],
+)
 def test_bad_csv_messages(tmp_path, text, fragments):
     path = _write(tmp_path / "bad.csv", text)
     with pytest.raises(ValueError) as err:
@@ -148,17 +151,28 @@ def test_bad_binary_files(tmp_path, data):
     bad = X.copy()
     bad[13, 2] = np.nan
     np.save(tmp_path / "nan.npy", bad)
-    for name, frag in [("trunc", "truncated"), ("junk", "not a .npy"), ("empty", "empty"),
-                       ("obj", "never loaded"), ("one_d", "2-D"), ("nan", "row index 13, column 3")]:
+    for name, frag in [
+        ("trunc", "truncated"),
+        ("junk", "not a .npy"),
+        ("empty", "empty"),
+        ("obj", "never loaded"),
+        ("one_d", "2-D"),
+        ("nan", "row index 13, column 3"),
+    ]:
         with pytest.raises(ValueError, match=frag):
             read_matrix(tmp_path / f"{name}.npy")
     write_matrix(tmp_path / "ok.parquet", X)
     pq = (tmp_path / "ok.parquet").read_bytes()
     (tmp_path / "trunc.parquet").write_bytes(pq[: len(pq) // 2])
-    with pytest.raises(ValueError, match="trunc.parquet"):
+    with pytest.raises(ValueError, match=r"trunc.parquet"):
         read_matrix(tmp_path / "trunc.parquet")
-    for text, frag in [("1 1:0.5 2:x\n", "line 1"), ("1 0:1\n", "start at 1"), ("1 3:1 2:1\n", "increase"),
-                       ("abc 1:1\n", "label"), ("1 1:1\n-1 2:nan\n", "line 2, feature 2")]:
+    for text, frag in [
+        ("1 1:0.5 2:x\n", "line 1"),
+        ("1 0:1\n", "start at 1"),
+        ("1 3:1 2:1\n", "increase"),
+        ("abc 1:1\n", "label"),
+        ("1 1:1\n-1 2:nan\n", "line 2, feature 2"),
+    ]:
         path = _write(tmp_path / "bad.svm", text)
         with pytest.raises(ValueError, match=frag):
             read_matrix(path)
@@ -172,7 +186,7 @@ def test_writers_round_trip(tmp_path, data, suffix, dtype):
     path = tmp_path / f"z.{suffix}"
     with open_writer(path, 4, dtype) as w:
         for s in range(0, 57, 10):
-            w.write(X[s:s + 10])
+            w.write(X[s : s + 10])
     back, _ = read_matrix(path, dtype=dtype)
     np.testing.assert_array_equal(back, X)  # %.17g / %.9g text round-trips exactly
     assert os.listdir(tmp_path) == [path.name]
@@ -207,7 +221,7 @@ def test_failed_write_leaves_previous_output_and_no_temp(tmp_path, data, monkeyp
     with pytest.raises(KeyboardInterrupt):
         with open_writer(path, 4, force=True) as w:
             for s in range(0, 57, 10):
-                w.write(X[s:s + 10])
+                w.write(X[s : s + 10])
     assert path.read_bytes() == before
     assert sorted(os.listdir(tmp_path)) == ["z.npy"]
 
@@ -232,7 +246,7 @@ def test_reservoir_is_block_size_invariant_and_uniform():
     for step in (1, 7, 100):
         r = RowReservoir(10, seed=3)
         for s in range(0, 100, step):
-            r.add(X[s:s + step])
+            r.add(X[s : s + step])
         Xs, _, idx = r.result()
         np.testing.assert_array_equal(Xs, X[idx])
         ref = idx if ref is None else ref

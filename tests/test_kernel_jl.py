@@ -1,6 +1,5 @@
 """Kernel JL: the dense formula, the centralized variant, Theorem 1's d^{-1/2} concentration."""
 
-
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -13,10 +12,12 @@ from kernelsketch.maps import KernelJL
 from .real_data import load_avila_2000
 
 
-@parametrize_with_checks([
-    KernelJL(n_components=3, random_state=0),
-    KernelJL(n_components=4, n_landmarks=6, centered=False, random_state=0),
-])
+@parametrize_with_checks(
+    [
+        KernelJL(n_components=3, random_state=0),
+        KernelJL(n_components=4, n_landmarks=6, centered=False, random_state=0),
+    ]
+)
 def test_sklearn_compatible(estimator, check):
     check(estimator)
 
@@ -28,8 +29,9 @@ def X():
 
 def test_uncentered_matches_dense_formula(X):
     Y = np.random.default_rng(1).normal(size=(50, 4))
-    kjl = KernelJL(n_components=7, n_landmarks=60, centered=False, scaling="paper", bandwidth=2.0,
-                   random_state=0).fit(X)
+    kjl = KernelJL(n_components=7, n_landmarks=60, centered=False, scaling="paper", bandwidth=2.0, random_state=0).fit(
+        X
+    )
     L, Z, n, d = X[kjl.landmark_indices_], kjl.random_matrix_, 60, 7
     assert Z.shape == (d, n)
     V_hat_T = Z @ pairwise_kernel(L, bandwidth=2.0) / (n * np.sqrt(n * d))
@@ -53,15 +55,22 @@ def test_centered_matches_centered_feature_maps(X):
     np.testing.assert_allclose(kjl.transform(Y), ref, atol=1e-12)
     # the centred feature maps of the subsample average to 0, so do their sketches
     np.testing.assert_allclose(kjl.transform(L).mean(axis=0), 0.0, atol=1e-12)
-    assert not np.allclose(KernelJL(n_components=5, n_landmarks=40, centered=False, bandwidth=2.0,
-                                    random_state=3).fit(X).transform(L).mean(axis=0), 0.0, atol=1e-6)
+    assert not np.allclose(
+        KernelJL(n_components=5, n_landmarks=40, centered=False, bandwidth=2.0, random_state=3)
+        .fit(X)
+        .transform(L)
+        .mean(axis=0),
+        0.0,
+        atol=1e-6,
+    )
 
 
 def theorem1_errors(X, h, d, seed, a, b, K, K4, Kh):
     """Sup error over f, g in the span of the sections, and the error for one pair f = S*a, g = S*b."""
     n = X.shape[0]
-    kjl = KernelJL(n_components=d, n_landmarks=n, centered=False, scaling="paper", bandwidth=h,
-                   random_state=seed).fit(X)
+    kjl = KernelJL(n_components=d, n_landmarks=n, centered=False, scaling="paper", bandwidth=h, random_state=seed).fit(
+        X
+    )
     np.testing.assert_array_equal(kjl.landmark_indices_, np.arange(n))
     # (1/(n^3 d)) <Z K f|X, Z K g|X> with f|X = K a, g|X = K b, against <f, Sigma_n^3 g> = a^T K^4 b / n^3
     Zk = kjl.random_matrix_ @ K
@@ -125,8 +134,10 @@ def test_digits_pipeline_scores_like_the_other_maps():
         return cross_val_score(pipe, X, y, cv=3).mean()
 
     kjl = score(KernelJL(n_components=20, random_state=0))
-    others = [score(kernelsketch.Nystroem(n_components=20, random_state=0)),
-              score(kernelsketch.SubsampleKPCA(n_components=20, random_state=0))]
+    others = [
+        score(kernelsketch.Nystroem(n_components=20, random_state=0)),
+        score(kernelsketch.SubsampleKPCA(n_components=20, random_state=0)),
+    ]
     assert kjl >= max(others) - 0.05, (kjl, others)
     # the paper's normalisation is what failed here (0.14 on the full set)
     assert score(KernelJL(n_components=20, scaling="paper", random_state=0)) < min(others) - 0.3
@@ -157,8 +168,10 @@ def test_seeds_working_memory_dtype_sparse(X):
     F32 = kjl.transform(X.astype(np.float32))
     assert F32.dtype == np.float32
     np.testing.assert_allclose(F32, kjl.transform(X), atol=1e-6 * np.abs(a).max() + 1e-7)
-    assert KernelJL(n_components=6, random_state=0).fit(X.astype(np.float32)).transform(
-        X.astype(np.float32)).dtype == np.float32
+    assert (
+        KernelJL(n_components=6, random_state=0).fit(X.astype(np.float32)).transform(X.astype(np.float32)).dtype
+        == np.float32
+    )
     Xs = X.copy()
     Xs[np.abs(Xs) < 0.8] = 0.0
     dense = KernelJL(n_components=6, n_landmarks=50, bandwidth=2.0, random_state=5).fit(Xs)
@@ -166,13 +179,16 @@ def test_seeds_working_memory_dtype_sparse(X):
     np.testing.assert_allclose(csr.transform(sp.csr_matrix(Xs)), dense.transform(Xs), atol=1e-12)
 
 
-@pytest.mark.parametrize("params, match", [
-    ({}, "needs n_components"),
-    ({"n_components": 0}, "n_components"),
-    ({"n_components": 2, "n_landmarks": 500}, "n_landmarks=500 must be <= n_samples=300"),
-    ({"n_components": 2, "n_landmarks": "many"}, "n_landmarks"),
-    ({"n_components": 2, "landmarks": np.zeros((4, 2))}, "landmarks have 2 features but X has 4"),
-])
+@pytest.mark.parametrize(
+    "params, match",
+    [
+        ({}, "needs n_components"),
+        ({"n_components": 0}, "n_components"),
+        ({"n_components": 2, "n_landmarks": 500}, "n_landmarks=500 must be <= n_samples=300"),
+        ({"n_components": 2, "n_landmarks": "many"}, "n_landmarks"),
+        ({"n_components": 2, "landmarks": np.zeros((4, 2))}, "landmarks have 2 features but X has 4"),
+    ],
+)
 def test_bad_parameters(X, params, match):
     with pytest.raises(ValueError, match=match):
         KernelJL(**params, bandwidth=1.0).fit(X)
@@ -199,8 +215,11 @@ def test_avila_sketched_gram_converges():
     for n in (50, 200, 800):
         e = []
         for seed in range(12):
-            F = KernelJL(n_components=n, n_landmarks=n, centered=False, scaling="paper", bandwidth=h,
-                         random_state=seed).fit(X).transform(X)
+            F = (
+                KernelJL(n_components=n, n_landmarks=n, centered=False, scaling="paper", bandwidth=h, random_state=seed)
+                .fit(X)
+                .transform(X)
+            )
             e.append(np.linalg.norm(F @ F.T - target) / np.linalg.norm(target))
         errors.append(np.mean(e))
     assert errors[0] > errors[1] > errors[2], errors

@@ -26,11 +26,17 @@ def test_sklearn_compatible(estimator, check):
 
 
 @pytest.mark.parametrize("solver", ["dense", "arpack", "randomized", "operator"])
-@pytest.mark.parametrize("kernel,params,sk", [
-    ("gaussian", {"bandwidth": 2.0}, {"kernel": "rbf", "gamma": 0.25}),
-    ("polynomial", {"kernel_params": {"degree": 2, "gamma": 0.5, "coef0": 1.0}},
-     {"kernel": "poly", "degree": 2, "gamma": 0.5, "coef0": 1.0}),
-])
+@pytest.mark.parametrize(
+    "kernel,params,sk",
+    [
+        ("gaussian", {"bandwidth": 2.0}, {"kernel": "rbf", "gamma": 0.25}),
+        (
+            "polynomial",
+            {"kernel_params": {"degree": 2, "gamma": 0.5, "coef0": 1.0}},
+            {"kernel": "poly", "degree": 2, "gamma": 0.5, "coef0": 1.0},
+        ),
+    ],
+)
 def test_agrees_with_sklearn(rng, solver, kernel, params, sk):
     X = rng.normal(size=(400, 4))
     Xt = rng.normal(size=(60, 4))

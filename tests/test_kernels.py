@@ -92,8 +92,14 @@ def test_float32_gaussian_accuracy_far_from_origin(rng):
     ref32 = naive_kernel(X.astype(np.float32), Y.astype(np.float32), "gaussian", bandwidth=h)
     assert np.abs(K32 - ref32).max() < 2e-6
     # a naive float32 expansion would lose everything at this offset
-    naive = np.exp(-(np.sum(X.astype(np.float32) ** 2, 1)[:, None] + np.sum(Y.astype(np.float32) ** 2, 1)[None]
-                     - 2 * X.astype(np.float32) @ Y.astype(np.float32).T) / h**2)
+    naive = np.exp(
+        -(
+            np.sum(X.astype(np.float32) ** 2, 1)[:, None]
+            + np.sum(Y.astype(np.float32) ** 2, 1)[None]
+            - 2 * X.astype(np.float32) @ Y.astype(np.float32).T
+        )
+        / h**2
+    )
     assert np.abs(naive - ref).max() > 1e-3
 
 

@@ -43,7 +43,6 @@ from kernelsketch.metrics import (
 from kernelsketch.metrics import gram_errors as gram_errors_module
 
 
-
 @pytest.fixture(autouse=True)
 def _single_blas_thread():
     # These matrices are small (n <= 5000): threading buys nothing, and on a
@@ -153,8 +152,9 @@ def test_sparse_input_and_kernel_by_name():
     ref = kernel_frobenius_error_dense(X.toarray(), Y, "gaussian", bandwidth=1.0)
     assert np.isclose(kernel_frobenius_error(X, Y, "gaussian", bandwidth=1.0, method="blocked"), ref, rtol=1e-12)
     ref_s = kernel_spectral_error_dense(X.toarray(), Y, "gaussian", bandwidth=1.0)
-    assert np.isclose(kernel_spectral_error(X, Y, "gaussian", bandwidth=1.0, method="lanczos", random_state=0),
-                      ref_s, rtol=1e-8)
+    assert np.isclose(
+        kernel_spectral_error(X, Y, "gaussian", bandwidth=1.0, method="lanczos", random_state=0), ref_s, rtol=1e-8
+    )
 
 
 def test_float32_input_is_measured_in_float64():
@@ -251,7 +251,7 @@ def test_bad_inputs():
         kernel_spectral_error(X, Y, "gaussian")
     bad = X.copy()
     bad[0, 0] = np.inf
-    with pytest.raises(ValueError, match="infinity|NaN"):
+    with pytest.raises(ValueError, match=r"infinity|NaN"):
         kernel_frobenius_error(bad, Y, "linear")
     # 1-D factor means k = 1
     assert np.isclose(kernel_frobenius_error(X, np.zeros(10), "linear"), kernel_frobenius_error(X, Y, "linear"))
@@ -294,8 +294,9 @@ def test_additional_error_matches_dense_and_is_nonnegative(name, seed):
         assert res.additional_error >= -1e-8 * best
         np.testing.assert_allclose(res.eigenvalues, lam[: r + 1], rtol=1e-9)
         assert np.isclose(res.eigengap, lam[r - 1] - lam[r], rtol=1e-6, atol=1e-10 * lam[0])
-    assert np.isclose(additional_approximation_error(X, idx, r, kern, method="dense"), dense.additional_error,
-                      rtol=1e-10, atol=1e-12)
+    assert np.isclose(
+        additional_approximation_error(X, idx, r, kern, method="dense"), dense.additional_error, rtol=1e-10, atol=1e-12
+    )
 
 
 def test_every_point_as_landmark_gives_the_best_rank_r_approximation():
@@ -401,8 +402,12 @@ def test_theorem1_closed_form_matches_explicit_feature_map(kind, d):
     np.testing.assert_allclose(res.sketched, sketched, rtol=1e-9)
     np.testing.assert_allclose(res.target, target, rtol=1e-9)
     np.testing.assert_allclose(res.abs_error, np.abs(sketched - target), rtol=1e-7, atol=1e-12 * np.abs(target).max())
-    np.testing.assert_allclose(res.normalized_error, np.abs(sketched - target) / norms, rtol=1e-7,
-                               atol=1e-12 * np.abs(target).max() / norms.min())
+    np.testing.assert_allclose(
+        res.normalized_error,
+        np.abs(sketched - target) / norms,
+        rtol=1e-7,
+        atol=1e-12 * np.abs(target).max() / norms.min(),
+    )
     assert np.isclose(res.sup_error, sup, rtol=1e-8)
     assert np.all(res.normalized_error <= res.sup_error * (1 + 1e-10))
 
@@ -432,11 +437,14 @@ def test_theorem1_sketching_error_shrinks_like_inverse_sqrt_d():
     F = rng.normal(size=(n, 4))
     sup = {}
     for d in (25, 1600):
-        sup[d] = np.mean([
-            theorem1_inner_product_error(X, np.random.default_rng(s).standard_normal((d, n)), F,
-                                         kernel="gaussian", bandwidth=1.0).sup_error
-            for s in range(8)
-        ])
+        sup[d] = np.mean(
+            [
+                theorem1_inner_product_error(
+                    X, np.random.default_rng(s).standard_normal((d, n)), F, kernel="gaussian", bandwidth=1.0
+                ).sup_error
+                for s in range(8)
+            ]
+        )
     assert sup[1600] < sup[25] / 3, sup
 
 

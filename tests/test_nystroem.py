@@ -17,10 +17,12 @@ from kernelsketch.maps.landmarks import ReservoirSampler
 from .real_data import load_avila_2000
 
 
-@parametrize_with_checks([
-    Nystroem(n_landmarks=5, random_state=0),
-    Nystroem(n_landmarks=5, n_components=3, replace=True, random_state=0),
-])
+@parametrize_with_checks(
+    [
+        Nystroem(n_landmarks=5, random_state=0),
+        Nystroem(n_landmarks=5, n_components=3, replace=True, random_state=0),
+    ]
+)
 def test_sklearn_compatible(estimator, check):
     check(estimator)
 
@@ -56,8 +58,7 @@ def test_matches_dense_formula(X):
     np.testing.assert_allclose(ny.transform(X) @ ny.transform(Y).T, ref, atol=1e-10)
     # W_hat from the fitted attributes
     W_hat = ny.projection_ @ ny.projection_.T
-    np.testing.assert_allclose(ny.eigenvectors_ @ np.diag(1 / ny.eigenvalues_) @ ny.eigenvectors_.T, W_hat,
-                               atol=1e-10)
+    np.testing.assert_allclose(ny.eigenvectors_ @ np.diag(1 / ny.eigenvalues_) @ ny.eigenvectors_.T, W_hat, atol=1e-10)
 
 
 def test_trace_error_equals_dense_trace(X):
@@ -142,13 +143,16 @@ def test_float32_and_csr(X):
     np.testing.assert_allclose(csr.trace_error(sp.csr_matrix(Xs)), dense.trace_error(Xs), rtol=1e-8)
 
 
-@pytest.mark.parametrize("params, X_shape, match", [
-    ({"n_landmarks": 20}, (10, 2), "n_landmarks=20 must be <= n_samples=10"),
-    ({"n_landmarks": 5, "n_components": 6}, (10, 2), "n_components=6 must be <= n_landmarks=5"),
-    ({"n_landmarks": 0}, (10, 2), "n_landmarks"),
-    ({"n_landmarks": 5, "eigenvalue_tol": 2.0}, (10, 2), "eigenvalue_tol"),
-    ({"landmarks": np.zeros((3, 3))}, (10, 2), "landmarks have 3 features but X has 2"),
-])
+@pytest.mark.parametrize(
+    "params, X_shape, match",
+    [
+        ({"n_landmarks": 20}, (10, 2), "n_landmarks=20 must be <= n_samples=10"),
+        ({"n_landmarks": 5, "n_components": 6}, (10, 2), "n_components=6 must be <= n_landmarks=5"),
+        ({"n_landmarks": 0}, (10, 2), "n_landmarks"),
+        ({"n_landmarks": 5, "eigenvalue_tol": 2.0}, (10, 2), "eigenvalue_tol"),
+        ({"landmarks": np.zeros((3, 3))}, (10, 2), "landmarks have 3 features but X has 2"),
+    ],
+)
 def test_bad_parameters(params, X_shape, match):
     X = np.random.default_rng(0).normal(size=X_shape)
     with pytest.raises(ValueError, match=match):
@@ -169,8 +173,9 @@ def test_bad_inputs(X):
 
 # -- streaming ---------------------------------------------------------------
 
+
 def stream(est, X, cuts):
-    for a, b in zip(cuts[:-1], cuts[1:]):
+    for a, b in itertools.pairwise(cuts):
         est.partial_fit(X[a:b])
     return est
 
@@ -213,7 +218,7 @@ def test_fit_resets_stream(X):
 
 
 def feed(sampler, X, cuts):
-    for a, b in zip(cuts[:-1], cuts[1:]):
+    for a, b in itertools.pairwise(cuts):
         sampler.partial_fit(X[a:b])
     return sampler
 
@@ -283,6 +288,7 @@ def test_sample_landmarks():
 
 
 # -- convergence on real data --------------------------------------------------
+
 
 @pytest.mark.slow
 @pytest.mark.data

@@ -12,8 +12,9 @@ from kernelsketch.cluster import NystroemKernelKMeans
 from kernelsketch.kernels import pairwise_kernel
 
 
-@parametrize_with_checks([NystroemKernelKMeans(random_state=0), NystroemKernelKMeans(n_clusters=3, n_landmarks=8,
-                                                                                     n_init=2, random_state=0)])
+@parametrize_with_checks(
+    [NystroemKernelKMeans(random_state=0), NystroemKernelKMeans(n_clusters=3, n_landmarks=8, n_init=2, random_state=0)]
+)
 def test_sklearn_compatible(estimator, check):
     check(estimator)
 
@@ -47,8 +48,9 @@ def test_embedding_and_objective_match_dense_kernel_kmeans():
     E = est.transform(X)
     np.testing.assert_allclose(E @ E.T, Kt, atol=1e-10)
     # kernel k-means objective: sum_i Kt_ii - sum_c (1/|c|) sum_{i,j in c} Kt_ij
-    obj = np.trace(Kt) - sum(Kt[np.ix_(c, c)].sum() / len(c)
-                             for c in (np.flatnonzero(est.labels_ == k) for k in range(3)))
+    obj = np.trace(Kt) - sum(
+        Kt[np.ix_(c, c)].sum() / len(c) for c in (np.flatnonzero(est.labels_ == k) for k in range(3))
+    )
     np.testing.assert_allclose(est.inertia_, obj, rtol=1e-6)
     np.testing.assert_array_equal(est.predict(X), est.labels_)
     assert est.n_components_ == 15 and est.cluster_centers_.shape == (3, 15)
@@ -62,19 +64,26 @@ def test_defaults_seeds_dtype_sparse_memory():
     np.testing.assert_array_equal(est.labels_, again.labels_)
     np.testing.assert_array_equal(est.transform(X), again.transform(X))
     with kernelsketch.config_context(working_memory=0.01):
-        np.testing.assert_allclose(NystroemKernelKMeans(n_clusters=2, random_state=3).fit(X).transform(X),
-                                   est.transform(X), rtol=1e-12, atol=1e-12)
+        np.testing.assert_allclose(
+            NystroemKernelKMeans(n_clusters=2, random_state=3).fit(X).transform(X),
+            est.transform(X),
+            rtol=1e-12,
+            atol=1e-12,
+        )
     assert est.transform(X.astype(np.float32)).dtype == np.float32
     csr = NystroemKernelKMeans(n_clusters=2, random_state=3).fit(sp.csr_matrix(X))
     assert rand_score(csr.labels_, est.labels_) == 1.0
 
 
-@pytest.mark.parametrize("params, match", [
-    ({"n_clusters": 50}, "n_clusters=50 must be <= n_samples=40"),
-    ({"n_components": 30, "n_landmarks": 20}, "n_components=30 must be <= n_landmarks=20"),
-    ({"n_landmarks": 41}, "n_landmarks=41 must be <= n_samples=40"),
-    ({"n_init": 0}, "n_init"),
-])
+@pytest.mark.parametrize(
+    "params, match",
+    [
+        ({"n_clusters": 50}, "n_clusters=50 must be <= n_samples=40"),
+        ({"n_components": 30, "n_landmarks": 20}, "n_components=30 must be <= n_landmarks=20"),
+        ({"n_landmarks": 41}, "n_landmarks=41 must be <= n_samples=40"),
+        ({"n_init": 0}, "n_init"),
+    ],
+)
 def test_bad_parameters(params, match):
     X, _ = rings(40, 0)
     with pytest.raises(ValueError, match=match):

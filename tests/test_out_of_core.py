@@ -34,7 +34,7 @@ def files(tmp_path_factory):
     np.save(folder / "Xy.npy", np.column_stack([X, y]))
     with open(folder / "X.csv", "w") as f:
         f.write(",".join(f"f{j}" for j in range(X.shape[1])) + ",label\n")
-        for row, c in zip(X, y):
+        for row, c in zip(X, y, strict=True):
             f.write(",".join(repr(float(v)) for v in row) + f",{c}\n")
     return folder, X, y
 
@@ -82,14 +82,16 @@ def test_fit_from_a_file_equals_the_in_memory_fit(files, name):
 def test_csv_fit_with_unknown_row_count(files):
     folder, X, y = files
     # a text file is counted while it is sampled: with fit_rows >= N the sample is the file, so the fit is exact
-    res = ks.fit_source(ks.KernelJL(n_components=8, random_state=0), folder / "X.csv", label_column="label",
-                        fit_rows=10_000)
+    res = ks.fit_source(
+        ks.KernelJL(n_components=8, random_state=0), folder / "X.csv", label_column="label", fit_rows=10_000
+    )
     ref = ks.KernelJL(n_components=8, random_state=0).fit(X)
     assert res.n_rows == 6000 and res.n_landmarks == 200
     np.testing.assert_allclose(res.estimator.transform(X[:300]), ref.transform(X[:300]), rtol=1e-9, atol=1e-10)
     # with a smaller sample: landmarks drawn from a uniform sample, n still from N
-    res = ks.fit_source(ks.Nystroem(n_landmarks="auto", random_state=0), folder / "X.csv", label_column="label",
-                        fit_rows=1000)
+    res = ks.fit_source(
+        ks.Nystroem(n_landmarks="auto", random_state=0), folder / "X.csv", label_column="label", fit_rows=1000
+    )
     assert res.n_rows == 6000 and res.fit_rows == 1000 and res.n_landmarks == 200
 
 
@@ -172,7 +174,7 @@ def test_pair_counts_equal_sklearn():
 @settings(max_examples=40, deadline=None)
 @given(st.lists(st.tuples(st.integers(0, 3), st.integers(0, 3)), min_size=2, max_size=60))
 def test_pair_counts_property(pairs):
-    y, lab = (np.array(v) for v in zip(*pairs))
+    y, lab = (np.array(v) for v in zip(*pairs, strict=True))
     pc = PairCounts()
     pc.add(y, lab)
     assert pc.rand_index() == pytest.approx(rand_score(y, lab), abs=1e-12)
@@ -194,33 +196,41 @@ def test_cluster_a_file_larger_than_the_sample(files, tmp_path):
     # N > init_size: seeding on a sample, labels streamed block by block; one Lloyd pass
     folder, X, y = files
     out = tmp_path / "labels.npy"
-    res = ks.cluster_file(folder / "Xy.npy", 5, output=out, label_column=6, init_size=1500, lloyd_passes=2,
-                          block_rows=512, random_state=0)
+    res = ks.cluster_file(
+        folder / "Xy.npy", 5, output=out, label_column=6, init_size=1500, lloyd_passes=2, block_rows=512, random_state=0
+    )
     labels = np.load(out).ravel()
     assert labels.shape == (6000,) and res.labels is None and res.output == out
     kjl = ks.KernelJL(n_components=50, random_state=0).fit(X)
     ref = KMeans(5, n_init=10, random_state=0).fit(kjl.transform(X))
     assert adjusted_rand_score(ref.labels_, labels) >= 0.99
     assert adjusted_rand_score(y, labels) >= 0.99 and res.adjusted_rand_index == pytest.approx(
-        adjusted_rand_score(y, labels), rel=1e-12)
+        adjusted_rand_score(y, labels), rel=1e-12
+    )
     assert res.cluster_sizes.sum() == 6000 and res.passes >= 1 and res.center_shift < 1e-3
 
 
 def test_cluster_every_embedding_and_raw_features(files):
     folder, X, y = files
-    for embedding in (None, ks.SubsampleKPCA(5, n_landmarks=100, random_state=0),
-                      ks.Nystroem(n_landmarks="auto", n_components=50, random_state=0),
-                      ks.RNCA(10, n_random_features=64, random_state=0)):
+    for embedding in (
+        None,
+        ks.SubsampleKPCA(5, n_landmarks=100, random_state=0),
+        ks.Nystroem(n_landmarks="auto", n_components=50, random_state=0),
+        ks.RNCA(10, n_random_features=64, random_state=0),
+    ):
         res = ks.cluster_file(folder / "X.npy", 5, embedding=embedding, init_size=2000, random_state=0)
         assert adjusted_rand_score(y, res.labels) >= 0.95, type(embedding).__name__
 
 
-@pytest.mark.parametrize("bad, match", [
-    (dict(n_clusters=1), "n_clusters must be an int >= 2"),
-    (dict(n_clusters=7000), "must be <= the number of rows"),
-    (dict(n_clusters=2, label_column="nope"), "no label column named 'nope'"),
-    (dict(n_clusters=2, lloyd_passes=-1), "lloyd_passes"),
-])
+@pytest.mark.parametrize(
+    "bad, match",
+    [
+        (dict(n_clusters=1), "n_clusters must be an int >= 2"),
+        (dict(n_clusters=7000), "must be <= the number of rows"),
+        (dict(n_clusters=2, label_column="nope"), "no label column named 'nope'"),
+        (dict(n_clusters=2, lloyd_passes=-1), "lloyd_passes"),
+    ],
+)
 def test_cluster_bad_input(files, tmp_path, bad, match):
     folder, X, y = files
     out = tmp_path / "l.npy"
@@ -236,15 +246,16 @@ def test_nan_late_in_the_file_leaves_no_output(tmp_path):
     out = tmp_path / "labels.csv"
     out.write_text("previous\n")
     with pytest.raises(ValueError, match="row index 2900, column 2"):
-        ks.cluster_file(tmp_path / "late_nan.npy", 3, embedding=None, output=out, force=True, init_size=500,
-                        block_rows=256)
+        ks.cluster_file(
+            tmp_path / "late_nan.npy", 3, embedding=None, output=out, force=True, init_size=500, block_rows=256
+        )
     assert out.read_text() == "previous\n"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["labels.csv", "late_nan.npy"]
 
 
 def test_empty_file(tmp_path):
     (tmp_path / "empty.csv").write_text("")
-    with pytest.raises(ValueError, match="empty|no data"):
+    with pytest.raises(ValueError, match=r"empty|no data"):
         ks.cluster_file(tmp_path / "empty.csv", 2)
 
 
@@ -262,13 +273,18 @@ def test_sigint_during_assignment_leaves_the_previous_output(tmp_path):
             return real(X, state)
         out_of_core._assign_block = slow
         try:
-            ks.cluster_file({str(tmp_path / 'X.npy')!r}, 3, embedding=None, output={str(out)!r}, force=True,
+            ks.cluster_file({str(tmp_path / "X.npy")!r}, 3, embedding=None, output={str(out)!r}, force=True,
                             init_size=1000, block_rows=10000)
         except KeyboardInterrupt:
             print("interrupted")
     """)
-    r = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300,
-                       env={**os.environ, "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1"})
+    r = subprocess.run(
+        [sys.executable, "-c", script],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1"},
+    )
     assert "interrupted" in r.stdout, r.stderr
     assert np.load(out).tolist() == [42]
     assert sorted(p.name for p in tmp_path.iterdir()) == ["X.npy", "labels.npy"]
@@ -293,8 +309,9 @@ def test_dask_cluster_equals_local(tmp_path):
         engine = open_engine(tmp_path / "X.npy", client=client, label_column=5, chunk_rows=3000)
         assert engine.X.numblocks[0] == 7  # one file, spread over the workers
         on_dask = ks.cluster_file(engine, 6, **{k: v for k, v in kwargs.items() if k != "label_column"})
-        emb = ks.embed_file(tmp_path / "X.npy", None, ks.KernelJL(n_components=10, random_state=0), client=client,
-                            label_column=5)
+        emb = ks.embed_file(
+            tmp_path / "X.npy", None, ks.KernelJL(n_components=10, random_state=0), client=client, label_column=5
+        )
     assert on_dask.fit.n_landmarks == local.fit.n_landmarks == 200
     assert on_dask.fit.bandwidth == pytest.approx(local.fit.bandwidth, rel=1e-12)
     assert adjusted_rand_score(local.labels, on_dask.labels) >= 0.999

@@ -16,8 +16,15 @@ _ESTIMATOR_PACKAGES = ("maps", "sketches", "decomposition", "cluster")
 ESTIMATOR_NAMES = sorted(n for n, m in kernelsketch._LAZY.items() if m in _ESTIMATOR_PACKAGES and n[0].isupper())
 
 # small settings for every parameter name an estimator may have
-_SMALL = {"n_components": 3, "n_landmarks": 25, "n_random_features": 40, "sketch_size": 8, "n_clusters": 3,
-          "random_state": 0, "bandwidth": 1.5}
+_SMALL = {
+    "n_components": 3,
+    "n_landmarks": 25,
+    "n_random_features": 40,
+    "sketch_size": 8,
+    "n_clusters": 3,
+    "random_state": 0,
+    "bandwidth": 1.5,
+}
 
 
 def _make(name):
@@ -128,7 +135,7 @@ def test_flipped_byte_is_rejected(saved):
     offset = info.header_offset + 30 + len(info.filename) + len(info.extra) + info.file_size - 5
     raw[offset] ^= 0x01
     path.write_bytes(bytes(raw))
-    with pytest.raises(ModelFormatError, match="corrupt|checksum"):
+    with pytest.raises(ModelFormatError, match=r"corrupt|checksum"):
         load(path)
 
 
@@ -145,12 +152,15 @@ def test_modified_array_with_valid_zip_is_rejected(saved):
         load(path)
 
 
-@pytest.mark.parametrize("edit, match", [
-    (lambda m: m.update(format_version=3), "format version 3 is not supported"),
-    (lambda m: m.update(format="something-else"), "not a kernelsketch model"),
-    (lambda m: m["root"].update(__estimator__="os.system"), "not a kernelsketch estimator"),
-    (lambda m: m["root"]["params"].update(bogus=1), "bogus"),
-])
+@pytest.mark.parametrize(
+    "edit, match",
+    [
+        (lambda m: m.update(format_version=3), "format version 3 is not supported"),
+        (lambda m: m.update(format="something-else"), "not a kernelsketch model"),
+        (lambda m: m["root"].update(__estimator__="os.system"), "not a kernelsketch estimator"),
+        (lambda m: m["root"]["params"].update(bogus=1), "bogus"),
+    ],
+)
 def test_edited_metadata_is_rejected(saved, edit, match):
     path, _, _ = saved
     _rewrite(path, edit_meta=edit)
@@ -158,23 +168,29 @@ def test_edited_metadata_is_rejected(saved, edit, match):
         load(path)
 
 
-@pytest.mark.parametrize("edit", [
-    lambda m: m["root"]["params"].update(bandwidth=123.0),
-    lambda m: m.update(library_version="9.9"),
-])
+@pytest.mark.parametrize(
+    "edit",
+    [
+        lambda m: m["root"]["params"].update(bandwidth=123.0),
+        lambda m: m.update(library_version="9.9"),
+    ],
+)
 def test_any_edit_of_the_metadata_breaks_its_checksum(saved, edit):
     path, _, _ = saved
     _rewrite(path, edit_meta=edit, reseal=False)
-    with pytest.raises(ModelFormatError, match="meta.json checksum mismatch"):
+    with pytest.raises(ModelFormatError, match=r"meta.json checksum mismatch"):
         load(path)
 
 
-@pytest.mark.parametrize("edit, match", [
-    (lambda m: m.update(root=[1, 2]), "not a kernelsketch estimator|malformed"),
-    (lambda m: m.update(arrays={"a": 3}), "malformed meta.json"),
-    (lambda m: m["root"].update(params=7), "malformed"),
-    (lambda m: m.update(root={"__estimator__": {"x": 1}}), "malformed|not a kernelsketch"),
-])
+@pytest.mark.parametrize(
+    "edit, match",
+    [
+        (lambda m: m.update(root=[1, 2]), "not a kernelsketch estimator|malformed"),
+        (lambda m: m.update(arrays={"a": 3}), "malformed meta.json"),
+        (lambda m: m["root"].update(params=7), "malformed"),
+        (lambda m: m.update(root={"__estimator__": {"x": 1}}), "malformed|not a kernelsketch"),
+    ],
+)
 def test_malformed_metadata_is_a_model_format_error(saved, edit, match):
     path, _, _ = saved
     _rewrite(path, edit_meta=edit)
@@ -262,6 +278,7 @@ def test_pickled_object_arrays_are_never_unpickled(saved, tmp_path):
     np.savez(plain, x=evil)
     with pytest.raises(ModelFormatError, match="not a kernelsketch model"):
         load(plain)
+
     # a model whose array entry is replaced by a pickled object array, checksum recomputed
     def swap(entries, meta):
         key = sorted(entries)[0]
@@ -310,20 +327,23 @@ def test_pipelines_of_kernelsketch_and_sklearn_steps_round_trip(tmp_path):
     from kernelsketch import KernelJL, StreamingKMeans
 
     X, y = load_digits(return_X_y=True)
-    clf = make_pipeline(StandardScaler(), KernelJL(n_components=20, random_state=0),
-                        LogisticRegression(max_iter=300)).fit(X, y)
+    clf = make_pipeline(
+        StandardScaler(), KernelJL(n_components=20, random_state=0), LogisticRegression(max_iter=300)
+    ).fit(X, y)
     back = load(save(clf, tmp_path / "clf.ksm"))
     assert isinstance(back, Pipeline) and [n for n, _ in back.steps] == [n for n, _ in clf.steps]
     np.testing.assert_array_equal(back.predict(X), clf.predict(X))
     np.testing.assert_allclose(back.predict_proba(X[:50]), clf.predict_proba(X[:50]), rtol=1e-12, atol=1e-15)
-    clusterer = make_pipeline(StandardScaler(), KernelJL(n_components=30, random_state=0),
-                              StreamingKMeans(10, random_state=0)).fit(X)
+    clusterer = make_pipeline(
+        StandardScaler(), KernelJL(n_components=30, random_state=0), StreamingKMeans(10, random_state=0)
+    ).fit(X)
     np.testing.assert_array_equal(load(save(clusterer, tmp_path / "km.ksm")).predict(X), clusterer.predict(X))
     # steps outside the allowlist are refused when saving (a function would need pickle) ...
     with pytest.raises(TypeError, match="FunctionTransformer"):
         save(make_pipeline(FunctionTransformer(np.log1p), KernelJL(n_components=2)), tmp_path / "f.ksm")
     with pytest.raises(TypeError, match="memory=None"):
         save(make_pipeline(StandardScaler(), memory=str(tmp_path)), tmp_path / "m.ksm")
+
     # ... and a file naming a class outside it never builds that class
     def smuggle(meta):
         meta["root"]["params"]["steps"][0]["__tuple__"][1]["__estimator__"] = "sklearn.FunctionTransformer"
@@ -369,8 +389,8 @@ def test_an_entry_flagged_encrypted_is_a_model_format_error(saved, tmp_path, ent
     # set bit 0 (encrypted) of the entry's general-purpose flags in the central directory record
     pos = 0
     while (pos := data.find(b"PK\x01\x02", pos)) >= 0:
-        name_len = int.from_bytes(data[pos + 28:pos + 30], "little")
-        if data[pos + 46:pos + 46 + name_len].decode() == entry:
+        name_len = int.from_bytes(data[pos + 28 : pos + 30], "little")
+        if data[pos + 46 : pos + 46 + name_len].decode() == entry:
             data[pos + 8] |= 0x1
         pos += 4
     out = tmp_path / "encrypted.ksm"

@@ -21,11 +21,13 @@ def _align(A, B):
     return A * s
 
 
-@parametrize_with_checks([
-    RFKPCA(n_components=3, n_random_features=20, bandwidth=1.0),
-    RNCA(n_components=3, n_random_features=20, bandwidth=1.0),
-    RNCA(n_random_features=10, bandwidth="median", variant="paired", random_state=0),
-])
+@parametrize_with_checks(
+    [
+        RFKPCA(n_components=3, n_random_features=20, bandwidth=1.0),
+        RNCA(n_components=3, n_random_features=20, bandwidth=1.0),
+        RNCA(n_random_features=10, bandwidth="median", variant="paired", random_state=0),
+    ]
+)
 def test_sklearn_compatible(estimator, check):
     check(estimator)
 
@@ -142,7 +144,9 @@ def test_dtype_sparse_and_seed(rng):
     T32 = est.transform(Xs.astype(np.float32))
     assert T32.dtype == np.float32
     np.testing.assert_allclose(T32, est.transform(Xs), atol=1e-5)
-    e32 = RFKPCA(n_components=4, n_random_features=24, bandwidth=1.0, random_state=0).fit(Xs.toarray().astype(np.float32))
+    e32 = RFKPCA(n_components=4, n_random_features=24, bandwidth=1.0, random_state=0).fit(
+        Xs.toarray().astype(np.float32)
+    )
     e64 = RFKPCA(n_components=4, n_random_features=24, bandwidth=1.0, random_state=0).fit(Xs.toarray())
     np.testing.assert_allclose(e32.explained_variance_, e64.explained_variance_, rtol=1e-4)
 
@@ -170,7 +174,7 @@ def test_rfkpca_u_statistic_needs_two_rows(rng):
         RFKPCA(n_random_features=8, bandwidth=1.0).fit(rng.normal(size=(1, 3)))
     est = RFKPCA(n_random_features=8, bandwidth=1.0, random_state=0).partial_fit(rng.normal(size=(1, 3)))
     with pytest.raises(ValueError, match="at least 2 samples"):
-        est.explained_variance_
+        _ = est.explained_variance_
     est.partial_fit(rng.normal(size=(1, 3)))
     assert est.explained_variance_.shape == (8,)
     # RNCA's 1/n covariance exists for one row (zero)
@@ -199,9 +203,17 @@ def test_rfkpca_approaches_exact_kpca(rng):
     ms = (20, 80, 320)
     errs = []
     for m in ms:
-        errs.append(np.mean([
-            np.abs(RFKPCA(5, n_random_features=m, bandwidth=2.0, random_state=s).fit(X).explained_variance_
-                   - exact).sum() / exact.sum() for s in range(6)]))
+        errs.append(
+            np.mean(
+                [
+                    np.abs(
+                        RFKPCA(5, n_random_features=m, bandwidth=2.0, random_state=s).fit(X).explained_variance_ - exact
+                    ).sum()
+                    / exact.sum()
+                    for s in range(6)
+                ]
+            )
+        )
     assert errs[0] > errs[1] > errs[2], errs
     slope = np.polyfit(np.log(ms), np.log(errs), 1)[0]
     assert -0.8 < slope < -0.3, (slope, errs)
@@ -227,8 +239,16 @@ def _spectral_error(K, Y):
 def test_cpu_gram_converges(cls, k_fraction, cpu_2000):
     """||K - Y Y^T||_2 / n falls as m grows (with k = m: Z Z^T itself; with k = m/2 a truncation of it)."""
     X, h, K = cpu_2000
-    errs = [np.mean([_spectral_error(K, cls(int(k_fraction * m), n_random_features=m, bandwidth=h,
-                                            random_state=s).fit(X).gram_factor(X))
-                     for s in range(2)]) for m in (40, 160, 640)]
+    errs = [
+        np.mean(
+            [
+                _spectral_error(
+                    K, cls(int(k_fraction * m), n_random_features=m, bandwidth=h, random_state=s).fit(X).gram_factor(X)
+                )
+                for s in range(2)
+            ]
+        )
+        for m in (40, 160, 640)
+    ]
     assert errs[0] > errs[1] > errs[2], errs
     assert errs[2] < 0.5 * errs[0], errs

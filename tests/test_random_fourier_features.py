@@ -18,17 +18,20 @@ KERNELS = ["gaussian", "laplacian", "cauchy"]
 MAPS = [("cos", False), ("paired", False), ("cos", True), ("paired", True)]
 
 
-@parametrize_with_checks([
-    RandomFourierFeatures(n_random_features=50, bandwidth=1.0),
-    RandomFourierFeatures(bandwidth="median", variant="paired", random_state=0),
-    RandomFourierFeatures(n_random_features=30, kernel="laplacian", bandwidth=2.0, random_state=0),
-    RandomFourierFeatures(n_random_features=30, orthogonal=True, bandwidth=2.0, random_state=0),
-])
+@parametrize_with_checks(
+    [
+        RandomFourierFeatures(n_random_features=50, bandwidth=1.0),
+        RandomFourierFeatures(bandwidth="median", variant="paired", random_state=0),
+        RandomFourierFeatures(n_random_features=30, kernel="laplacian", bandwidth=2.0, random_state=0),
+        RandomFourierFeatures(n_random_features=30, orthogonal=True, bandwidth=2.0, random_state=0),
+    ]
+)
 def test_sklearn_compatible(estimator, check):
     check(estimator)
 
 
 # -- fast cosine ---------------------------------------------------------------
+
 
 @pytest.fixture(params=["numba", "numpy"])
 def cos_backend(request, monkeypatch):
@@ -123,6 +126,7 @@ def test_fast_cos_float32_and_errors():
 
 # -- the map agrees with its definition ------------------------------------------
 
+
 @pytest.mark.parametrize("variant", ["cos", "paired"])
 def test_transform_is_the_formula(variant, rng):
     X = rng.normal(size=(300, 7))
@@ -158,16 +162,19 @@ def test_seed_reproducible_and_data_independent(rng):
     assert not np.allclose(a.transform(X), c.transform(X))
 
 
-@pytest.mark.parametrize("params,match", [
-    ({"kernel": "polynomial"}, "shift-invariant"),
-    ({"kernel": "linear"}, "shift-invariant"),
-    ({"kernel": kernelsketch.get_kernel("polynomial", degree=2)}, "shift-invariant"),
-    ({"orthogonal": True, "kernel": "laplacian"}, "only valid for the Gaussian"),
-    ({"variant": "paired", "n_random_features": 7}, "even"),
-    ({"n_random_features": 0}, "n_random_features"),
-    ({"variant": "sin"}, "variant"),
-    ({"bandwidth": -1.0}, "bandwidth"),
-])
+@pytest.mark.parametrize(
+    "params,match",
+    [
+        ({"kernel": "polynomial"}, "shift-invariant"),
+        ({"kernel": "linear"}, "shift-invariant"),
+        ({"kernel": kernelsketch.get_kernel("polynomial", degree=2)}, "shift-invariant"),
+        ({"orthogonal": True, "kernel": "laplacian"}, "only valid for the Gaussian"),
+        ({"variant": "paired", "n_random_features": 7}, "even"),
+        ({"n_random_features": 0}, "n_random_features"),
+        ({"variant": "sin"}, "variant"),
+        ({"bandwidth": -1.0}, "bandwidth"),
+    ],
+)
 def test_bad_params(params, match, rng):
     with pytest.raises(ValueError, match=match):
         RandomFourierFeatures(**{"bandwidth": 1.0, **params}).fit(rng.normal(size=(5, 2)))
@@ -183,6 +190,7 @@ def test_bad_input(rng):
 
 # -- statistics ---------------------------------------------------------------------
 
+
 @pytest.mark.parametrize("kernel", KERNELS)
 @pytest.mark.parametrize("variant,orthogonal", MAPS)
 def test_unbiased(kernel, variant, orthogonal, rng):
@@ -191,8 +199,9 @@ def test_unbiased(kernel, variant, orthogonal, rng):
         pytest.skip("orthogonal features are Gaussian-only")
     X = rng.normal(size=(4, 3)) * 0.7
     m = 60_000
-    Z = RandomFourierFeatures(m, kernel=kernel, bandwidth=1.5, variant=variant, orthogonal=orthogonal,
-                              random_state=11).fit_transform(X)
+    Z = RandomFourierFeatures(
+        m, kernel=kernel, bandwidth=1.5, variant=variant, orthogonal=orthogonal, random_state=11
+    ).fit_transform(X)
     K = naive_kernel(X, X, kernel, bandwidth=1.5)
     n_freq = m // 2 if variant == "paired" else m
     for i, j in [(0, 1), (1, 2), (0, 3), (2, 2)]:
@@ -219,9 +228,15 @@ def test_error_falls_like_inverse_sqrt_m(kernel, variant, orthogonal, rng):
     ms = np.array([32, 128, 512, 2048])
     errs = []
     for m in ms:
-        e = [np.mean(np.abs(Z @ Z.T - K)) for Z in (
-            RandomFourierFeatures(int(m), kernel=kernel, bandwidth=3.0, variant=variant, orthogonal=orthogonal,
-                                  random_state=s).fit_transform(X) for s in range(6))]
+        e = [
+            np.mean(np.abs(Z @ Z.T - K))
+            for Z in (
+                RandomFourierFeatures(
+                    int(m), kernel=kernel, bandwidth=3.0, variant=variant, orthogonal=orthogonal, random_state=s
+                ).fit_transform(X)
+                for s in range(6)
+            )
+        ]
         errs.append(np.mean(e))
     assert -0.62 <= _slope(ms, errs) <= -0.38, errs
 
@@ -231,9 +246,15 @@ def test_orthogonal_beats_plain_for_gaussian(rng):
     K = naive_kernel(X, X, "gaussian", bandwidth=4.0)
 
     def err(orth):
-        return np.mean([np.mean(np.abs(Z @ Z.T - K)) for Z in (
-            RandomFourierFeatures(64, bandwidth=4.0, orthogonal=orth, random_state=s).fit_transform(X)
-            for s in range(20))])
+        return np.mean(
+            [
+                np.mean(np.abs(Z @ Z.T - K))
+                for Z in (
+                    RandomFourierFeatures(64, bandwidth=4.0, orthogonal=orth, random_state=s).fit_transform(X)
+                    for s in range(20)
+                )
+            ]
+        )
 
     assert err(True) < 0.85 * err(False)
 
@@ -244,9 +265,15 @@ def test_paired_beats_offset(rng):
     K = naive_kernel(X, X, "gaussian", bandwidth=3.0)
 
     def err(variant):
-        return np.mean([np.mean(np.abs(Z @ Z.T - K)) for Z in (
-            RandomFourierFeatures(128, bandwidth=3.0, variant=variant, random_state=s).fit_transform(X)
-            for s in range(20))])
+        return np.mean(
+            [
+                np.mean(np.abs(Z @ Z.T - K))
+                for Z in (
+                    RandomFourierFeatures(128, bandwidth=3.0, variant=variant, random_state=s).fit_transform(X)
+                    for s in range(20)
+                )
+            ]
+        )
 
     assert err("paired") < err("cos")
 
@@ -269,7 +296,14 @@ def spectral_error(K, Y):
 
 def test_cpu_gram_converges(cpu_2000):
     X, h, K = cpu_2000
-    errs = [np.mean([spectral_error(K, RandomFourierFeatures(m, bandwidth=h, random_state=s).fit(X).gram_factor(X))
-                     for s in range(2)]) for m in (50, 200, 800)]
+    errs = [
+        np.mean(
+            [
+                spectral_error(K, RandomFourierFeatures(m, bandwidth=h, random_state=s).fit(X).gram_factor(X))
+                for s in range(2)
+            ]
+        )
+        for m in (50, 200, 800)
+    ]
     assert errs[0] > errs[1] > errs[2]
     assert errs[2] < 0.5 * errs[0]

@@ -18,7 +18,8 @@ ROOT = Path(__file__).resolve().parents[1]
 DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 BLOCKS = [
     pytest.param(code, id=f"{path.name}:{i}")
-    for path in DOCS if path.exists()
+    for path in DOCS
+    if path.exists()
     for i, code in enumerate(re.findall(r"```python\n(.*?)```", path.read_text(), flags=re.S))
     if "# doc: skip" not in code
 ]
@@ -29,6 +30,7 @@ ENV = {**os.environ, "MPLBACKEND": "Agg", "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_
 def test_doc_example_runs_as_a_script(code, tmp_path):
     script = tmp_path / "example.py"
     script.write_text(code)
-    r = subprocess.run([sys.executable, str(script)], cwd=tmp_path, env=ENV, capture_output=True, text=True,
-                       timeout=600)
+    r = subprocess.run(
+        [sys.executable, str(script)], cwd=tmp_path, env=ENV, capture_output=True, text=True, timeout=600
+    )
     assert r.returncode == 0, f"{r.stdout}\n{r.stderr}"

@@ -66,10 +66,17 @@ def test_no_lapack_call_sees_a_non_finite_matrix():
         top_eigenpairs(A, 2, "dense", np.random.default_rng(0))
 
 
-@pytest.mark.parametrize("offset, scale, h", [
-    (0.0, 5000.0, 20.0),       # the reported case: uniform(0, 5000), h = 20
-    (1e4, 1.0, 0.5), (1e5, 10.0, 5.0), (-3e4, 100.0, 50.0), (0.0, 1e3, 30.0), (250.0, 1.0, 0.05),
-])
+@pytest.mark.parametrize(
+    "offset, scale, h",
+    [
+        (0.0, 5000.0, 20.0),  # the reported case: uniform(0, 5000), h = 20
+        (1e4, 1.0, 0.5),
+        (1e5, 10.0, 5.0),
+        (-3e4, 100.0, 50.0),
+        (0.0, 1e3, 30.0),
+        (250.0, 1.0, 0.05),
+    ],
+)
 def test_float32_gaussian_blocks_accurate_with_offsets_and_scales(offset, scale, h):
     rng = np.random.default_rng(0)
     X = (offset + scale * rng.uniform(size=(1200, 2))).astype(np.float32)
@@ -93,9 +100,27 @@ def test_utf8_bom_and_missing_marker_in_the_first_row(tmp_path):
     (tmp_path / "na.csv").write_text("NA,2,3\n1,2,3\n4,5,6\n")
     with pytest.raises(ValueError, match="line 1, column 1: non-numeric value 'NA'"):
         read_matrix(tmp_path / "na.csv")
-    r = subprocess.run([sys.executable, "-m", "kernelsketch.cli", "embed", str(tmp_path / "bom.csv"), "-o",
-                        str(tmp_path / "e.npy"), "--method", "rff", "-d", "4", "--bandwidth", "1"],
-                       capture_output=True, text=True, env=ENV, timeout=120)
+    r = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "kernelsketch.cli",
+            "embed",
+            str(tmp_path / "bom.csv"),
+            "-o",
+            str(tmp_path / "e.npy"),
+            "--method",
+            "rff",
+            "-d",
+            "4",
+            "--bandwidth",
+            "1",
+        ],
+        capture_output=True,
+        text=True,
+        env=ENV,
+        timeout=120,
+    )
     assert r.returncode == 0, r.stderr
     assert np.load(tmp_path / "e.npy").shape == (5, 4)
 
@@ -110,13 +135,16 @@ def test_a_gigantic_line_is_refused_without_reading_it(tmp_path):
         read_matrix(tmp_path / "long.csv.gz")
 
 
-@pytest.mark.parametrize("make", [
-    lambda L: ks.KernelPCA(3, bandwidth=2.0),
-    lambda L: ks.Nystroem(landmarks=L, bandwidth=2.0),
-    lambda L: ks.KernelJL(n_components=3, landmarks=L, bandwidth=2.0, random_state=0),
-    lambda L: ks.SubsampleKPCA(3, landmarks=L, bandwidth=2.0),
-    lambda L: ks.Nystroem(n_landmarks=100, bandwidth=2.0, random_state=0),
-])
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda L: ks.KernelPCA(3, bandwidth=2.0),
+        lambda L: ks.Nystroem(landmarks=L, bandwidth=2.0),
+        lambda L: ks.KernelJL(n_components=3, landmarks=L, bandwidth=2.0, random_state=0),
+        lambda L: ks.SubsampleKPCA(3, landmarks=L, bandwidth=2.0),
+        lambda L: ks.Nystroem(n_landmarks=100, bandwidth=2.0, random_state=0),
+    ],
+)
 def test_fitted_state_does_not_alias_the_callers_arrays(make):
     rng = np.random.default_rng(0)
     X = rng.normal(size=(100, 3))
@@ -170,9 +198,27 @@ def test_first_access_from_many_threads_at_once():
 def test_sighup_removes_the_temporary_output(tmp_path):
     X = np.random.default_rng(0).normal(size=(400_000, 4))
     np.save(tmp_path / "X.npy", X)
-    proc = subprocess.Popen([sys.executable, "-m", "kernelsketch.cli", "embed", str(tmp_path / "X.npy"), "-o",
-                             str(tmp_path / "Z.npy"), "--method", "kjl", "-d", "50", "-n", "3000", "-q"],
-                            env=ENV, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "kernelsketch.cli",
+            "embed",
+            str(tmp_path / "X.npy"),
+            "-o",
+            str(tmp_path / "Z.npy"),
+            "--method",
+            "kjl",
+            "-d",
+            "50",
+            "-n",
+            "3000",
+            "-q",
+        ],
+        env=ENV,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     deadline = time.time() + 120
     while time.time() < deadline and not any(p.name.endswith(".part") for p in tmp_path.iterdir()):
         time.sleep(0.05)
@@ -184,6 +230,7 @@ def test_sighup_removes_the_temporary_output(tmp_path):
 
 
 # -- degenerate eigenspaces: a basis fixed by the subspace, not by the solver ------------------------
+
 
 def _polygon_data():
     """Three concentric regular 16-gons: a block-circulant Gram whose top eigenvalue is double."""
@@ -224,8 +271,8 @@ def test_degenerate_kernel_pca_components_agree_across_solvers():
         np.testing.assert_allclose(other, outs[0], atol=1e-7)
 
 
-
 # -- an N x N matrix that cannot fit: refused before allocating, in the library's words -----------
+
 
 def test_kernel_pca_refuses_a_gram_larger_than_the_machine_before_allocating():
     X = np.random.default_rng(0).normal(size=(200_000, 2))

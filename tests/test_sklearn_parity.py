@@ -1,4 +1,7 @@
-"""Parity with the scikit-learn estimators a user switches from: gamma, kernels, precomputed, inverse_transform, score."""
+"""Parity with the scikit-learn estimators a user switches from.
+
+gamma, kernels, precomputed, inverse_transform, score.
+"""
 
 import numpy as np
 import pytest
@@ -39,7 +42,10 @@ def test_gamma_is_scikit_learns_gamma_and_bandwidth_is_reported(name):
     est = KERNEL_ESTIMATORS[name](gamma=0.25, random_state=0).fit(X)
     assert est.bandwidth_ == pytest.approx(2.0)  # exp(-0.25 ||x-y||^2) = exp(-||x-y||^2 / 2^2)
     same = KERNEL_ESTIMATORS[name](bandwidth=2.0, random_state=0).fit(X)
-    out = (lambda e: e.transform(X[:10]))
+
+    def out(e):
+        return e.transform(X[:10])
+
     np.testing.assert_allclose(out(est), out(same), rtol=1e-12, atol=1e-12)
     heuristic = KERNEL_ESTIMATORS[name](random_state=0).fit(X)
     assert heuristic.bandwidth_ != pytest.approx(2.0)  # the default heuristic is not 2 here: gamma took effect
@@ -48,14 +54,20 @@ def test_gamma_is_scikit_learns_gamma_and_bandwidth_is_reported(name):
     assert not hasattr(KERNEL_ESTIMATORS[name](), "bandwidth_")
 
 
-@pytest.mark.parametrize("kernel, ours, ref", [
-    ("gaussian", dict(gamma=0.3), lambda X: rbf_kernel(X, gamma=0.3)),
-    ("laplacian", dict(gamma=0.3), lambda X: laplacian_kernel(X, gamma=0.3)),
-    ("polynomial", dict(gamma=0.2, kernel_params={"degree": 2, "coef0": 0.5}),
-     lambda X: polynomial_kernel(X, degree=2, gamma=0.2, coef0=0.5)),
-    ("sigmoid", dict(gamma=0.1, kernel_params={"coef0": 0.3}), lambda X: sigmoid_kernel(X, gamma=0.1, coef0=0.3)),
-    ("cosine", {}, cosine_similarity),
-])
+@pytest.mark.parametrize(
+    "kernel, ours, ref",
+    [
+        ("gaussian", dict(gamma=0.3), lambda X: rbf_kernel(X, gamma=0.3)),
+        ("laplacian", dict(gamma=0.3), lambda X: laplacian_kernel(X, gamma=0.3)),
+        (
+            "polynomial",
+            dict(gamma=0.2, kernel_params={"degree": 2, "coef0": 0.5}),
+            lambda X: polynomial_kernel(X, degree=2, gamma=0.2, coef0=0.5),
+        ),
+        ("sigmoid", dict(gamma=0.1, kernel_params={"coef0": 0.3}), lambda X: sigmoid_kernel(X, gamma=0.1, coef0=0.3)),
+        ("cosine", {}, cosine_similarity),
+    ],
+)
 def test_kernels_equal_scikit_learns(kernel, ours, ref):
     X = np.random.default_rng(0).normal(size=(60, 5))
     X[3] = 0.0  # a zero row: cosine similarity 0, as in scikit-learn
@@ -74,8 +86,9 @@ def test_callable_kernel_in_landmark_estimators_and_kernel_pca(digits):
     b = ks.Nystroem(n_landmarks=80, gamma=0.05, random_state=0).fit(X)
     np.testing.assert_allclose(a.transform(X[:30]), b.transform(X[:30]), atol=1e-9)
     k = ks.KernelPCA(n_components=4, kernel=lambda A, B: rbf_kernel(A, B, gamma=0.05)).fit(X)
-    np.testing.assert_allclose(k.transform(X[:30]), ks.KernelPCA(n_components=4, gamma=0.05).fit(X).transform(X[:30]),
-                               atol=1e-9)
+    np.testing.assert_allclose(
+        k.transform(X[:30]), ks.KernelPCA(n_components=4, gamma=0.05).fit(X).transform(X[:30]), atol=1e-9
+    )
     with pytest.raises(ValueError, match="returned shape"):
         ks.KernelPCA(n_components=2, kernel=lambda A, B: A @ A.T).fit(X[:20]).transform(X[:5])
     with pytest.raises(ValueError, match="NaN"):
@@ -96,14 +109,22 @@ def test_precomputed_kernel_pca_equals_the_kernel_it_was_given(digits):
         a.transform(rbf_kernel(X[:20], X[:100], gamma=0.05))
 
 
-@pytest.mark.parametrize("kernel, kw", [("rbf", dict(gamma=0.05)), ("poly", dict(gamma=0.1, degree=2)),
-                                        ("sigmoid", dict(gamma=0.01, coef0=0.5))])
+@pytest.mark.parametrize(
+    "kernel, kw",
+    [("rbf", dict(gamma=0.05)), ("poly", dict(gamma=0.1, degree=2)), ("sigmoid", dict(gamma=0.01, coef0=0.5))],
+)
 def test_inverse_transform_equals_scikit_learns(digits, kernel, kw):
     X = digits
     ref = SkKernelPCA(n_components=8, kernel=kernel, fit_inverse_transform=True, alpha=0.1, **kw).fit(X)
     params = {k: v for k, v in kw.items() if k != "gamma"}
-    ours = ks.KernelPCA(n_components=8, kernel=kernel, gamma=kw["gamma"], kernel_params=params or None,
-                        fit_inverse_transform=True, alpha=0.1).fit(X)
+    ours = ks.KernelPCA(
+        n_components=8,
+        kernel=kernel,
+        gamma=kw["gamma"],
+        kernel_params=params or None,
+        fit_inverse_transform=True,
+        alpha=0.1,
+    ).fit(X)
     Z_ref, Z = ref.transform(X[:40]), ours.transform(X[:40])
     np.testing.assert_allclose(np.abs(Z), np.abs(Z_ref), atol=1e-10)  # components agree up to sign
     np.testing.assert_allclose(ours.inverse_transform(Z), ref.inverse_transform(Z_ref), atol=1e-10)
@@ -126,8 +147,11 @@ def test_kernel_kmeans_score_is_negative_inertia_and_ranks_a_grid_search():
     d2 = ((E[:, None, :] - est.cluster_centers_[None]) ** 2).sum(-1).min(axis=1)
     assert est.score(X) == pytest.approx(-d2.sum(), rel=1e-10)
     # one embedding (fixed rank and seed), several k: without score() GridSearchCV refuses the estimator
-    search = GridSearchCV(ks.NystroemKernelKMeans(n_components=20, random_state=0), {"n_clusters": [2, 3, 6]},
-                          cv=KFold(3, shuffle=True, random_state=0)).fit(X)
+    search = GridSearchCV(
+        ks.NystroemKernelKMeans(n_components=20, random_state=0),
+        {"n_clusters": [2, 3, 6]},
+        cv=KFold(3, shuffle=True, random_state=0),
+    ).fit(X)
     scores = search.cv_results_["mean_test_score"]
     assert np.all(np.isfinite(scores)) and np.all(scores < 0)
     assert np.all(np.diff(scores) > 0)  # more centres, lower held-out inertia on the same embedding
@@ -150,6 +174,6 @@ def test_gamma_through_the_out_of_core_driver_equals_the_in_memory_fit(name, tmp
     est = KERNEL_ESTIMATORS[name](gamma=0.5, random_state=0)
     res = ks.fit_source(est, tmp_path / "X.npy")
     ref = KERNEL_ESTIMATORS[name](gamma=0.5, random_state=0).fit(X)
-    assert est.gamma == 0.5 and est.bandwidth_ == pytest.approx(ref.bandwidth_) == pytest.approx(2 ** 0.5)
-    assert res.bandwidth == pytest.approx(2 ** 0.5)
+    assert est.gamma == 0.5 and est.bandwidth_ == pytest.approx(ref.bandwidth_) == pytest.approx(2**0.5)
+    assert res.bandwidth == pytest.approx(2**0.5)
     np.testing.assert_allclose(est.transform(X[:20]), ref.transform(X[:20]), rtol=1e-10, atol=1e-12)

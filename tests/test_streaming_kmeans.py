@@ -15,12 +15,14 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from kernelsketch.cluster import StreamingKMeans
 from kernelsketch.cluster.streaming_kmeans import _lloyd_in_memory, assign_with_statistics, lloyd_statistics
-from kernelsketch.maps import KernelJL
 from kernelsketch.datasets import load_dataset
 from kernelsketch.datasets._testing import require_shared_data
+from kernelsketch.maps import KernelJL
 
 
-@parametrize_with_checks([StreamingKMeans(3, random_state=0), StreamingKMeans(2, init_size=20, max_iter=5, random_state=0)])
+@parametrize_with_checks(
+    [StreamingKMeans(3, random_state=0), StreamingKMeans(2, init_size=20, max_iter=5, random_state=0)]
+)
 def test_sklearn_estimator_checks(estimator, check):
     check(estimator)
 
@@ -164,7 +166,9 @@ def test_pipeline_in_a_grid_search():
     # make_pipeline(StandardScaler(), KernelJL(...), StreamingKMeans(...)) is one estimator:
     # an unsupervised grid search scores it by -inertia
     X, y = _blobs(n=1200, k=3, d=4, seed=2, std=0.7)
-    pipe = make_pipeline(StandardScaler(), KernelJL(n_components=30, random_state=0), StreamingKMeans(3, random_state=0))
+    pipe = make_pipeline(
+        StandardScaler(), KernelJL(n_components=30, random_state=0), StreamingKMeans(3, random_state=0)
+    )
     search = GridSearchCV(pipe, {"kerneljl__n_landmarks": [50, 200]}, cv=3).fit(X)
     labels = search.best_estimator_.predict(X)
     assert adjusted_rand_score(y, labels) >= 0.95

@@ -15,11 +15,14 @@ from kernelsketch.kernels import estimate_bandwidth
 TOL = 1e-9
 
 
-@parametrize_with_checks([
-    StreamingKPCA(n_components=3, n_random_features=20, sketch_size=6, bandwidth=1.0),
-    StreamingKPCA(n_random_features=10, sketch_size=4, shrink="half", bandwidth="median", variant="paired",
-                  random_state=0),
-])
+@parametrize_with_checks(
+    [
+        StreamingKPCA(n_components=3, n_random_features=20, sketch_size=6, bandwidth=1.0),
+        StreamingKPCA(
+            n_random_features=10, sketch_size=4, shrink="half", bandwidth="median", variant="paired", random_state=0
+        ),
+    ]
+)
 def test_sklearn_compatible(estimator, check):
     check(estimator)
 
@@ -33,8 +36,9 @@ def _features_and_sketch(est, X):
 def test_covariance_error_within_fd_bound(shrink, factor, variant, rng):
     X = rng.normal(size=(800, 5))
     l = 12
-    est = StreamingKPCA(n_random_features=60, sketch_size=l, shrink=shrink, bandwidth=2.0, variant=variant,
-                        random_state=1).fit(X)
+    est = StreamingKPCA(
+        n_random_features=60, sketch_size=l, shrink=shrink, bandwidth=2.0, variant=variant, random_state=1
+    ).fit(X)
     Z, B = _features_and_sketch(est, X)
     E = Z.T @ Z - B.T @ B
     w = np.linalg.eigvalsh(E)
@@ -124,14 +128,17 @@ def test_merge_refuses_mismatches(rng):
         a.merge(a.sketch_)
 
 
-@pytest.mark.parametrize("params,match", [
-    ({"sketch_size": 1}, "sketch_size"),
-    ({"n_random_features": 0}, "n_random_features"),
-    ({"n_components": 5, "sketch_size": 4}, "n_components=5 must be <= sketch_size=4"),
-    ({"n_components": 5, "sketch_size": 8, "n_random_features": 4}, "n_random_features=4"),
-    ({"kernel": "polynomial"}, "shift-invariant"),
-    ({"orthogonal": True, "kernel": "cauchy"}, "Gaussian"),
-])
+@pytest.mark.parametrize(
+    "params,match",
+    [
+        ({"sketch_size": 1}, "sketch_size"),
+        ({"n_random_features": 0}, "n_random_features"),
+        ({"n_components": 5, "sketch_size": 4}, "n_components=5 must be <= sketch_size=4"),
+        ({"n_components": 5, "sketch_size": 8, "n_random_features": 4}, "n_random_features=4"),
+        ({"kernel": "polynomial"}, "shift-invariant"),
+        ({"orthogonal": True, "kernel": "cauchy"}, "Gaussian"),
+    ],
+)
 def test_bad_params(params, match, rng):
     with pytest.raises(ValueError, match=match):
         StreamingKPCA(**{"bandwidth": 1.0, **params}).fit(rng.normal(size=(10, 3)))
@@ -188,8 +195,9 @@ def test_both_bases_against_a_verbatim_algorithm_1(n):
 
     X = np.random.default_rng(0).normal(size=(n, 3))
     ell, m = 10, 64
-    paper = StreamingKPCA(n_random_features=m, sketch_size=ell, shrink="half", basis="last_full_buffer",
-                          bandwidth=2.0, random_state=0).fit(X)
+    paper = StreamingKPCA(
+        n_random_features=m, sketch_size=ell, shrink="half", basis="last_full_buffer", bandwidth=2.0, random_state=0
+    ).fit(X)
     sketch = StreamingKPCA(n_random_features=m, sketch_size=ell, shrink="half", bandwidth=2.0, random_state=0).fit(X)
     Z = paper.feature_map_.transform(X)
     W_ref, B_ref = algorithm1_skpca(Z, ell)
@@ -211,11 +219,13 @@ def test_both_bases_against_a_verbatim_algorithm_1(n):
 
 def test_explicit_n_components_above_the_rank_warns_and_returns_only_real_directions():
     X = np.random.default_rng(0).normal(size=(203, 3))
-    est = StreamingKPCA(n_components=10, n_random_features=64, sketch_size=10, shrink="half", bandwidth=2.0,
-                        random_state=0).fit(X)
+    est = StreamingKPCA(
+        n_components=10, n_random_features=64, sketch_size=10, shrink="half", bandwidth=2.0, random_state=0
+    ).fit(X)
     with pytest.warns(RuntimeWarning, match="has rank"):
         Y = est.transform(X)
     assert Y.shape[1] == est.components_.shape[0] < 10
-    short = StreamingKPCA(n_random_features=64, sketch_size=10, basis="last_full_buffer", bandwidth=2.0,
-                          random_state=0).fit(X[:7])  # never filled a buffer: the sketch's row space
+    short = StreamingKPCA(
+        n_random_features=64, sketch_size=10, basis="last_full_buffer", bandwidth=2.0, random_state=0
+    ).fit(X[:7])  # never filled a buffer: the sketch's row space
     assert short.components_.shape == (7, 64)

@@ -14,10 +14,12 @@ from kernelsketch.kernels import estimate_bandwidth, pairwise_kernel
 from .real_data import load_avila_2000
 
 
-@parametrize_with_checks([
-    SubsampleKPCA(n_components=3, random_state=0),
-    SubsampleKPCA(n_landmarks=8, random_state=0),
-])
+@parametrize_with_checks(
+    [
+        SubsampleKPCA(n_components=3, random_state=0),
+        SubsampleKPCA(n_landmarks=8, random_state=0),
+    ]
+)
 def test_sklearn_compatible(estimator, check):
     check(estimator)
 

@@ -8,8 +8,7 @@ import numpy as np
 import pytest
 from threadpoolctl import threadpool_limits
 
-from kernelsketch.kernels import get_kernel, pairwise_kernel
-from kernelsketch.kernels import tiled_gemm
+from kernelsketch.kernels import get_kernel, pairwise_kernel, tiled_gemm
 from kernelsketch.kernels.tiled_gemm import gemm_map, tile_rows
 from kernelsketch.maps.landmarks import landmark_map
 from kernelsketch.utils import threads
@@ -134,7 +133,7 @@ def test_concurrent_callers_get_their_own_results(rng, small_tiles):
         t.start()
     for t in ts:
         t.join(timeout=60)
-    for (A, B), out in zip(data, results):
+    for (A, B), out in zip(data, results, strict=True):
         np.testing.assert_allclose(out, np.exp(A @ B), rtol=1e-13)
 
 
@@ -174,12 +173,15 @@ def test_tile_rows_respects_budget():
     assert tile_rows(10**7, 8) == tiled_gemm.MIN_TILE_ROWS
 
 
-@pytest.mark.parametrize("name, params", [
-    ("gaussian", {"bandwidth": 1.5}),
-    ("polynomial", {"degree": 2, "coef0": 0.5}),
-    ("linear", {}),
-    ("laplacian", {"bandwidth": 2.0}),  # no GEMM form: block-then-GEMM route
-])
+@pytest.mark.parametrize(
+    "name, params",
+    [
+        ("gaussian", {"bandwidth": 1.5}),
+        ("polynomial", {"degree": 2, "coef0": 0.5}),
+        ("linear", {}),
+        ("laplacian", {"bandwidth": 2.0}),  # no GEMM form: block-then-GEMM route
+    ],
+)
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 def test_landmark_map_equals_block_times_projection(rng, small_tiles, name, params, dtype):
     X = rng.normal(size=(407, 3)).astype(dtype)

@@ -7,12 +7,9 @@ never imported unless used.
 
 from __future__ import annotations
 
-import importlib
-import threading
-
 from ._config import config_context, get_config, set_config
-
-__version__ = "0.1.0"
+from ._lazy import attach, register_backend
+from ._version import __version__
 
 # public name -> submodule that defines it
 _LAZY = {
@@ -61,25 +58,27 @@ _LAZY = {
 __all__ = ["config_context", "get_config", "set_config", "__version__", *_LAZY]
 
 
-_SUBPACKAGES = ("kernels", "maps", "sketches", "decomposition", "cluster", "metrics", "datasets", "experiments",
-                "io", "distributed", "persistence", "utils", "out_of_core", "diagnostics")
+_SUBPACKAGES = (
+    "kernels",
+    "maps",
+    "sketches",
+    "decomposition",
+    "cluster",
+    "metrics",
+    "datasets",
+    "experiments",
+    "io",
+    "distributed",
+    "persistence",
+    "utils",
+    "out_of_core",
+    "diagnostics",
+)
 
 
-# Concurrent first accesses from several threads import one at a time: a thread must
-# never see a submodule another thread is still initialising (an ImportError then).
-_IMPORT_LOCK = threading.RLock()
+__getattr__, __dir__ = attach(__name__, _LAZY, _SUBPACKAGES)
 
-
-def __getattr__(name):
-    if name in _SUBPACKAGES:
-        with _IMPORT_LOCK:
-            return importlib.import_module(f".{name}", __name__)
-    if name in _LAZY:
-        with _IMPORT_LOCK:
-            module = importlib.import_module(f".{_LAZY[name]}", __name__)
-            return getattr(module, name)
-    raise AttributeError(f"module 'kernelsketch' has no attribute {name!r}")
-
-
-def __dir__():
-    return sorted(set(globals()) | set(_LAZY) | set(_SUBPACKAGES))
+# The top of the layering wires the Dask integration into the hooks of the layers
+# below it (estimators' transform, the out-of-core driver), which never import it:
+# the module is loaded only when a dask array (or a Dask client) arrives.
+register_backend("dask", "kernelsketch.distributed.backend")

@@ -30,8 +30,11 @@ import json
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import Any
 
 import numpy as np
+
+from ._typing import BandwidthLike, DataLike, KernelLike
 
 __all__ = ["DiagnoseResult", "diagnose"]
 
@@ -119,8 +122,11 @@ class DiagnoseResult:
         folder = Path(folder)
         folder.mkdir(parents=True, exist_ok=True)
         paths = []
-        for name, writer in (("spectrum.png", self._plot_spectrum), ("errors.png", self._plot_errors),
-                             ("sweep.png", self._plot_sweep)):
+        for name, writer in (
+            ("spectrum.png", self._plot_spectrum),
+            ("errors.png", self._plot_errors),
+            ("sweep.png", self._plot_sweep),
+        ):
             with AtomicPath(folder / name, force=force) as tmp:
                 fig = writer()
                 fig.savefig(tmp, format="png", dpi=110, bbox_inches="tight")
@@ -135,28 +141,59 @@ class DiagnoseResult:
 
     def markdown(self):
         """The report as Markdown (what ``report.md`` holds)."""
-        lines = [f"# kernelsketch diagnose: {self.source} (seed {self.seed})", "",
-                 f"{self.sample_size} of {self.n_rows} rows (uniform sample), {self.kernel} kernel, bandwidth "
-                 f"{_fmt(self.bandwidth)}; heuristics on the sample: "
-                 + ", ".join(f"{k} {_fmt(v)}" for k, v in self.heuristics.items()) + ".", "",
-                 "## Spectrum of the centred Gram", "",
-                 f"Effective dimension {self.effective_dimension:.1f}. Fraction of the trace captured by rank r:", "",
-                 "| r | " + " | ".join(str(r) for r in self.captured_trace) + " |",
-                 "|---|" + "---|" * len(self.captured_trace),
-                 "| captured | " + " | ".join(f"{v:.3f}" for v in self.captured_trace.values()) + " |", "",
-                 "![spectrum](spectrum.png)", "", "## Gram approximation error at your sizes", "",
-                 "| method | size | relative spectral | relative Frobenius | seconds |", "|---|---|---|---|---|"]
+        lines = [
+            f"# kernelsketch diagnose: {self.source} (seed {self.seed})",
+            "",
+            f"{self.sample_size} of {self.n_rows} rows (uniform sample), {self.kernel} kernel, bandwidth "
+            f"{_fmt(self.bandwidth)}; heuristics on the sample: "
+            + ", ".join(f"{k} {_fmt(v)}" for k, v in self.heuristics.items())
+            + ".",
+            "",
+            "## Spectrum of the centred Gram",
+            "",
+            f"Effective dimension {self.effective_dimension:.1f}. Fraction of the trace captured by rank r:",
+            "",
+            "| r | " + " | ".join(str(r) for r in self.captured_trace) + " |",
+            "|---|" + "---|" * len(self.captured_trace),
+            "| captured | " + " | ".join(f"{v:.3f}" for v in self.captured_trace.values()) + " |",
+            "",
+            "![spectrum](spectrum.png)",
+            "",
+            "## Gram approximation error at your sizes",
+            "",
+            "| method | size | relative spectral | relative Frobenius | seconds |",
+            "|---|---|---|---|---|",
+        ]
         for e in self.errors:
-            lines.append(f"| {e['method']} | {e['size']} | {e['relative_spectral']:.4f} | {e['relative_frobenius']:.4f} "
-                         f"| {e['seconds']:.3f} |")
-        lines += ["", "![errors](errors.png)", "", "## Bandwidth sweep", "",
-                  "| factor | bandwidth | " + " | ".join(f"rank {r}" for r in self.sweep[0]["captured"]) + " |",
-                  "|---|---|" + "---|" * len(self.sweep[0]["captured"])]
+            lines.append(
+                f"| {e['method']} | {e['size']} | {e['relative_spectral']:.4f} | {e['relative_frobenius']:.4f} "
+                f"| {e['seconds']:.3f} |"
+            )
+        lines += [
+            "",
+            "![errors](errors.png)",
+            "",
+            "## Bandwidth sweep",
+            "",
+            "| factor | bandwidth | " + " | ".join(f"rank {r}" for r in self.sweep[0]["captured"]) + " |",
+            "|---|---|" + "---|" * len(self.sweep[0]["captured"]),
+        ]
         for s in self.sweep:
-            lines.append(f"| {s['factor']:g} | {_fmt(s['bandwidth'])} | "
-                         + " | ".join(f"{v:.3f}" for v in s["captured"].values()) + " |")
-        lines += ["", "![sweep](sweep.png)", "", "## Recommendation", "", self.recommendation["text"], "",
-                  f"Measured in {self.seconds:.1f} s."]
+            lines.append(
+                f"| {s['factor']:g} | {_fmt(s['bandwidth'])} | "
+                + " | ".join(f"{v:.3f}" for v in s["captured"].values())
+                + " |"
+            )
+        lines += [
+            "",
+            "![sweep](sweep.png)",
+            "",
+            "## Recommendation",
+            "",
+            self.recommendation["text"],
+            "",
+            f"Measured in {self.seconds:.1f} s.",
+        ]
         return "\n".join(lines)
 
     # -- figures ---------------------------------------------------------------------------------
@@ -183,11 +220,20 @@ class DiagnoseResult:
         fig, ax = plt.subplots(figsize=(6.5, 3.4))
         grid = self.recommendation["grid"]
         if grid:
-            ax.loglog([g["n_landmarks"] for g in grid], [g["relative_frobenius"] for g in grid], "o-",
-                      label="Nystroem, relative Frobenius")
+            ax.loglog(
+                [g["n_landmarks"] for g in grid],
+                [g["relative_frobenius"] for g in grid],
+                "o-",
+                label="Nystroem, relative Frobenius",
+            )
         for e in self.errors:
-            ax.scatter([e["size"]], [max(e["relative_frobenius"], 1e-16)], marker="s", zorder=3,
-                       label=f"{e['method']} (size {e['size']})")
+            ax.scatter(
+                [e["size"]],
+                [max(e["relative_frobenius"], 1e-16)],
+                marker="s",
+                zorder=3,
+                label=f"{e['method']} (size {e['size']})",
+            )
         ax.axhline(self.recommendation["target"], color="k", ls="--", lw=0.8, label="target")
         ax.set_xlabel("landmarks / features")
         ax.set_ylabel("relative Gram error")
@@ -245,9 +291,21 @@ def _captured(lam, ranks):
     return {int(r): (float(cum[min(r, lam.size) - 1] / total) if total > 0 else 0.0) for r in ranks}
 
 
-def diagnose(data, *, kernel="gaussian", bandwidth="percentile", n_landmarks=200, n_components=None,
-             n_random_features=None, sketch_size=20, sample_size=2000, target=0.05, random_state=0,
-             client=None, **read_options):
+def diagnose(
+    data: DataLike,
+    *,
+    kernel: KernelLike = "gaussian",
+    bandwidth: BandwidthLike = "percentile",
+    n_landmarks: int = 200,
+    n_components: int | None = None,
+    n_random_features: int | None = None,
+    sketch_size: int = 20,
+    sample_size: int = 2000,
+    target: float = 0.05,
+    random_state: int = 0,
+    client: Any = None,
+    **read_options: Any,
+) -> DiagnoseResult:
     """Measure how well the kernel approximations do on ``data``; returns a :class:`DiagnoseResult`.
 
     Parameters
@@ -305,8 +363,9 @@ def diagnose(data, *, kernel="gaussian", bandwidth="percentile", n_landmarks=200
     X = X.toarray() if hasattr(X, "toarray") else np.asarray(X, dtype=np.float64)
     X = np.asarray(X, dtype=np.float64)
     n = X.shape[0]
-    heuristics = {name: float(estimate_bandwidth(X, name, random_state=seed)) for name in ("percentile", "median",
-                                                                                          "mean_sq")}
+    heuristics = {
+        name: float(estimate_bandwidth(X, name, random_state=seed)) for name in ("percentile", "median", "mean_sq")
+    }
     h = float(bandwidth) if not isinstance(bandwidth, str) else heuristics[bandwidth]
     K = pairwise_kernel(X, kernel=kernel, bandwidth=h).astype(np.float64, copy=False)
     lam = scipy.linalg.eigh(_centred(K), eigvals_only=True, check_finite=False)[::-1] / n
@@ -321,6 +380,7 @@ def diagnose(data, *, kernel="gaussian", bandwidth="percentile", n_landmarks=200
     errors = []
     bar = progress(total=4 + len(SWEEP) + 7, desc="diagnose", unit="step")
     norms = {}  # ||G||_2 and ||G||_F of each target Gram, computed once
+
     def relative_errors(G, Y, key):
         if key not in norms:  # the Gram's own norms, once per target (its residual against Y = 0)
             norms[key] = gram_residual_norms(G, np.zeros((G.shape[0], 0)), random_state=seed)
@@ -330,28 +390,59 @@ def diagnose(data, *, kernel="gaussian", bandwidth="percentile", n_landmarks=200
     def timed(name, size, fit_y, target_K, key):
         t = time.perf_counter()
         spec, frob = relative_errors(target_K, np.asarray(fit_y(), dtype=np.float64), key)
-        errors.append({"method": name, "size": size, "relative_spectral": spec, "relative_frobenius": frob,
-                       "seconds": time.perf_counter() - t})
+        errors.append(
+            {
+                "method": name,
+                "size": size,
+                "relative_spectral": spec,
+                "relative_frobenius": frob,
+                "seconds": time.perf_counter() - t,
+            }
+        )
         bar.update(1)
 
     Kc = _centred(K)
-    timed("Nystroem", m, lambda: Nystroem(n_landmarks=m, n_components=r, kernel=kernel, bandwidth=h,
-                                          random_state=seed).fit_transform(X), K, "K")
+    timed(
+        "Nystroem",
+        m,
+        lambda: Nystroem(n_landmarks=m, n_components=r, kernel=kernel, bandwidth=h, random_state=seed).fit_transform(X),
+        K,
+        "K",
+    )
 
     def subsample_kpca():
         # its map is centred on the landmarks' mean; centring the columns on the sample's makes
         # Y Y^T an approximation of H K H exactly (the offsets are rank-one terms H removes)
-        Y = SubsampleKPCA(n_components=r, n_landmarks=m, kernel=kernel, bandwidth=h,
-                          random_state=seed).fit_transform(X)
+        Y = SubsampleKPCA(n_components=r, n_landmarks=m, kernel=kernel, bandwidth=h, random_state=seed).fit_transform(X)
         return Y - Y.mean(axis=0)
 
     timed("SubsampleKPCA (centred)", m, subsample_kpca, Kc, "Kc")
-    timed("RandomFourierFeatures", m_rf, lambda: RandomFourierFeatures(m_rf, kernel=kernel, bandwidth=h,
-                                                                       random_state=seed).fit_transform(X), K, "K")
+    timed(
+        "RandomFourierFeatures",
+        m_rf,
+        lambda: RandomFourierFeatures(m_rf, kernel=kernel, bandwidth=h, random_state=seed).fit_transform(X),
+        K,
+        "K",
+    )
     ell = int(min(sketch_size, m_rf))
-    timed("StreamingKPCA", m_rf, lambda: StreamingKPCA(n_components=None if r is None else min(r, ell),
-                                                       n_random_features=m_rf, sketch_size=ell, kernel=kernel,
-                                                       bandwidth=h, random_state=seed).fit(X).gram_factor(X), K, "K")
+    timed(
+        "StreamingKPCA",
+        m_rf,
+        lambda: (
+            StreamingKPCA(
+                n_components=None if r is None else min(r, ell),
+                n_random_features=m_rf,
+                sketch_size=ell,
+                kernel=kernel,
+                bandwidth=h,
+                random_state=seed,
+            )
+            .fit(X)
+            .gram_factor(X)
+        ),
+        K,
+        "K",
+    )
 
     # the recommendation: Nystroem on a doubling grid of landmarks
     # up to half the sample: landmarks that are the whole sample reproduce its Gram exactly and say nothing
@@ -368,22 +459,33 @@ def diagnose(data, *, kernel="gaussian", bandwidth="percentile", n_landmarks=200
             break
     hit = next((g for g in grid if g["relative_frobenius"] <= target), None)
     if hit is not None:
-        text = (f"Nystroem reaches a relative Frobenius error of {hit['relative_frobenius']:.3f} <= {target:g} "
-                f"with n_landmarks = {hit['n_landmarks']} on this sample; use at least that many landmarks "
-                f"(and as many random features for a similar error with RFF, which typically needs more).")
+        text = (
+            f"Nystroem reaches a relative Frobenius error of {hit['relative_frobenius']:.3f} <= {target:g} "
+            f"with n_landmarks = {hit['n_landmarks']} on this sample; use at least that many landmarks "
+            f"(and as many random features for a similar error with RFF, which typically needs more)."
+        )
     else:
-        text = (f"No size up to {cap} landmarks (half the {n}-row sample) reaches a relative Frobenius error of {target:g} "
-                f"(best {grid[-1]['relative_frobenius']:.3f}): at this bandwidth the kernel matrix has a slowly "
-                f"decaying spectrum (effective dimension {eff:.1f}); a larger bandwidth, or a larger target, is "
-                "needed. The bandwidth sweep shows how the captured trace moves.")
+        text = (
+            f"No size up to {cap} landmarks (half the {n}-row sample) reaches a relative Frobenius error of {target:g} "
+            f"(best {grid[-1]['relative_frobenius']:.3f}): at this bandwidth the kernel matrix has a slowly "
+            f"decaying spectrum (effective dimension {eff:.1f}); a larger bandwidth, or a larger target, is "
+            "needed. The bandwidth sweep shows how the captured trace moves."
+        )
     # the rank a map needs: the smallest r whose top-r eigenvalues hold 1 - target of the centred trace
     frac = np.cumsum(lam_pos) / lam_pos.sum() if lam_pos.any() else np.zeros(1)
     rank_needed = int(np.searchsorted(frac, 1.0 - target) + 1) if frac[-1] >= 1.0 - target else None
     if rank_needed is not None:
-        text += (f" A rank-r embedding (n_components / -d) needs r >= {rank_needed} to hold {1 - target:.0%} of the "
-                 "centred Gram's trace on this sample.")
-    recommendation = {"n_landmarks": None if hit is None else hit["n_landmarks"], "n_components": rank_needed,
-                      "target": float(target), "text": text, "grid": grid}
+        text += (
+            f" A rank-r embedding (n_components / -d) needs r >= {rank_needed} to hold {1 - target:.0%} of the "
+            "centred Gram's trace on this sample."
+        )
+    recommendation = {
+        "n_landmarks": None if hit is None else hit["n_landmarks"],
+        "n_components": rank_needed,
+        "target": float(target),
+        "text": text,
+        "grid": grid,
+    }
 
     sweep = []
     sweep_ranks = [rr for rr in (1, 5, 20) if rr <= n]
@@ -396,8 +498,19 @@ def diagnose(data, *, kernel="gaussian", bandwidth="percentile", n_landmarks=200
 
     top = min(n, 200)
     return DiagnoseResult(
-        n_rows=N, sample_size=n, kernel=str(kernel), bandwidth=h, heuristics=heuristics,
-        eigenvalues=lam[:top], effective_dimension=eff, eigengaps=-np.diff(lam[: top + 1])[:top],
-        captured_trace=captured, errors=errors, sweep=sweep, recommendation=recommendation,
-        seconds=time.perf_counter() - t0, seed=seed,
-        source=str(data) if isinstance(data, (str, Path)) else f"{type(data).__name__} of {N} rows")
+        n_rows=N,
+        sample_size=n,
+        kernel=str(kernel),
+        bandwidth=h,
+        heuristics=heuristics,
+        eigenvalues=lam[:top],
+        effective_dimension=eff,
+        eigengaps=-np.diff(lam[: top + 1])[:top],
+        captured_trace=captured,
+        errors=errors,
+        sweep=sweep,
+        recommendation=recommendation,
+        seconds=time.perf_counter() - t0,
+        seed=seed,
+        source=str(data) if isinstance(data, (str, Path)) else f"{type(data).__name__} of {N} rows",
+    )

@@ -58,21 +58,34 @@ import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
 
+from ._lazy import backend
+from ._typing import DataLike, RandomStateLike
 from .io import RowReservoir, open_matrix, open_writer
 from .io.source import ArraySource, MatrixSource
 from .kernels.bandwidth import bandwidth_from_moments, bandwidth_from_rows, bandwidth_plan
 from .kernels.kernel_functions import KERNELS, Kernel, ShiftInvariantKernel
 from .kernels.selection import make_kernel
+from .utils.dispatch import is_dask_array
 from .utils.progress import progress
 from .utils.validation import check_random_state, derive_seed
 
 __all__ = [
-    "ClusterResult", "EmbedResult", "FitResult", "LocalEngine", "TransformResult", "cluster_file", "embed_file",
-    "fit_source", "open_engine", "standardize_source", "transform_source",
+    "ClusterResult",
+    "EmbedResult",
+    "FitResult",
+    "LocalEngine",
+    "TransformResult",
+    "cluster_file",
+    "embed_file",
+    "fit_source",
+    "open_engine",
+    "standardize_source",
+    "transform_source",
 ]
 
 #: rows an estimator without a streaming or landmark fit is fitted on (all rows when fewer)
@@ -177,12 +190,9 @@ def open_engine(data, *, client=None, block_rows=None, **read_options):
     """
     if hasattr(data, "foreach") and hasattr(data, "gather"):
         return data
-    from .utils.dispatch import is_dask_array
-
     if is_dask_array(data) or client is not None:
-        from .distributed.engine import DaskEngine
-
-        return DaskEngine.open(data, client=client, **read_options)
+        # the Dask engine sits above this driver; the package root registered it
+        return backend("dask").Engine.open(data, client=client, **read_options)
     if isinstance(data, MatrixSource):
         source = data
     elif isinstance(data, (str, os.PathLike)):
@@ -209,7 +219,7 @@ def _sum_tuples(parts):
     parts = [p for p in parts if p is not None]
     if not parts:
         return None
-    return tuple(sum(vals[1:], vals[0]) for vals in zip(*parts))
+    return tuple(sum(vals[1:], vals[0]) for vals in zip(*parts, strict=True))
 
 
 # -- bandwidths -------------------------------------------------------------------
@@ -285,12 +295,12 @@ def _merge_moments(parts):
         delta = mb - mean
         total = n + nb
         mean = mean + delta * (nb / total)
-        m2 = m2 + m2b + delta ** 2 * (n * nb / total)
+        m2 = m2 + m2b + delta**2 * (n * nb / total)
         n = total
     return n, mean, m2
 
 
-def standardize_source(data, *, client=None, **read_options):
+def standardize_source(data: DataLike, *, client: Any = None, **read_options: Any) -> tuple[Any, Any]:
     """Z-score every column of ``data`` from one pass; the engine then reads standardized rows.
 
     Parameters
@@ -322,8 +332,10 @@ def standardize_source(data, *, client=None, **read_options):
 
     engine = open_engine(data, client=client, **read_options)
     if getattr(engine, "sparse", False):
-        raise TypeError("standardizing centres the columns, which would make sparse data dense; "
-                        "scale sparse data without centring (e.g. MaxAbsScaler) before fitting")
+        raise TypeError(
+            "standardizing centres the columns, which would make sparse data dense; "
+            "scale sparse data without centring (e.g. MaxAbsScaler) before fitting"
+        )
     n, mean, m2 = engine.reduce(_column_moments, _merge_moments, desc="standardize (one pass)")
     if not n:
         raise ValueError("the data has no rows")
@@ -374,9 +386,15 @@ class FitResult:
     seconds: float = 0.0
 
     def to_dict(self):
-        return {"estimator": type(self.estimator).__name__, "strategy": self.strategy, "n_rows": self.n_rows,
-                "fit_rows": self.fit_rows, "n_landmarks": self.n_landmarks, "bandwidth": self.bandwidth,
-                "fit_seconds": round(self.seconds, 4)}
+        return {
+            "estimator": type(self.estimator).__name__,
+            "strategy": self.strategy,
+            "n_rows": self.n_rows,
+            "fit_rows": self.fit_rows,
+            "n_landmarks": self.n_landmarks,
+            "bandwidth": self.bandwidth,
+            "fit_seconds": round(self.seconds, 4),
+        }
 
 
 def _fresh(est, **params):
@@ -471,12 +489,25 @@ def _fit_kernel_kmeans(est, engine, fit_rows):
     bw_seed, _ = Nystroem.draw_seeds(rng_map)
     if engine.n_rows is None:
         Xs, _ = engine.reservoir(fit_rows, [seed_km, 0x6B6D], desc="sample rows")
-        _fit_with_params(est, Xs, {"n_landmarks": resolve_n_landmarks(est.n_landmarks, engine.n_rows)
-                                   if est.landmarks is None else est.n_landmarks})
+        _fit_with_params(
+            est,
+            Xs,
+            {
+                "n_landmarks": resolve_n_landmarks(est.n_landmarks, engine.n_rows)
+                if est.landmarks is None
+                else est.n_landmarks
+            },
+        )
         del est.labels_  # the sample's labels would mislead: predict() labels any rows
         est.nystroem_.n_samples_seen_ = engine.n_rows
-        return FitResult(est, "kernel_kmeans", engine.n_rows, Xs.shape[0], est.nystroem_.landmarks_.shape[0],
-                         _bandwidth_of(est.nystroem_))
+        return FitResult(
+            est,
+            "kernel_kmeans",
+            engine.n_rows,
+            Xs.shape[0],
+            est.nystroem_.landmarks_.shape[0],
+            _bandwidth_of(est.nystroem_),
+        )
     N = engine.n_rows
     idx = None
     if est.landmarks is None:
@@ -495,7 +526,9 @@ def _fit_kernel_kmeans(est, engine, fit_rows):
         est.nystroem_.landmark_indices_ = idx
     est.nystroem_.n_samples_seen_ = N
     del est.labels_  # the sample's labels would mislead: predict() labels any rows
-    return FitResult(est, "kernel_kmeans", N, union.size, est.nystroem_.landmarks_.shape[0], _bandwidth_of(est.nystroem_))
+    return FitResult(
+        est, "kernel_kmeans", N, union.size, est.nystroem_.landmarks_.shape[0], _bandwidth_of(est.nystroem_)
+    )
 
 
 def _fit_stream(est, engine):
@@ -540,8 +573,16 @@ def _fit_sample(est, engine, fit_rows, seed):
     return FitResult(est, "sample", engine.n_rows, X.shape[0], None, _bandwidth_of(est))
 
 
-def fit_source(estimator, data, *, fit_rows=FIT_ROWS, random_state=0, client=None, block_rows=None,
-               **read_options):
+def fit_source(
+    estimator: Any,
+    data: DataLike,
+    *,
+    fit_rows: int = FIT_ROWS,
+    random_state: RandomStateLike = 0,
+    client: Any = None,
+    block_rows: int | None = None,
+    **read_options: Any,
+) -> FitResult:
     """Fit ``estimator`` on a data source without loading it; returns a :class:`FitResult`.
 
     Parameters
@@ -632,8 +673,9 @@ class _FileSink:
         if self.writer is None:
             width = 1 if Z.ndim == 1 else Z.shape[1]
             names = self.column_names or [f"{self.prefix}{j}" for j in range(width)]
-            self.writer = open_writer(self.path, width, Z.dtype, force=self.force, protect=self.protect,
-                                      column_names=names)
+            self.writer = open_writer(
+                self.path, width, Z.dtype, force=self.force, protect=self.protect, column_names=names
+            )
         self.writer.write(Z)
 
     def close(self):
@@ -669,8 +711,9 @@ def _make_sink(output, *, force, protect, column_names=None, column_prefix="c"):
         return _CallableSink(output)
     if all(hasattr(output, a) for a in ("write", "close", "abort")):
         return output
-    raise TypeError(f"output must be None, a path, a callable or a sink with write/close/abort; got "
-                    f"{type(output).__name__}")
+    raise TypeError(
+        f"output must be None, a path, a callable or a sink with write/close/abort; got {type(output).__name__}"
+    )
 
 
 def _inputs_of(data):
@@ -702,16 +745,30 @@ class TransformResult:
     sample: tuple | None = None
 
     def to_dict(self):
-        return {"output": None if self.output is None else str(self.output), "shape": [self.n_rows, self.n_columns],
-                "transform_seconds": round(self.seconds, 4)}
+        return {
+            "output": None if self.output is None else str(self.output),
+            "shape": [self.n_rows, self.n_columns],
+            "transform_seconds": round(self.seconds, 4),
+        }
 
 
 def _apply_transform(X, est):
     return np.asarray(est.transform(_dense_if_needed(est, X)))
 
 
-def transform_source(estimator, data, output=None, *, force=False, client=None, block_rows=None,
-                     column_names=None, sample_rows=0, random_state=0, **read_options):
+def transform_source(
+    estimator: Any,
+    data: DataLike,
+    output: Any = None,
+    *,
+    force: bool = False,
+    client: Any = None,
+    block_rows: int | None = None,
+    column_names: Any = None,
+    sample_rows: int = 0,
+    random_state: RandomStateLike = 0,
+    **read_options: Any,
+) -> TransformResult:
     """Map every row of ``data`` through a fitted ``estimator`` into ``output``, block by block.
 
     Parameters
@@ -791,8 +848,19 @@ class EmbedResult:
         return {**self.fit.to_dict(), **self.transform.to_dict()}
 
 
-def embed_file(data, output, estimator, *, force=False, fit_rows=FIT_ROWS, random_state=0, client=None,
-               block_rows=None, sample_rows=0, **read_options):
+def embed_file(
+    data: DataLike,
+    output: Any,
+    estimator: Any,
+    *,
+    force: bool = False,
+    fit_rows: int = FIT_ROWS,
+    random_state: RandomStateLike = 0,
+    client: Any = None,
+    block_rows: int | None = None,
+    sample_rows: int = 0,
+    **read_options: Any,
+) -> EmbedResult:
     """Fit ``estimator`` on ``data`` (without loading it) and write the embedding of every row to ``output``.
 
     ``fit_source`` then ``transform_source`` on the same engine; see both for the parameters.
@@ -816,8 +884,9 @@ def embed_file(data, output, estimator, *, force=False, fit_rows=FIT_ROWS, rando
         output_format(output)  # a bad suffix fails before any work
         check_output_path(output, force=force, protect=_inputs_of(data))
     fit = fit_source(estimator, engine, fit_rows=fit_rows, random_state=random_state)
-    tr = transform_source(fit.estimator, engine, output, force=force, sample_rows=sample_rows,
-                          random_state=random_state)
+    tr = transform_source(
+        fit.estimator, engine, output, force=force, sample_rows=sample_rows, random_state=random_state
+    )
     return EmbedResult(fit, tr)
 
 
@@ -848,7 +917,7 @@ class PairCounts:
         y_pred = np.asarray(y_pred, dtype=np.int64)
         width = int(y_pred.max()) + 1 if y_pred.size else 1
         keys, counts = np.unique(codes[local.ravel()] * width + y_pred, return_counts=True)
-        for key, c in zip(keys.tolist(), counts.tolist()):
+        for key, c in zip(keys.tolist(), counts.tolist(), strict=True):
             pair = divmod(key, width)
             self.table[pair] = self.table.get(pair, 0) + c
 
@@ -935,10 +1004,17 @@ class ClusterResult:
     sample_rows: int = 0
 
     def to_dict(self):
-        d = {"n_rows": self.n_rows, "kmeans_sample_rows": self.sample_rows, "k": self.n_clusters, "output": None if self.output is None else str(self.output),
-             "inertia": self.inertia, "cluster_sizes": [int(c) for c in self.cluster_sizes],
-             "lloyd_passes": self.passes, "center_shift": self.center_shift,
-             "seconds": {k: round(v, 4) for k, v in self.seconds.items()}}
+        d = {
+            "n_rows": self.n_rows,
+            "kmeans_sample_rows": self.sample_rows,
+            "k": self.n_clusters,
+            "output": None if self.output is None else str(self.output),
+            "inertia": self.inertia,
+            "cluster_sizes": [int(c) for c in self.cluster_sizes],
+            "lloyd_passes": self.passes,
+            "center_shift": self.center_shift,
+            "seconds": {k: round(v, 4) for k, v in self.seconds.items()},
+        }
         if self.rand_index is not None:
             d.update(rand_index=self.rand_index, adjusted_rand_index=self.adjusted_rand_index)
         if self.fit is not None:
@@ -954,22 +1030,38 @@ def _embed_block(X, state):
 def _stats_block(X, state):
     from .cluster.streaming_kmeans import lloyd_statistics
 
-    embedding, centers = state
+    _embedding, centers = state
     return lloyd_statistics(_embed_block(X, state), centers)
 
 
 def _assign_block(X, state):
     from .cluster.streaming_kmeans import assign_with_statistics
 
-    embedding, centers = state
+    _embedding, centers = state
     # the statistics of this assignment come free: a look at one more Lloyd step
     labels, dist, sums, counts = assign_with_statistics(_embed_block(X, state), centers)
     return labels, float(dist.sum()), sums, counts
 
 
-def cluster_file(data, n_clusters, *, embedding="kjl", output=None, force=False, keep_labels=True, init_size=None,
-                 n_init=3, lloyd_passes=0, tol=1e-4, fit_rows=FIT_ROWS, random_state=0, client=None,
-                 block_rows=None, plot_rows=0, **read_options):
+def cluster_file(
+    data: DataLike,
+    n_clusters: int,
+    *,
+    embedding: Any = "kjl",
+    output: Any = None,
+    force: bool = False,
+    keep_labels: bool = True,
+    init_size: int | None = None,
+    n_init: int = 3,
+    lloyd_passes: int = 0,
+    tol: float = 1e-4,
+    fit_rows: int = FIT_ROWS,
+    random_state: RandomStateLike = 0,
+    client: Any = None,
+    block_rows: int | None = None,
+    plot_rows: int = 0,
+    **read_options: Any,
+) -> ClusterResult:
     """Kernel clustering of data of any size: embed, k-means on a sample, stream the labels.
 
     Parameters
@@ -1014,8 +1106,9 @@ def cluster_file(data, n_clusters, *, embedding="kjl", output=None, force=False,
     files and streaming estimators), the sample's rows, ``lloyd_passes``, and
     one assignment pass that embeds each block, assigns it and hands the
     labels to ``output``.  When the sample is every row (N <= ``init_size``)
-    the sample's embedding is assigned directly: one embedding of the data.  Memory: the fitted embedding, the sample's embedding
-    (``init_size x d``) and one block -- never the ``N x d`` embedding.
+    the sample's embedding is assigned directly: one embedding of the data.
+    Memory: the fitted embedding, the sample's embedding (``init_size x d``)
+    and one block -- never the ``N x d`` embedding.
 
     Examples
     --------
@@ -1076,8 +1169,9 @@ def cluster_file(data, n_clusters, *, embedding="kjl", output=None, force=False,
     passes = 0
     if not whole:
         for passes in range(1, lloyd_passes + 1):
-            sums, counts, _ = engine.reduce(_stats_block, _sum_tuples, state=(embedding, km.cluster_centers_),
-                                            desc=f"Lloyd pass {passes}")
+            sums, counts, _ = engine.reduce(
+                _stats_block, _sum_tuples, state=(embedding, km.cluster_centers_), desc=f"Lloyd pass {passes}"
+            )
             if km.converged(km.update(sums, counts)):
                 break
     seconds["passes"] = time.perf_counter() - t3
@@ -1090,8 +1184,12 @@ def cluster_file(data, n_clusters, *, embedding="kjl", output=None, force=False,
 
     # 3. assignment: labels streamed to the sink, scores and one more Lloyd step's statistics on the way
     t4 = time.perf_counter()
-    sink = _make_sink(output if output is not None else (None if keep_labels else (lambda labels: None)),
-                      force=force, protect=protect, column_names=["cluster"])
+    sink = _make_sink(
+        output if output is not None else (None if keep_labels else (lambda labels: None)),
+        force=force,
+        protect=protect,
+        column_names=["cluster"],
+    )
     pairs = PairCounts() if engine.has_labels else None
     acc = {"inertia": 0.0, "sums": None, "counts": None, "rows": 0}
 
@@ -1111,8 +1209,10 @@ def cluster_file(data, n_clusters, *, embedding="kjl", output=None, force=False,
             step = max(1, min(N, 65536))
             for start in range(0, N, step):
                 stop = min(N, start + step)
-                consume(_assign_block(sample[start:stop], (None, km.cluster_centers_)),
-                        None if y_rows is None else y_rows[start:stop])
+                consume(
+                    _assign_block(sample[start:stop], (None, km.cluster_centers_)),
+                    None if y_rows is None else y_rows[start:stop],
+                )
         else:
             engine.foreach(_assign_block, consume, state=(embedding, km.cluster_centers_), desc="assign clusters")
         result = sink.close()
@@ -1130,9 +1230,19 @@ def cluster_file(data, n_clusters, *, embedding="kjl", output=None, force=False,
     res = ClusterResult(
         labels=result if isinstance(sink, _ArraySink) else None,
         output=result if isinstance(sink, _FileSink) else None,
-        n_rows=acc["rows"], n_clusters=n_clusters, embedding=embedding, kmeans=km, inertia=acc["inertia"],
-        cluster_sizes=acc["counts"].astype(np.int64), passes=passes, center_shift=shift, fit=fit, seconds=seconds,
-        sample=plot, sample_rows=int(idx.size))
+        n_rows=acc["rows"],
+        n_clusters=n_clusters,
+        embedding=embedding,
+        kmeans=km,
+        inertia=acc["inertia"],
+        cluster_sizes=acc["counts"].astype(np.int64),
+        passes=passes,
+        center_shift=shift,
+        fit=fit,
+        seconds=seconds,
+        sample=plot,
+        sample_rows=int(idx.size),
+    )
     if pairs is not None and pairs.table:
         res.rand_index, res.adjusted_rand_index = pairs.rand_index(), pairs.adjusted_rand_index()
     if res.labels is not None:

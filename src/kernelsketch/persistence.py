@@ -27,9 +27,14 @@ import struct
 import zipfile
 import zlib
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
+
+from ._typing import PathLike
+from ._version import __version__
+from .estimators import estimator_locations
 
 __all__ = ["FORMAT_NAME", "FORMAT_VERSION", "ModelFormatError", "load", "save"]
 
@@ -40,8 +45,6 @@ READABLE_VERSIONS = (1, 2)
 _META = "meta.json"
 # meta.json larger than this is not ours (protects json.loads from a crafted giant entry)
 _MAX_META_BYTES = 64 * 2**20
-# subpackages of kernelsketch whose exported classes are estimators
-_ESTIMATOR_PACKAGES = ("maps", "sketches", "decomposition", "cluster")
 # scikit-learn classes a model may hold: as a kernelsketch estimator's fitted state, or as the
 # steps of a Pipeline around kernelsketch estimators (preprocessing and the linear models
 # commonly put after a kernel map).  Only these are ever constructed by load().
@@ -79,10 +82,7 @@ class ModelFormatError(ValueError):
 # -- the allowlists ---------------------------------------------------------------
 def _estimator_table():
     """Class name -> (module, attribute) of every class that may appear in a model file."""
-    import kernelsketch
-
-    table = {name: (f"kernelsketch.{mod}", name) for name, mod in kernelsketch._LAZY.items()
-             if mod in _ESTIMATOR_PACKAGES and name[:1].isupper()}
+    table = estimator_locations()
     table.update(_SKLEARN_CLASSES)
     table.update(_INTERNAL_CLASSES)
     return table
@@ -115,8 +115,9 @@ def _resolve_class(key):
 
     table = _estimator_table()
     if not isinstance(key, str) or key not in table:
-        raise ModelFormatError(f"class {key!r} is not a kernelsketch estimator this version can load "
-                               f"(known: {sorted(table)})")
+        raise ModelFormatError(
+            f"class {key!r} is not a kernelsketch estimator this version can load (known: {sorted(table)})"
+        )
     module, attr = table[key]
     try:
         return getattr(importlib.import_module(module), attr)
@@ -178,15 +179,20 @@ class _Encoder:
             items = [self.encode(x, f"{where}[{i}]", state) for i, x in enumerate(v)]
             return items if isinstance(v, list) else {"__tuple__": items}
         if isinstance(v, dict):
-            return {"__dict__": [[self.encode(k, f"{where} key"), self.encode(x, f"{where}[{k!r}]")]
-                                 for k, x in v.items()]}
+            return {
+                "__dict__": [[self.encode(k, f"{where} key"), self.encode(x, f"{where}[{k!r}]")] for k, x in v.items()]
+            }
         if sp.issparse(v):
             fmt = v.format
             if fmt not in ("csr", "csc"):
                 v, fmt = v.tocsr(), "csr"
-            return {"__sparse__": fmt, "shape": list(v.shape), "data": self.array(v.data, f"{where}.data"),
-                    "indices": self.array(v.indices, f"{where}.indices"),
-                    "indptr": self.array(v.indptr, f"{where}.indptr")}
+            return {
+                "__sparse__": fmt,
+                "shape": list(v.shape),
+                "data": self.array(v.data, f"{where}.data"),
+                "indices": self.array(v.indices, f"{where}.indices"),
+                "indptr": self.array(v.indptr, f"{where}.indptr"),
+            }
         from .kernels.kernel_functions import Kernel
 
         if isinstance(v, Kernel):
@@ -194,16 +200,17 @@ class _Encoder:
             if _kernel_classes().get(name) is not type(v):
                 raise TypeError(f"cannot save {where}: kernel class {name} is not a kernelsketch kernel")
             return {"__kernel__": name, "params": self.encode(v.get_params(), f"{where}.params")}
-        if isinstance(v, (np.random.Generator, np.random.RandomState, np.random.SeedSequence,
-                          np.random.BitGenerator)):
+        if isinstance(v, (np.random.Generator, np.random.RandomState, np.random.SeedSequence, np.random.BitGenerator)):
             # Random generators are never stored (their state is not part of a fitted model).
             self.dropped.append(where)
             return None
         key = _class_key(v)
         if key is not None:
             return self.estimator(v, key, where)
-        raise TypeError(f"cannot save {where}: values of type {type(v).__module__}.{type(v).__qualname__} "
-                        "are not supported by the model format")
+        raise TypeError(
+            f"cannot save {where}: values of type {type(v).__module__}.{type(v).__qualname__} "
+            "are not supported by the model format"
+        )
 
     def estimator(self, est, key, where):
         names = _init_param_names(type(est))
@@ -238,7 +245,7 @@ def _meta_digest(meta) -> str:
     return hashlib.sha256(json.dumps(body, sort_keys=True, separators=(",", ":")).encode("utf-8")).hexdigest()
 
 
-def save(estimator, path, *, overwrite=True):
+def save(estimator: Any, path: PathLike, *, overwrite: bool = True) -> Path:
     """Save a kernelsketch estimator (fitted or not) to ``path``.
 
     Parameters
@@ -281,14 +288,15 @@ def save(estimator, path, *, overwrite=True):
     >>> np.allclose(load(path).transform(X), model.transform(X), rtol=1e-12, atol=1e-12)
     True
     """
-    from . import __version__
     from .io.atomic import AtomicPath
 
     key = _class_key(estimator)
     if key is None or (key.startswith("sklearn.") and key != "sklearn.Pipeline") or key in _INTERNAL_CLASSES:
-        raise TypeError(f"save() takes a kernelsketch estimator or a Pipeline of kernelsketch and "
-                        f"scikit-learn steps ({', '.join(k.split('.', 1)[1] for k in _SKLEARN_CLASSES)}), "
-                        f"got {type(estimator).__name__}")
+        raise TypeError(
+            f"save() takes a kernelsketch estimator or a Pipeline of kernelsketch and "
+            f"scikit-learn steps ({', '.join(k.split('.', 1)[1] for k in _SKLEARN_CLASSES)}), "
+            f"got {type(estimator).__name__}"
+        )
     if key == "sklearn.Pipeline" and getattr(estimator, "memory", None) is not None:
         raise TypeError("save() needs Pipeline(memory=None): a cache location is not part of a model")
     enc = _Encoder()
@@ -300,8 +308,9 @@ def save(estimator, path, *, overwrite=True):
         "library_version": __version__,
         "estimator": key,
         "root": root,
-        "arrays": {k: {"dtype": a.dtype.str, "shape": list(a.shape), "name": where}
-                   for k, (a, where) in enc.arrays.items()},
+        "arrays": {
+            k: {"dtype": a.dtype.str, "shape": list(a.shape), "name": where} for k, (a, where) in enc.arrays.items()
+        },
         "arrays_sha256": _digest(entries),
         "not_stored": enc.dropped,
     }
@@ -321,26 +330,32 @@ def _read_array(path, name, data, spec):
     try:
         version = np.lib.format.read_magic(f)
         if version == (1, 0):
-            shape, fortran, dtype = np.lib.format.read_array_header_1_0(f)
+            shape, _fortran, dtype = np.lib.format.read_array_header_1_0(f)
         elif version == (2, 0):
-            shape, fortran, dtype = np.lib.format.read_array_header_2_0(f)
+            shape, _fortran, dtype = np.lib.format.read_array_header_2_0(f)
         else:
             raise ValueError(f"npy version {version}")
     except ValueError as exc:
         raise ModelFormatError(f"{path}: array {spec.get('name', name)!r} ({name}) is corrupt: {exc}") from exc
     if dtype.hasobject:
-        raise ModelFormatError(f"{path}: array {spec.get('name', name)!r} ({name}) holds Python objects; "
-                               "model files never contain pickled data")
+        raise ModelFormatError(
+            f"{path}: array {spec.get('name', name)!r} ({name}) holds Python objects; "
+            "model files never contain pickled data"
+        )
     if dtype.str != spec.get("dtype") or list(shape) != list(spec.get("shape", [])):
-        raise ModelFormatError(f"{path}: array {spec.get('name', name)!r} ({name}) has dtype {dtype.str} and shape "
-                               f"{tuple(shape)}, the metadata says {spec.get('dtype')} and {tuple(spec.get('shape', []))}")
+        raise ModelFormatError(
+            f"{path}: array {spec.get('name', name)!r} ({name}) has dtype {dtype.str} and shape "
+            f"{tuple(shape)}, the metadata says {spec.get('dtype')} and {tuple(spec.get('shape', []))}"
+        )
     f.seek(0)
     try:
         # A fresh, owned, writeable copy (partial_fit may update it in place), not a
         # read-only view of the zip buffer.
         return np.array(np.lib.format.read_array(f, allow_pickle=False), copy=True, order="K")
     except ValueError as exc:
-        raise ModelFormatError(f"{path}: array {spec.get('name', name)!r} ({name}) is truncated or corrupt: {exc}") from exc
+        raise ModelFormatError(
+            f"{path}: array {spec.get('name', name)!r} ({name}) is truncated or corrupt: {exc}"
+        ) from exc
 
 
 class _Decoder:
@@ -405,8 +420,10 @@ class _Decoder:
             if cls is None:
                 self.fail(f"unknown sparse format {fmt!r}")
             try:
-                return cls((self.decode(node["data"]), self.decode(node["indices"]), self.decode(node["indptr"])),
-                           shape=tuple(node["shape"]))
+                return cls(
+                    (self.decode(node["data"]), self.decode(node["indices"]), self.decode(node["indptr"])),
+                    shape=tuple(node["shape"]),
+                )
             except (ValueError, TypeError, KeyError) as exc:
                 self.fail(f"inconsistent sparse matrix: {exc}")
         if "__kernel__" in node:
@@ -461,7 +478,7 @@ class _Decoder:
         return est
 
 
-def load(path):
+def load(path: PathLike) -> Any:
     """Load an estimator saved by :func:`save`.
 
     Raises
@@ -473,7 +490,6 @@ def load(path):
         extra, mis-shaped or object array, or arrays whose sha256 differs from
         the one recorded when saving (a modified file).
     """
-    from . import __version__
 
     path = Path(os.fspath(path)).expanduser()
     if not path.is_file():
@@ -485,8 +501,9 @@ def load(path):
         with zipfile.ZipFile(path) as zf:
             names = set(zf.namelist())
             if _META not in names:
-                raise ModelFormatError(f"{path}: not a kernelsketch model file (no {_META}); "
-                                       "plain .npz/pickle files are never loaded")
+                raise ModelFormatError(
+                    f"{path}: not a kernelsketch model file (no {_META}); plain .npz/pickle files are never loaded"
+                )
             if zf.getinfo(_META).file_size > _MAX_META_BYTES:
                 raise ModelFormatError(f"{path}: {_META} is implausibly large")
             try:
@@ -494,17 +511,22 @@ def load(path):
             except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
                 raise ModelFormatError(f"{path}: {_META} is not valid JSON ({type(exc).__name__}: {exc})") from exc
             if not isinstance(meta, dict) or meta.get("format") != FORMAT_NAME:
-                raise ModelFormatError(f"{path}: not a kernelsketch model file (format {meta.get('format')!r})"
-                                       if isinstance(meta, dict) else f"{path}: malformed {_META}")
+                raise ModelFormatError(
+                    f"{path}: not a kernelsketch model file (format {meta.get('format')!r})"
+                    if isinstance(meta, dict)
+                    else f"{path}: malformed {_META}"
+                )
             version = meta.get("format_version")
             if version not in READABLE_VERSIONS:
                 raise ModelFormatError(
                     f"{path}: model format version {version!r} is not supported by kernelsketch {__version__} "
                     f"(reads versions {READABLE_VERSIONS}); the file was written by kernelsketch "
-                    f"{meta.get('library_version', '?')}")
+                    f"{meta.get('library_version', '?')}"
+                )
             if version >= 2 and meta.get("meta_sha256") != _meta_digest(meta):
-                raise ModelFormatError(f"{path}: {_META} checksum mismatch: the parameters or metadata were "
-                                       "modified after saving")
+                raise ModelFormatError(
+                    f"{path}: {_META} checksum mismatch: the parameters or metadata were modified after saving"
+                )
             specs = meta.get("arrays")
             if not isinstance(specs, dict) or not all(isinstance(v, dict) for v in specs.values()):
                 raise ModelFormatError(f"{path}: malformed {_META} (no array table)")
@@ -522,11 +544,14 @@ def load(path):
                 if info.flag_bits & 0x1:
                     raise ModelFormatError(f"{path}: entry {k}.npy is encrypted; model files are never encrypted")
                 if info.compress_type != zipfile.ZIP_STORED:
-                    raise ModelFormatError(f"{path}: entry {k}.npy is compressed; model files store arrays "
-                                           "uncompressed (refused: it could expand far beyond the file's size)")
+                    raise ModelFormatError(
+                        f"{path}: entry {k}.npy is compressed; model files store arrays "
+                        "uncompressed (refused: it could expand far beyond the file's size)"
+                    )
                 if info.file_size > file_size:
-                    raise ModelFormatError(f"{path}: entry {k}.npy claims {info.file_size} bytes, more than the "
-                                           f"whole file ({file_size})")
+                    raise ModelFormatError(
+                        f"{path}: entry {k}.npy claims {info.file_size} bytes, more than the whole file ({file_size})"
+                    )
                 shape = spec.get("shape", [0])
                 if not isinstance(shape, list) or not all(isinstance(n, int) and n >= 0 for n in shape):
                     raise ModelFormatError(f"{path}: malformed shape {shape!r} for array {k}")
@@ -540,8 +565,15 @@ def load(path):
                 h.update(b"\0")
                 entries[name] = zf.read(name)
                 h.update(entries[name])
-    except (zipfile.BadZipFile, zlib.error, EOFError, OSError, NotImplementedError, struct.error,
-            RuntimeError) as exc:  # RuntimeError: zipfile's "encrypted, password required" (meta.json too)
+    except (
+        zipfile.BadZipFile,
+        zlib.error,
+        EOFError,
+        OSError,
+        NotImplementedError,
+        struct.error,
+        RuntimeError,
+    ) as exc:  # RuntimeError: zipfile's "encrypted, password required" (meta.json too)
         # a damaged archive fails in the zip layer (bad CRC, bad deflate stream, truncated member)
         raise ModelFormatError(f"{path}: corrupt model file ({type(exc).__name__}: {exc})") from exc
     except (TypeError, AttributeError, KeyError) as exc:
@@ -556,7 +588,10 @@ def load(path):
     except (TypeError, AttributeError, KeyError, IndexError, ValueError, RecursionError) as exc:
         raise ModelFormatError(f"{path}: malformed {_META} ({type(exc).__name__}: {exc})") from exc
     root_key = _class_key(est)
-    if root_key is None or (root_key.startswith("sklearn.") and root_key != "sklearn.Pipeline") \
-            or root_key in _INTERNAL_CLASSES:
+    if (
+        root_key is None
+        or (root_key.startswith("sklearn.") and root_key != "sklearn.Pipeline")
+        or root_key in _INTERNAL_CLASSES
+    ):
         raise ModelFormatError(f"{path}: the root object is not a kernelsketch estimator or Pipeline")
     return est

@@ -43,11 +43,18 @@ def _say_fit(ui, engine, fit):
         extra.append(f"n = {fit.n_landmarks} landmarks")
     if fit.bandwidth is not None:
         extra.append(f"bandwidth h = {fit.bandwidth:.6g}")
-    how = {"landmarks": f"landmarks from {fit.fit_rows} rows read", "stream": "one pass of partial_fit",
-           "random_features": "random features", "kernel_kmeans": f"k-means on {fit.fit_rows} rows",
-           "sample": f"a sample of {fit.fit_rows} rows"}[fit.strategy]
-    ui.say(f"fitted {type(fit.estimator).__name__} on {fit.n_rows} rows ({how}"
-           + (f"; {', '.join(extra)}" if extra else "") + f") in {fit.seconds:.2f} s")
+    how = {
+        "landmarks": f"landmarks from {fit.fit_rows} rows read",
+        "stream": "one pass of partial_fit",
+        "random_features": "random features",
+        "kernel_kmeans": f"k-means on {fit.fit_rows} rows",
+        "sample": f"a sample of {fit.fit_rows} rows",
+    }[fit.strategy]
+    ui.say(
+        f"fitted {type(fit.estimator).__name__} on {fit.n_rows} rows ({how}"
+        + (f"; {', '.join(extra)}" if extra else "")
+        + f") in {fit.seconds:.2f} s"
+    )
 
 
 #: header names that mean "the classes", not a feature
@@ -61,18 +68,26 @@ def _refuse_label_as_feature(args, engine):
         return
     suspects = [n for n in names if str(n).strip().lower() in _LABEL_NAMES]
     if suspects:
-        raise UsageError(f"column {suspects[0]!r} of {args.input} looks like the class labels; pass "
-                         f"--label-column {suspects[0]} to leave it out (or --columns to choose the features)")
+        raise UsageError(
+            f"column {suspects[0]!r} of {args.input} looks like the class labels; pass "
+            f"--label-column {suspects[0]} to leave it out (or --columns to choose the features)"
+        )
 
 
 def _say_input(ui, args, engine):
     _refuse_label_as_feature(args, engine)
     ui.say(f"{args.input}: {engine.describe()}")
     names = engine.feature_names
-    ui.say(f"features: {', '.join(map(str, names)) if names is not None else f'{engine.n_features} columns'}"
-           + (f"; labels: column {args.label_column}" if args.label_column is not None else ""))
-    ui.record(input=str(args.input), n_features=engine.n_features,
-              columns=list(names) if names is not None else None, label_column=args.label_column)
+    ui.say(
+        f"features: {', '.join(map(str, names)) if names is not None else f'{engine.n_features} columns'}"
+        + (f"; labels: column {args.label_column}" if args.label_column is not None else "")
+    )
+    ui.record(
+        input=str(args.input),
+        n_features=engine.n_features,
+        columns=list(names) if names is not None else None,
+        label_column=args.label_column,
+    )
 
 
 def cmd_embed(args, ui, *, save_only=False):
@@ -84,9 +99,16 @@ def cmd_embed(args, ui, *, save_only=False):
     _check_outputs(args, [getattr(args, "output", None), args.save, getattr(args, "plot", None)], [args.input])
     if getattr(args, "plot", None) and pipeline.wants_dask(args):
         raise UsageError("--plot is not supported with --scheduler/--workers or a shard directory")
-    est = pipeline.build_estimator(args.method, kernel=args.kernel, bandwidth=args.bandwidth, dim=args.dim,
-                                   landmarks=args.landmarks, seed=args.seed, gamma=args.gamma,
-                                   sketch_size=args.sketch_size)
+    est = pipeline.build_estimator(
+        args.method,
+        kernel=args.kernel,
+        bandwidth=args.bandwidth,
+        dim=args.dim,
+        landmarks=args.landmarks,
+        seed=args.seed,
+        gamma=args.gamma,
+        sketch_size=args.sketch_size,
+    )
     with pipeline.engine_for(args, ui) as engine:
         _say_input(ui, args, engine)
         engine, scaler = _maybe_standardize(args, ui, engine)
@@ -94,9 +116,9 @@ def cmd_embed(args, ui, *, save_only=False):
         _say_fit(ui, engine, fit)
         ui.record(command="save" if save_only else "embed", method=args.method, engine=engine.name, **fit.to_dict())
         if args.save:
-            from ..persistence import save
-
             from sklearn.pipeline import make_pipeline
+
+            from ..persistence import save
 
             # with --standardize the model is the Pipeline (scaler, estimator): `transform` re-applies the scaling
             save(est if scaler is None else make_pipeline(scaler, est), args.save, overwrite=args.force)
@@ -116,8 +138,10 @@ def _maybe_standardize(args, ui, engine):
 
     engine, scaler = standardize_source(engine)
     constant = int(np.sum(scaler.scale_ == 1.0))
-    ui.say(f"standardized {scaler.n_features_in_} columns over {int(scaler.n_samples_seen_)} rows"
-           + (f" ({constant} with unit or zero spread left unscaled)" if constant else ""))
+    ui.say(
+        f"standardized {scaler.n_features_in_} columns over {int(scaler.n_samples_seen_)} rows"
+        + (f" ({constant} with unit or zero spread left unscaled)" if constant else "")
+    )
     ui.record(standardized=True, column_means=scaler.mean_.tolist(), column_scales=scaler.scale_.tolist())
     return engine, scaler
 
@@ -125,9 +149,14 @@ def _maybe_standardize(args, ui, engine):
 def _transform_to_output(est, engine, args, ui):
     from ..out_of_core import transform_source
 
-    res = transform_source(est, engine, args.output, force=args.force,
-                           sample_rows=pipeline.PLOT_ROWS if getattr(args, "plot", None) else 0,
-                           random_state=args.seed)
+    res = transform_source(
+        est,
+        engine,
+        args.output,
+        force=args.force,
+        sample_rows=pipeline.PLOT_ROWS if getattr(args, "plot", None) else 0,
+        random_state=args.seed,
+    )
     ui.say(f"wrote {res.n_rows} x {res.n_columns} embedding to {args.output} in {res.seconds:.2f} s")
     ui.record(**res.to_dict())
     if getattr(engine, "stats", None) and engine.name == "dask":
@@ -136,8 +165,14 @@ def _transform_to_output(est, engine, args, ui):
         from .plotting import scatter_png
 
         Zs, ys = res.sample
-        scatter_png(args.plot, Zs, ys, title=f"{getattr(args, 'method', type(est).__name__)}: {Path(args.input).name}",
-                    force=args.force, protect=[args.input])
+        scatter_png(
+            args.plot,
+            Zs,
+            ys,
+            title=f"{getattr(args, 'method', type(est).__name__)}: {Path(args.input).name}",
+            force=args.force,
+            protect=[args.input],
+        )
         ui.say(f"plot written to {args.plot}")
         ui.record(plot=str(args.plot))
 
@@ -154,10 +189,17 @@ def cmd_transform(args, ui):
         _refuse_label_as_feature(args, engine)
         expected = getattr(est, "n_features_in_", None)
         if expected is not None and expected != engine.n_features:
-            raise ValueError(f"{args.input} has {engine.n_features} feature columns but the model "
-                             f"{args.model} was fitted on {expected}")
-        ui.record(command="transform", model=str(args.model), input=str(args.input), estimator=type(est).__name__,
-                  engine=engine.name)
+            raise ValueError(
+                f"{args.input} has {engine.n_features} feature columns but the model "
+                f"{args.model} was fitted on {expected}"
+            )
+        ui.record(
+            command="transform",
+            model=str(args.model),
+            input=str(args.input),
+            estimator=type(est).__name__,
+            engine=engine.name,
+        )
         _transform_to_output(est, engine, args, ui)
     return 0
 
@@ -169,8 +211,9 @@ def _cluster_embedding(args, k):
     """The embedding of ``cluster --method``: the Kernel JL paper's choices unless -d / -n say otherwise."""
     if args.sketch_size is not None:
         raise UsageError("--sketch-size applies to embed/fit --method skpca, not to cluster")
-    common = dict(kernel=args.kernel, bandwidth=args.bandwidth, landmarks=args.landmarks, seed=args.seed,
-                  gamma=args.gamma)
+    common = dict(
+        kernel=args.kernel, bandwidth=args.bandwidth, landmarks=args.landmarks, seed=args.seed, gamma=args.gamma
+    )
     if args.method == "kjl":
         return pipeline.build_estimator("kjl", dim=args.dim or 10 * k, centered=True, **common)
     if args.method == "subsample-kpca":
@@ -181,8 +224,9 @@ def _cluster_embedding(args, k):
             common["landmarks"] = "auto"
         return pipeline.build_estimator("nystroem", dim=args.dim or min(10 * k, 200), **common)
     if any(v is not None for v in (args.dim, args.landmarks, args.kernel, args.bandwidth, args.gamma)):
-        raise UsageError("--method kmeans clusters the raw features: -d, -n, --kernel, --bandwidth and --gamma do "
-                         "not apply")
+        raise UsageError(
+            "--method kmeans clusters the raw features: -d, -n, --kernel, --bandwidth and --gamma do not apply"
+        )
     return None
 
 
@@ -200,31 +244,51 @@ def cmd_cluster(args, ui):
         _say_input(ui, args, engine)
         engine, _ = _maybe_standardize(args, ui, engine)
         ui.say(f"k = {k}, method {args.method}, seed {args.seed}")
-        res = cluster_file(engine, k, embedding=embedding, output=args.output, force=args.force, keep_labels=False,
-                           init_size=args.init_size, lloyd_passes=args.lloyd_passes, fit_rows=args.fit_rows,
-                           random_state=args.seed, plot_rows=pipeline.PLOT_ROWS if args.plot else 0)
+        res = cluster_file(
+            engine,
+            k,
+            embedding=embedding,
+            output=args.output,
+            force=args.force,
+            keep_labels=False,
+            init_size=args.init_size,
+            lloyd_passes=args.lloyd_passes,
+            fit_rows=args.fit_rows,
+            random_state=args.seed,
+            plot_rows=pipeline.PLOT_ROWS if args.plot else 0,
+        )
         if res.fit is not None:
             _say_fit(ui, engine, res.fit)
         sec = res.seconds
-        ui.say(f"clustered {res.n_rows} rows into {k} clusters in {sec['total']:.2f} s "
-               f"(fit {sec['fit']:.2f} s, k-means on {res.sample_rows} sampled rows {sec['kmeans']:.2f} s, "
-               f"{res.passes} Lloyd pass(es) {sec['passes']:.2f} s, assignment {sec['assign']:.2f} s); cluster sizes "
-               f"{res.cluster_sizes.tolist()}")
+        ui.say(
+            f"clustered {res.n_rows} rows into {k} clusters in {sec['total']:.2f} s "
+            f"(fit {sec['fit']:.2f} s, k-means on {res.sample_rows} sampled rows {sec['kmeans']:.2f} s, "
+            f"{res.passes} Lloyd pass(es) {sec['passes']:.2f} s, assignment {sec['assign']:.2f} s); cluster sizes "
+            f"{res.cluster_sizes.tolist()}"
+        )
         ui.record(command="cluster", method=args.method, engine=engine.name, **res.to_dict())
         if engine.name == "dask":
             ui.record(dask=dict(engine.stats))
         if args.output is not None:
             ui.say(f"labels written to {args.output}")
         if res.rand_index is not None:
-            ui.say(f"Rand index {res.rand_index:.4f}   adjusted Rand index {res.adjusted_rand_index:.4f}   "
-                   "(against the label column)")
+            ui.say(
+                f"Rand index {res.rand_index:.4f}   adjusted Rand index {res.adjusted_rand_index:.4f}   "
+                "(against the label column)"
+            )
         if args.plot and res.sample is not None:
             from .plotting import scatter_png
 
             Zs, labels = res.sample
             what = "raw features" if embedding is None else f"{type(embedding).__name__} embedding"
-            scatter_png(args.plot, Zs, labels, title=f"{args.method}, k={k}: {Path(args.input).name} ({what})",
-                        force=args.force, protect=[args.input])
+            scatter_png(
+                args.plot,
+                Zs,
+                labels,
+                title=f"{args.method}, k={k}: {Path(args.input).name} ({what})",
+                force=args.force,
+                protect=[args.input],
+            )
             ui.say(f"plot written to {args.plot}")
             ui.record(plot=str(args.plot))
     return 0
@@ -238,16 +302,29 @@ def cmd_diagnose(args, ui):
     if args.output is not None and Path(args.output).is_dir():  # a new folder is created by the report
         _check_outputs(args, [Path(args.output) / "report.md"], [args.input])
     opts = pipeline.read_options(args)
-    res = diagnose(args.input, kernel=args.kernel, bandwidth=args.bandwidth, n_landmarks=args.landmarks,
-                   n_components=args.dim, sample_size=args.sample_size, target=args.target, random_state=args.seed,
-                   **{k: v for k, v in opts.items() if v is not None})
-    ui.say(f"{args.input}: {res.sample_size} of {res.n_rows} rows sampled (seed {res.seed}); {res.kernel} kernel, "
-           f"bandwidth {res.bandwidth:.4g}")
-    ui.say("captured trace of the centred Gram: "
-           + ", ".join(f"rank {r} {v:.3f}" for r, v in res.captured_trace.items()))
+    res = diagnose(
+        args.input,
+        kernel=args.kernel,
+        bandwidth=args.bandwidth,
+        n_landmarks=args.landmarks,
+        n_components=args.dim,
+        sample_size=args.sample_size,
+        target=args.target,
+        random_state=args.seed,
+        **{k: v for k, v in opts.items() if v is not None},
+    )
+    ui.say(
+        f"{args.input}: {res.sample_size} of {res.n_rows} rows sampled (seed {res.seed}); {res.kernel} kernel, "
+        f"bandwidth {res.bandwidth:.4g}"
+    )
+    ui.say(
+        "captured trace of the centred Gram: " + ", ".join(f"rank {r} {v:.3f}" for r, v in res.captured_trace.items())
+    )
     for e in res.errors:
-        ui.say(f"  {e['method']:<26} size {e['size']:>5}  relative Gram error: spectral {e['relative_spectral']:.4f}, "
-               f"Frobenius {e['relative_frobenius']:.4f}")
+        ui.say(
+            f"  {e['method']:<26} size {e['size']:>5}  relative Gram error: spectral {e['relative_spectral']:.4f}, "
+            f"Frobenius {e['relative_frobenius']:.4f}"
+        )
     ui.say(res.recommendation["text"])
     record = res.to_dict()
     if args.output is not None:
@@ -264,10 +341,16 @@ def cmd_datasets(args, ui):
     rows = list_datasets(verify=not args.no_verify)
     ui.say(f"{'name':<10} {'available':<9} {'checksum':<12} {'shape':<16} path")
     for r in rows:
-        ui.say(f"{r['name']:<10} {'yes' if r['available'] else 'no':<9} {r['checksum']:<12} "
-               f"{str(tuple(r['shape'])):<16} {r['path'] or '-'}")
-    ui.record(command="datasets", datasets=[{**r, "path": None if r["path"] is None else str(r["path"]),
-                                             "shape": list(r["shape"])} for r in rows])
+        ui.say(
+            f"{r['name']:<10} {'yes' if r['available'] else 'no':<9} {r['checksum']:<12} "
+            f"{tuple(r['shape'])!s:<16} {r['path'] or '-'}"
+        )
+    ui.record(
+        command="datasets",
+        datasets=[
+            {**r, "path": None if r["path"] is None else str(r["path"]), "shape": list(r["shape"])} for r in rows
+        ],
+    )
     return 0
 
 
@@ -278,7 +361,8 @@ def cmd_info(args, ui):
     import sklearn
     from threadpoolctl import threadpool_info
 
-    from .. import __version__, get_config
+    from .._config import get_config
+    from .._version import __version__
     from ..kernels.tiled_gemm import TILE_BYTES
     from ..utils.threads import blas_num_threads
 
@@ -295,19 +379,47 @@ def cmd_info(args, ui):
         # threads the tiled kernel blocks use (the BLAS limit, capped by the usable cores)
         "kernel_threads": blas_num_threads(),
         "tile_kib": TILE_BYTES // 1024,
-        "threadpools": [{k: p.get(k) for k in ("user_api", "internal_api", "num_threads", "version", "filepath")}
-                        for p in pools],
+        "threadpools": [
+            {k: p.get(k) for k in ("user_api", "internal_api", "num_threads", "version", "filepath")} for p in pools
+        ],
+        "vendored_datasets": _vendored_datasets(),
     }
     for key in ("kernelsketch", "python", "platform", "numpy", "scipy", "scikit-learn", "cpu_count"):
         ui.say(f"{key:<18} {info[key]}")
     ui.say(f"{'working memory':<18} {info['working_memory_mib']:g} MiB")
-    ui.say(f"{'kernel threads':<18} {info['kernel_threads']} (tiles of {info['tile_kib']} KiB; set with "
-           "threadpoolctl or OPENBLAS_NUM_THREADS)")
+    ui.say(
+        f"{'kernel threads':<18} {info['kernel_threads']} (tiles of {info['tile_kib']} KiB; set with "
+        "threadpoolctl or OPENBLAS_NUM_THREADS)"
+    )
     for p in info["threadpools"]:
-        ui.say(f"{p['user_api'] + ' (' + str(p['internal_api']) + ')':<18} {p['num_threads']} threads, "
-               f"version {p['version']}, {p['filepath']}")
+        ui.say(
+            f"{p['user_api'] + ' (' + str(p['internal_api']) + ')':<18} {p['num_threads']} threads, "
+            f"version {p['version']}, {p['filepath']}"
+        )
+    for name, state in info["vendored_datasets"].items():
+        ui.say(f"{'shipped dataset':<18} {name}: {state}")
     ui.record(command="info", **info)
-    return 0
+    return 0 if all(state == "ok" for state in info["vendored_datasets"].values()) else 1
+
+
+def _vendored_datasets():
+    """Dataset name -> "ok" / "missing" / "checksum mismatch" for every copy shipped inside the package."""
+    from ..datasets import DATASETS
+    from ..datasets._integrity import file_sha256
+    from ..datasets._locate import VENDORED_DIR
+
+    states = {}
+    for name, ds in DATASETS.items():
+        if not ds.vendored:
+            continue
+        paths = [VENDORED_DIR / spec.name for spec in ds.files]
+        if not all(path.is_file() for path in paths):
+            states[name] = "missing"
+        elif any(spec.sha256 and file_sha256(path) != spec.sha256 for spec, path in zip(ds.files, paths, strict=True)):
+            states[name] = "checksum mismatch"
+        else:
+            states[name] = "ok"
+    return states
 
 
 def cmd_reproduce(args, ui):
@@ -332,8 +444,14 @@ def cmd_reproduce(args, ui):
     ui.say(f"done in {seconds:.1f} s; outputs in {out}")
     for f in figures:
         ui.say(f"  figure: {f}")
-    ui.record(command="reproduce", name=args.name, output=str(out), seconds=round(seconds, 3), figures=figures,
-              tables=sorted(result.get("tables", {})) if isinstance(result, dict) else [])
+    ui.record(
+        command="reproduce",
+        name=args.name,
+        output=str(out),
+        seconds=round(seconds, 3),
+        figures=figures,
+        tables=sorted(result.get("tables", {})) if isinstance(result, dict) else [],
+    )
     return 0
 
 
@@ -350,7 +468,9 @@ def find_repo_root(start=None):
 def cmd_bench(args, ui):
     root = find_repo_root()
     if root is None:
-        raise RuntimeError("the benchmark suite (benchmarks/run.py) is not here: run `kernelsketch bench` from a "
-                           "kernelsketch checkout (it is not part of the installed package)")
+        raise RuntimeError(
+            "the benchmark suite (benchmarks/run.py) is not here: run `kernelsketch bench` from a "
+            "kernelsketch checkout (it is not part of the installed package)"
+        )
     ui.say(f"running benchmarks in {root}")
     return subprocess.call([sys.executable, "-m", "benchmarks.run", *args.bench_args], cwd=root)

@@ -47,21 +47,31 @@ def run_demo(output, *, seed=0, ui, datasets=DEMO_SETS, force=True):
             check_output_path(path, force=force)
         if labels_path.exists() or png.exists():
             ui.say(f"{name}: replacing the previous run's {labels_path.name} and {png.name}")
-        res = cluster_file(ArraySource(X, y, name=name), k, output=labels_path, force=force, random_state=seed,
-                           plot_rows=20000)
+        res = cluster_file(
+            ArraySource(X, y, name=name), k, output=labels_path, force=force, random_state=seed, plot_rows=20000
+        )
         sec = res.seconds
         t_embed = sec["fit"] + sec["embed_sample"]
         t_kmeans = sec["kmeans"] + sec["passes"] + sec["assign"]
         ri, ari = res.rand_index, res.adjusted_rand_index
         Zs, labels = res.sample
-        scatter_png(png, Zs, labels, title=f"{name}: Kernel JL (d={10 * k}) + k-means, k={k}; RI={ri:.3f}",
-                    force=force)
+        scatter_png(png, Zs, labels, title=f"{name}: Kernel JL (d={10 * k}) + k-means, k={k}; RI={ri:.3f}", force=force)
         n_land = res.fit.n_landmarks
-        ui.say(f"{name:<9} N={X.shape[0]:>6} D={X.shape[1]:>3} k={k:>2}  Rand index {ri:.4f}  ARI {ari:.4f}  "
-               f"embed {t_embed:.2f} s  k-means {t_kmeans:.2f} s  (n={n_land} landmarks)")
-        results[name] = {"n_samples": int(X.shape[0]), "n_features": int(X.shape[1]), "k": int(k),
-                         "n_landmarks": int(n_land), "rand_index": float(ri), "adjusted_rand_index": float(ari),
-                         "embed_seconds": round(t_embed, 4), "kmeans_seconds": round(t_kmeans, 4),
-                         "labels": str(labels_path), "plot": str(png)}
+        ui.say(
+            f"{name:<9} N={X.shape[0]:>6} D={X.shape[1]:>3} k={k:>2}  Rand index {ri:.4f}  ARI {ari:.4f}  "
+            f"embed {t_embed:.2f} s  k-means {t_kmeans:.2f} s  (n={n_land} landmarks)"
+        )
+        results[name] = {
+            "n_samples": int(X.shape[0]),
+            "n_features": int(X.shape[1]),
+            "k": int(k),
+            "n_landmarks": int(n_land),
+            "rand_index": float(ri),
+            "adjusted_rand_index": float(ari),
+            "embed_seconds": round(t_embed, 4),
+            "kmeans_seconds": round(t_kmeans, 4),
+            "labels": str(labels_path),
+            "plot": str(png),
+        }
     ui.say(f"labels and plots written to {out}/")
     return results

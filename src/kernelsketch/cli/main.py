@@ -26,8 +26,9 @@ def _bandwidth(value):
     try:
         h = float(value)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a positive number or one of {', '.join(_HEURISTICS)}, "
-                                         f"got {value!r}") from None
+        raise argparse.ArgumentTypeError(
+            f"expected a positive number or one of {', '.join(_HEURISTICS)}, got {value!r}"
+        ) from None
     if not h > 0 or h == float("inf"):
         raise argparse.ArgumentTypeError(f"bandwidth must be a positive finite number, got {value!r}")
     return h
@@ -114,8 +115,7 @@ METHOD_HELP = {
     "rff": "random Fourier features (-n features)",
     "rf-kpca": "kernel PCA in -n random Fourier features (-d components)",
     "rnca": "random-features PCA of a stream, Lopez-Paz et al. (-d components, -n features)",
-    "skpca": "streaming KPCA: random features + Frequent Directions (-d components, -n features, "
-             "--sketch-size rows)",
+    "skpca": "streaming KPCA: random features + Frequent Directions (-d components, -n features, --sketch-size rows)",
 }
 
 
@@ -125,42 +125,71 @@ def build_parser():
 
     common = _Parser(add_help=False)
     g = common.add_argument_group("output control")
-    g.add_argument("-q", "--quiet", action="store_true", default=argparse.SUPPRESS, help="no messages, no progress bars")
-    g.add_argument("--json", action="store_true", default=argparse.SUPPRESS,
-                   help="print a machine-readable JSON summary on stdout")
+    g.add_argument(
+        "-q", "--quiet", action="store_true", default=argparse.SUPPRESS, help="no messages, no progress bars"
+    )
+    g.add_argument(
+        "--json", action="store_true", default=argparse.SUPPRESS, help="print a machine-readable JSON summary on stdout"
+    )
     g.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help="show tracebacks")
-    g.add_argument("--working-memory", type=float, metavar="MIB", default=argparse.SUPPRESS,
-                   help="memory budget in MiB for temporaries of chunked computations")
+    g.add_argument(
+        "--working-memory",
+        type=float,
+        metavar="MIB",
+        default=argparse.SUPPRESS,
+        help="memory budget in MiB for temporaries of chunked computations",
+    )
 
     inp = _Parser(add_help=False)
     g = inp.add_argument_group("input")
     g.add_argument("input", metavar="INPUT", help="CSV/TSV/TXT (.gz ok), .npy, .parquet or libsvm file")
-    g.add_argument("--format", choices=["csv", "npy", "parquet", "libsvm"], help="input format (default: from the suffix)")
+    g.add_argument(
+        "--format", choices=["csv", "npy", "parquet", "libsvm"], help="input format (default: from the suffix)"
+    )
     g.add_argument("--delimiter", help="text delimiter (default: ',' for .csv, tab for .tsv, sniffed otherwise)")
     g.add_argument("--no-header", action="store_true", help="the first line is data (default: auto-detected)")
     g.add_argument("--columns", help="comma-separated feature columns (names or 0-based indices)")
     g.add_argument("--label-column", help="column holding class labels (name or 0-based index)")
     g.add_argument("--dtype", choices=["float64", "float32"], default="float64", help="computation dtype")
-    g.add_argument("--scheduler", metavar="ADDRESS", help="run on a running Dask cluster (INPUT: .npy/Parquet "
-                   "file or directory of shards)")
+    g.add_argument(
+        "--scheduler",
+        metavar="ADDRESS",
+        help="run on a running Dask cluster (INPUT: .npy/Parquet file or directory of shards)",
+    )
     g.add_argument("--workers", type=_positive_int, metavar="N", help="run on a local Dask cluster of N processes")
 
     model = _Parser(add_help=False)
     g = model.add_argument_group("model")
     g.add_argument("--kernel", choices=_kernels(), default=None, help="kernel (default: gaussian)")
-    g.add_argument("--bandwidth", type=_bandwidth, default=None, metavar="VALUE|percentile|median|mean_sq",
-                   help="kernel bandwidth h, or the heuristic that sets it (default: percentile)")
+    g.add_argument(
+        "--bandwidth",
+        type=_bandwidth,
+        default=None,
+        metavar="VALUE|percentile|median|mean_sq",
+        help="kernel bandwidth h, or the heuristic that sets it (default: percentile)",
+    )
     g.add_argument("-d", "--dim", type=_positive_int, help="embedding dimension")
-    g.add_argument("-n", "--landmarks", type=_landmarks,
-                   help="landmarks (kjl, nystroem, subsample-kpca) or random features (rff, rf-kpca, rnca, skpca)")
+    g.add_argument(
+        "-n",
+        "--landmarks",
+        type=_landmarks,
+        help="landmarks (kjl, nystroem, subsample-kpca) or random features (rff, rf-kpca, rnca, skpca)",
+    )
     g.add_argument("--sketch-size", type=_positive_int, help="Frequent Directions sketch rows (skpca)")
     g.add_argument("--gamma", type=float, help="scikit-learn's gamma in place of --bandwidth (rbf: h = 1/sqrt(gamma))")
-    g.add_argument("--standardize", action="store_true",
-                   help="z-score every feature (mean and standard deviation from one pass over the input) before "
-                   "the kernel; saved with the model")
+    g.add_argument(
+        "--standardize",
+        action="store_true",
+        help="z-score every feature (mean and standard deviation from one pass over the input) before "
+        "the kernel; saved with the model",
+    )
     g.add_argument("--seed", type=_seed, default=0, help="random seed (default 0)")
-    g.add_argument("--fit-rows", type=_positive_int, default=20000,
-                   help="batch methods fit on a uniform sample of this many rows (default 20000)")
+    g.add_argument(
+        "--fit-rows",
+        type=_positive_int,
+        default=20000,
+        help="batch methods fit on a uniform sample of this many rows (default 20000)",
+    )
 
     out = _Parser(add_help=False)
     g = out.add_argument_group("output")
@@ -168,26 +197,48 @@ def build_parser():
     g.add_argument("--force", action="store_true", help="overwrite existing outputs (never an input)")
     g.add_argument("--plot", metavar="FILE.png", help="scatter plot of the first two components")
 
-    parser = _Parser(prog="kernelsketch", parents=[common],
-                                     description="Kernel embeddings, kernel PCA and kernel clustering at scale.")
+    parser = _Parser(
+        prog="kernelsketch",
+        parents=[common],
+        description="Kernel embeddings, kernel PCA and kernel clustering at scale.",
+    )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     methods = sorted(METHODS)
     method_help = "; ".join(f"{m}: {METHOD_HELP[m]}" for m in methods)
 
-    p = sub.add_parser("embed", parents=[common, inp, model, out], help="embed a data file",
-                       description="Fit a kernel embedding and write the embedding of every row.")
+    p = sub.add_parser(
+        "embed",
+        parents=[common, inp, model, out],
+        help="embed a data file",
+        description="Fit a kernel embedding and write the embedding of every row.",
+    )
     p.add_argument("--method", choices=methods, required=True, help=method_help)
     p.add_argument("--save", metavar="MODEL", help="also save the fitted model (.ksm)")
 
-    p = sub.add_parser("fit", parents=[common, inp, model], help="fit a model and save it",
-                       description="Fit a kernel embedding on a data file and save it (see `transform`).")
+    p = sub.add_parser(
+        "fit",
+        parents=[common, inp, model],
+        help="fit a model and save it",
+        description="Fit a kernel embedding on a data file and save it (see `transform`).",
+    )
     p.add_argument("--method", choices=methods, required=True, help=method_help)
-    p.add_argument("-o", "--output", "--save", dest="save", metavar="MODEL", required=True,
-                   help="model file to write (.ksm); --save is the same flag")
+    p.add_argument(
+        "-o",
+        "--output",
+        "--save",
+        dest="save",
+        metavar="MODEL",
+        required=True,
+        help="model file to write (.ksm); --save is the same flag",
+    )
     p.add_argument("--force", action="store_true", help="overwrite an existing model file")
 
-    p = sub.add_parser("transform", parents=[common], help="embed a data file with a saved model",
-                       description="Embed a data file with a model saved by `fit -o MODEL`.")
+    p = sub.add_parser(
+        "transform",
+        parents=[common],
+        help="embed a data file with a saved model",
+        description="Embed a data file with a model saved by `fit -o MODEL`.",
+    )
     p.add_argument("model", metavar="MODEL")
     for a in inp._actions:
         p._add_action(a)
@@ -195,46 +246,89 @@ def build_parser():
         p._add_action(a)
     p.set_defaults(seed=0)
 
-    p = sub.add_parser("cluster", parents=[common, inp, model], help="embed and cluster; write labels",
-                       description="Embed, then k-means seeded on a sample and streamed over every row (bounded "
-                       "memory at any size); prints the (adjusted) Rand index when --label-column is given.")
+    p = sub.add_parser(
+        "cluster",
+        parents=[common, inp, model],
+        help="embed and cluster; write labels",
+        description="Embed, then k-means seeded on a sample and streamed over every row (bounded "
+        "memory at any size); prints the (adjusted) Rand index when --label-column is given.",
+    )
     p.add_argument("-k", type=_positive_int, required=True, help="number of clusters (>= 2)")
-    p.add_argument("--method", choices=CLUSTER_METHODS, default="kjl",
-                   help="kjl: centred Kernel JL, d = 10 k (default); subsample-kpca: d = k; nystroem-kkm: kernel "
-                   "k-means on rank-d Nystroem features; kmeans: the raw features")
-    p.add_argument("-o", "--output", help="labels file: .npy, .csv, .tsv or .parquet (default: write nothing, "
-                   "print the scores)")
+    p.add_argument(
+        "--method",
+        choices=CLUSTER_METHODS,
+        default="kjl",
+        help="kjl: centred Kernel JL, d = 10 k (default); subsample-kpca: d = k; nystroem-kkm: kernel "
+        "k-means on rank-d Nystroem features; kmeans: the raw features",
+    )
+    p.add_argument(
+        "-o", "--output", help="labels file: .npy, .csv, .tsv or .parquet (default: write nothing, print the scores)"
+    )
     p.add_argument("--force", action="store_true", help="overwrite existing outputs (never an input)")
     p.add_argument("--plot", metavar="FILE.png", help="scatter plot of the embedding of a sample, by cluster")
-    p.add_argument("--init-size", type=_positive_int, default=None,
-                   help="rows of the sample k-means++ and Lloyd run on (default 100000; all rows when fewer)")
-    p.add_argument("--lloyd-passes", type=_nonnegative_int, default=0,
-                   help="exact Lloyd passes over every row after the sample (each embeds the data again; default 0)")
+    p.add_argument(
+        "--init-size",
+        type=_positive_int,
+        default=None,
+        help="rows of the sample k-means++ and Lloyd run on (default 100000; all rows when fewer)",
+    )
+    p.add_argument(
+        "--lloyd-passes",
+        type=_nonnegative_int,
+        default=0,
+        help="exact Lloyd passes over every row after the sample (each embeds the data again; default 0)",
+    )
 
-    p = sub.add_parser("diagnose", parents=[common, inp], help="is the approximation good? spectrum, errors, advice",
-                       description="On a seeded sample of INPUT: the centred Gram's spectrum and captured trace, the "
-                       "Gram error of Nystroem, SubsampleKPCA, RFF and StreamingKPCA at your sizes, a bandwidth "
-                       "sweep and the smallest number of landmarks reaching --target; writes report.md, "
-                       "report.json and PNG figures with -o.")
-    p.add_argument("--kernel", choices=["gaussian", "rbf", "laplacian", "cauchy"], default="gaussian",
-                   help="kernel (default: gaussian)")
-    p.add_argument("--bandwidth", type=_bandwidth, default="percentile", metavar="VALUE|percentile|median|mean_sq",
-                   help="kernel bandwidth h, or the heuristic that sets it (default: percentile)")
-    p.add_argument("-n", "--landmarks", type=_positive_int, default=200,
-                   help="landmarks (and random features) to measure (default 200)")
+    p = sub.add_parser(
+        "diagnose",
+        parents=[common, inp],
+        help="is the approximation good? spectrum, errors, advice",
+        description="On a seeded sample of INPUT: the centred Gram's spectrum and captured trace, the "
+        "Gram error of Nystroem, SubsampleKPCA, RFF and StreamingKPCA at your sizes, a bandwidth "
+        "sweep and the smallest number of landmarks reaching --target; writes report.md, "
+        "report.json and PNG figures with -o.",
+    )
+    p.add_argument(
+        "--kernel",
+        choices=["gaussian", "rbf", "laplacian", "cauchy"],
+        default="gaussian",
+        help="kernel (default: gaussian)",
+    )
+    p.add_argument(
+        "--bandwidth",
+        type=_bandwidth,
+        default="percentile",
+        metavar="VALUE|percentile|median|mean_sq",
+        help="kernel bandwidth h, or the heuristic that sets it (default: percentile)",
+    )
+    p.add_argument(
+        "-n",
+        "--landmarks",
+        type=_positive_int,
+        default=200,
+        help="landmarks (and random features) to measure (default 200)",
+    )
     p.add_argument("-d", "--dim", type=_positive_int, help="rank / components to measure (default: all)")
-    p.add_argument("--sample-size", type=_positive_int, default=2000,
-                   help="rows of the uniform sample everything is measured on (default 2000)")
-    p.add_argument("--target", type=float, default=0.05,
-                   help="relative Frobenius error the recommendation aims for (default 0.05)")
+    p.add_argument(
+        "--sample-size",
+        type=_positive_int,
+        default=2000,
+        help="rows of the uniform sample everything is measured on (default 2000)",
+    )
+    p.add_argument(
+        "--target", type=float, default=0.05, help="relative Frobenius error the recommendation aims for (default 0.05)"
+    )
     p.add_argument("--seed", type=_seed, default=0, help="random seed (default 0)")
     p.add_argument("-o", "--output", help="report folder: report.md, report.json, spectrum/errors/sweep .png")
     p.add_argument("--force", action="store_true", help="overwrite an existing report")
 
     p = sub.add_parser("demo", parents=[common], help="the main job: Kernel JL clustering of Bank Notes (and Avila)")
-    p.add_argument("-o", "--output", default="kernelsketch-demo",
-                   help="output folder (default ./kernelsketch-demo); a rerun replaces the demo's own files there "
-                   "and says so")
+    p.add_argument(
+        "-o",
+        "--output",
+        default="kernelsketch-demo",
+        help="output folder (default ./kernelsketch-demo); a rerun replaces the demo's own files there and says so",
+    )
     p.add_argument("--seed", type=_seed, default=0, help="random seed (default 0)")
 
     p = sub.add_parser("reproduce", parents=[common], help="reproduce a figure or table of the papers")
@@ -293,7 +387,7 @@ def main(argv=None):
             raise
         _report_error(ui, args.command, str(exc))
         return 2
-    except Exception as exc:  # noqa: BLE001 - one line per error is the CLI contract
+    except Exception as exc:
         from ..io import OutputExistsError, SameFileError
 
         if debug:
@@ -307,9 +401,18 @@ def main(argv=None):
 
 
 #: Python parameter names -> the CLI flags that set them (error messages name the flag the user typed)
-_FLAG_OF = {"n_landmarks": "-n/--landmarks", "n_random_features": "-n/--landmarks", "n_components": "-d/--dim",
-            "sketch_size": "--sketch-size", "n_clusters": "-k", "bandwidth": "--bandwidth", "gamma": "--gamma",
-            "working_memory": "--working-memory", "random_state": "--seed", "init_size": "--init-size"}
+_FLAG_OF = {
+    "n_landmarks": "-n/--landmarks",
+    "n_random_features": "-n/--landmarks",
+    "n_components": "-d/--dim",
+    "sketch_size": "--sketch-size",
+    "n_clusters": "-k",
+    "bandwidth": "--bandwidth",
+    "gamma": "--gamma",
+    "working_memory": "--working-memory",
+    "random_state": "--seed",
+    "init_size": "--init-size",
+}
 
 
 def _flag_names(msg):
@@ -331,7 +434,7 @@ def _report_error(ui, command, msg):
 
 
 def _dispatch(args, ui):
-    from .. import config_context
+    from .._config import config_context
     from . import commands
 
     cfg = {"show_progress": ui.show_progress}

@@ -31,11 +31,11 @@ PLOT_ROWS = 20000
 
 
 def estimator_class(name):
-    import kernelsketch
+    from ..estimators import estimator_class as lookup
 
     try:
-        return getattr(kernelsketch, name)
-    except (ImportError, AttributeError) as exc:
+        return lookup(name)
+    except (ImportError, ValueError) as exc:
         raise UsageError(f"{name} is not available in this installation ({exc})") from exc
 
 
@@ -75,8 +75,9 @@ def build_estimator(method, *, kernel=None, bandwidth=None, dim=None, landmarks=
 
 def wants_dask(args) -> bool:
     """True when the command must run on Dask (a flag given, or a directory of shards)."""
-    return bool(getattr(args, "scheduler", None) or getattr(args, "workers", None)
-                or Path(args.input).expanduser().is_dir())
+    return bool(
+        getattr(args, "scheduler", None) or getattr(args, "workers", None) or Path(args.input).expanduser().is_dir()
+    )
 
 
 def read_options(args):
@@ -85,13 +86,18 @@ def read_options(args):
         columns = [c.strip() for c in args.columns.split(",") if c.strip()]
     import numpy as np
 
-    opts = dict(format=args.format, columns=columns, label_column=args.label_column,
-                dtype=np.float32 if args.dtype == "float32" else None)
+    opts = dict(
+        format=args.format,
+        columns=columns,
+        label_column=args.label_column,
+        dtype=np.float32 if args.dtype == "float32" else None,
+    )
     if not wants_dask(args):
         opts.update(delimiter=args.delimiter, header=False if args.no_header else None)
     elif args.delimiter is not None or args.no_header:
-        raise UsageError("--delimiter/--no-header apply to text files; --scheduler/--workers read .npy or "
-                         "Parquet shards")
+        raise UsageError(
+            "--delimiter/--no-header apply to text files; --scheduler/--workers read .npy or Parquet shards"
+        )
     return opts
 
 

@@ -32,8 +32,16 @@ class UI:
     def progress(self, total=None, desc="", unit="rows"):
         from tqdm.auto import tqdm
 
-        return tqdm(total=total, desc=desc, unit=unit, unit_scale=True, disable=not self.show_progress,
-                    file=sys.stderr, leave=False, dynamic_ncols=True)
+        return tqdm(
+            total=total,
+            desc=desc,
+            unit=unit,
+            unit_scale=True,
+            disable=not self.show_progress,
+            file=sys.stderr,
+            leave=False,
+            dynamic_ncols=True,
+        )
 
     def record(self, **items):
         self.summary.update(items)

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import numbers
 import warnings
+from typing import ClassVar, Self
 
+import numpy as np
 from sklearn.base import (
     BaseEstimator,
     ClassNamePrefixFeaturesOutMixin,
@@ -15,15 +17,18 @@ from sklearn.base import (
 from sklearn.cluster import KMeans
 from sklearn.utils.validation import check_is_fitted
 
+from .._typing import ArrayLike, BandwidthLike, FloatArray, KernelLike, KernelParams, NDArray, RandomStateLike
+from ..kernels.selection import KERNEL_CONSTRAINTS, KernelEstimatorMixin
 from ..maps.landmarks import resolve_n_landmarks
 from ..maps.nystroem import Nystroem
-from ..kernels.selection import KernelEstimatorMixin
-from ..utils.estimator_checks import KERNEL_CONSTRAINTS, Interval, StrOptions
-from ..utils.validation import check_input, check_random_state
 from ..utils.dispatch import maybe_dask_transform
+from ..utils.estimator_checks import Interval, StrOptions
+from ..utils.validation import check_input, check_random_state
 
 
-class NystroemKernelKMeans(KernelEstimatorMixin, ClusterMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
+class NystroemKernelKMeans(
+    KernelEstimatorMixin, ClusterMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
+):
     r"""Kernel k-means on the Nystroem approximation ``K(N,n) K_(d)^+ K(N,n)^T``.
 
     Parameters
@@ -94,7 +99,7 @@ class NystroemKernelKMeans(KernelEstimatorMixin, ClusterMixin, ClassNamePrefixFe
     [100, 100]
     """
 
-    _parameter_constraints = {
+    _parameter_constraints: ClassVar[dict] = {
         "n_clusters": [Interval(numbers.Integral, 1, None, closed="left")],
         "n_components": [Interval(numbers.Integral, 1, None, closed="left"), None],
         "n_landmarks": [Interval(numbers.Integral, 1, None, closed="left"), StrOptions({"auto"})],
@@ -104,9 +109,21 @@ class NystroemKernelKMeans(KernelEstimatorMixin, ClusterMixin, ClassNamePrefixFe
         "max_iter": [Interval(numbers.Integral, 1, None, closed="left")],
     }
 
-    def __init__(self, n_clusters=8, *, n_components=None, n_landmarks="auto", kernel="gaussian",
-                 bandwidth="percentile", gamma=None, kernel_params=None, landmarks=None, n_init=10, max_iter=300,
-                 random_state=None):
+    def __init__(
+        self,
+        n_clusters: int = 8,
+        *,
+        n_components: int | None = None,
+        n_landmarks: int | str = "auto",
+        kernel: KernelLike = "gaussian",
+        bandwidth: BandwidthLike = "percentile",
+        gamma: float | None = None,
+        kernel_params: KernelParams = None,
+        landmarks: ArrayLike | None = None,
+        n_init: int = 10,
+        max_iter: int = 300,
+        random_state: RandomStateLike = None,
+    ) -> None:
         self.n_clusters = n_clusters
         self.n_components = n_components
         self.n_landmarks = n_landmarks
@@ -120,7 +137,7 @@ class NystroemKernelKMeans(KernelEstimatorMixin, ClusterMixin, ClassNamePrefixFe
         self.random_state = random_state
 
     @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y=None):
+    def fit(self, X: ArrayLike, y: object = None) -> Self:
         """Embed X with rank-d Nystroem, then run k-means. Returns self."""
         X = check_input(X, accept_sparse=("csr",), estimator=self, reset=True)
         N = X.shape[0]
@@ -137,20 +154,26 @@ class NystroemKernelKMeans(KernelEstimatorMixin, ClusterMixin, ClassNamePrefixFe
         if d > n:
             raise ValueError(f"n_components={d} must be <= n_landmarks={n}")
         nystroem = Nystroem(
-            n_landmarks=n, n_components=d, kernel=self.kernel, bandwidth=self.bandwidth, gamma=self.gamma,
-            kernel_params=self.kernel_params, landmarks=self.landmarks, random_state=seed_map,
+            n_landmarks=n,
+            n_components=d,
+            kernel=self.kernel,
+            bandwidth=self.bandwidth,
+            gamma=self.gamma,
+            kernel_params=self.kernel_params,
+            landmarks=self.landmarks,
+            random_state=seed_map,
         )
         with warnings.catch_warnings():
             if self.n_components is None:
                 # the default d = 10 k may exceed the numerical rank of the
                 # landmark Gram; dropping null directions is then expected.
-                warnings.filterwarnings("ignore", message="Nystroem: .* requested eigenvalues",
-                                        category=RuntimeWarning)
+                warnings.filterwarnings("ignore", message="Nystroem: .* requested eigenvalues", category=RuntimeWarning)
             self.nystroem_ = nystroem.fit(X)
         self.n_features_in_ = X.shape[1]
         E = self.nystroem_.transform(X)
-        self.kmeans_ = KMeans(n_clusters=self.n_clusters, n_init=self.n_init, max_iter=self.max_iter,
-                              random_state=seed_km).fit(E)
+        self.kmeans_ = KMeans(
+            n_clusters=self.n_clusters, n_init=self.n_init, max_iter=self.max_iter, random_state=seed_km
+        ).fit(E)
         self.labels_ = self.kmeans_.labels_
         self.cluster_centers_ = self.kmeans_.cluster_centers_
         self.inertia_ = float(self.kmeans_.inertia_)
@@ -159,7 +182,7 @@ class NystroemKernelKMeans(KernelEstimatorMixin, ClusterMixin, ClassNamePrefixFe
         self._n_features_out = self.n_components_
         return self
 
-    def transform(self, X):
+    def transform(self, X: ArrayLike) -> FloatArray:
         """The Nystroem embedding ``K(X, landmarks) U_d Lambda_d^{-1/2}`` (not distances to centres)."""
         if (Z := maybe_dask_transform(self, X)) is not None:  # a dask array: map over its blocks
             return Z
@@ -167,7 +190,7 @@ class NystroemKernelKMeans(KernelEstimatorMixin, ClusterMixin, ClassNamePrefixFe
         X = check_input(X, accept_sparse=("csr",), estimator=self, reset=False)
         return self.nystroem_.transform(X)
 
-    def predict(self, X):
+    def predict(self, X: ArrayLike) -> NDArray[np.intp]:
         """Index of the closest centre in the embedding space."""
         if (Z := maybe_dask_transform(self, X, method="predict")) is not None:  # a dask array: map over its blocks
             return Z
@@ -181,7 +204,7 @@ class NystroemKernelKMeans(KernelEstimatorMixin, ClusterMixin, ClassNamePrefixFe
             raise AttributeError("kernel_ is set by fit")
         return self.nystroem_.kernel_
 
-    def score(self, X, y=None):
+    def score(self, X: ArrayLike, y: object = None) -> float:
         """Opposite of the k-means objective of X in the embedding space, as :meth:`sklearn.cluster.KMeans.score`.
 
         ``-sum_i min_c ||z_i - mu_c||^2`` with ``z = transform(X)``: higher is

@@ -25,6 +25,7 @@ memory ``O(init_size * d + block * k)``.
 from __future__ import annotations
 
 import numbers
+from typing import ClassVar, Self
 
 import numpy as np
 import scipy.sparse as sp
@@ -32,10 +33,11 @@ from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, Cluster
 from sklearn.cluster import kmeans_plusplus
 from sklearn.utils.validation import check_is_fitted
 
+from .._typing import ArrayLike, FloatArray, NDArray, RandomStateLike
 from ..kernels.tiled_gemm import TILE_BYTES
 from ..utils.chunking import get_chunk_n_rows
-from ..utils.threads import blas_num_threads, run_claim_loops, single_threaded_blas
 from ..utils.estimator_checks import Interval
+from ..utils.threads import blas_num_threads, run_claim_loops, single_threaded_blas
 from ..utils.validation import check_input, check_n_features, check_random_state
 
 __all__ = ["StreamingKMeans", "assign_with_statistics", "lloyd_statistics"]
@@ -145,7 +147,7 @@ def lloyd_statistics(X, centers):
     >>> sums.ravel().tolist(), counts.tolist(), inertia
     ([1.0, 20.0], [2.0, 2.0], 3.0)
     """
-    labels, dist, sums, counts = assign_with_statistics(X, centers)
+    _labels, dist, sums, counts = assign_with_statistics(X, centers)
     return sums, counts, float(dist.sum())
 
 
@@ -364,7 +366,7 @@ class StreamingKMeans(ClusterMixin, ClassNamePrefixFeaturesOutMixin, Transformer
     [500, 500]
     """
 
-    _parameter_constraints = {
+    _parameter_constraints: ClassVar[dict] = {
         "n_clusters": [Interval(numbers.Integral, 1, None, closed="left")],
         "init_size": [Interval(numbers.Integral, 1, None, closed="left"), None],
         "n_init": [Interval(numbers.Integral, 1, None, closed="left")],
@@ -373,7 +375,16 @@ class StreamingKMeans(ClusterMixin, ClassNamePrefixFeaturesOutMixin, Transformer
         "random_state": ["random_state", np.random.Generator],
     }
 
-    def __init__(self, n_clusters=8, *, init_size=None, n_init=3, max_iter=100, tol=1e-4, random_state=None):
+    def __init__(
+        self,
+        n_clusters: int = 8,
+        *,
+        init_size: int | None = None,
+        n_init: int = 3,
+        max_iter: int = 100,
+        tol: float = 1e-4,
+        random_state: RandomStateLike = None,
+    ) -> None:
         self.n_clusters = n_clusters
         self.init_size = init_size
         self.n_init = n_init
@@ -406,8 +417,9 @@ class StreamingKMeans(ClusterMixin, ClassNamePrefixFeaturesOutMixin, Transformer
         for _ in range(self.n_init):
             seed = int(rng.integers(0, 2**31 - 1))
             init, _ = kmeans_plusplus(trial, k, random_state=seed)
-            centers, inertia, n_iter = _lloyd_in_memory(trial, np.asarray(init, dtype=np.float64),
-                                                        max_iter=SAMPLE_MAX_ITER, tol_abs=self._tol_abs)
+            centers, inertia, n_iter = _lloyd_in_memory(
+                trial, np.asarray(init, dtype=np.float64), max_iter=SAMPLE_MAX_ITER, tol_abs=self._tol_abs
+            )
             if best is None or inertia < best[1]:
                 best = (centers, inertia, n_iter)
         if trial is not sample:
@@ -424,8 +436,9 @@ class StreamingKMeans(ClusterMixin, ClassNamePrefixFeaturesOutMixin, Transformer
 
         Returns the squared centre shift (summed over centres).
         """
-        new = _centers_from(np.asarray(sums, dtype=np.float64), np.asarray(counts, dtype=np.float64),
-                            self.cluster_centers_)
+        new = _centers_from(
+            np.asarray(sums, dtype=np.float64), np.asarray(counts, dtype=np.float64), self.cluster_centers_
+        )
         shift = float(((new - self.cluster_centers_) ** 2).sum())
         self.cluster_centers_ = new
         return shift
@@ -436,7 +449,7 @@ class StreamingKMeans(ClusterMixin, ClassNamePrefixFeaturesOutMixin, Transformer
 
     # -- scikit-learn API ----------------------------------------------------
     @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y=None):
+    def fit(self, X: ArrayLike, y: object = None) -> Self:
         """Seed on a sample of X, then Lloyd passes over all of X block by block. Returns self."""
         X = check_input(X, accept_sparse=("csr",), estimator=self, reset=True)
         N = X.shape[0]
@@ -448,7 +461,7 @@ class StreamingKMeans(ClusterMixin, ClassNamePrefixFeaturesOutMixin, Transformer
         self._tol_abs = self.tol * _mean_variance(X)
         n_iter = self._sample_iter  # Lloyd on the sample ran on every row when the sample is all of X
         if idx.size < N:  # the sample's Lloyd already ran on all rows otherwise
-            for n_iter in range(1, self.max_iter + 1):
+            for n_iter in range(1, self.max_iter + 1):  # noqa: B007 (read after the loop)
                 sums, counts, _ = lloyd_statistics(X, self.cluster_centers_)
                 if self.converged(self.update(sums, counts)):
                     break
@@ -460,14 +473,16 @@ class StreamingKMeans(ClusterMixin, ClassNamePrefixFeaturesOutMixin, Transformer
         return self
 
     @_fit_context(prefer_skip_nested_validation=True)
-    def partial_fit(self, X, y=None):
+    def partial_fit(self, X: ArrayLike, y: object = None) -> Self:
         """Mini-batch update with one block (the first block seeds by k-means++). Returns self."""
         first = not hasattr(self, "cluster_centers_")
         X = check_input(X, accept_sparse=("csr",), estimator=self, reset=first)
         if first:
             if X.shape[0] < self.n_clusters:
-                raise ValueError(f"the first block has {X.shape[0]} rows; partial_fit needs at least "
-                                 f"n_clusters={self.n_clusters} to seed the centres")
+                raise ValueError(
+                    f"the first block has {X.shape[0]} rows; partial_fit needs at least "
+                    f"n_clusters={self.n_clusters} to seed the centres"
+                )
             rng = check_random_state(self.random_state)
             init, _ = kmeans_plusplus(X, self.n_clusters, random_state=int(rng.integers(0, 2**31 - 1)))
             self.cluster_centers_ = np.asarray(init, dtype=np.float64)
@@ -489,13 +504,13 @@ class StreamingKMeans(ClusterMixin, ClassNamePrefixFeaturesOutMixin, Transformer
         _assign(X, self.cluster_centers_, labels, dist)
         return labels, np.maximum(dist.astype(np.float64) + _sq_norms(X), 0.0)
 
-    def predict(self, X):
+    def predict(self, X: ArrayLike) -> NDArray[np.intp]:
         """Index of the nearest centre of each row."""
         check_is_fitted(self, "cluster_centers_")
         X = check_input(X, accept_sparse=("csr",), estimator=self, reset=False)
         return self._assign(X)[0]
 
-    def transform(self, X):
+    def transform(self, X: ArrayLike) -> FloatArray:
         """Euclidean distances of each row to every centre (as :meth:`sklearn.cluster.KMeans.transform`)."""
         check_is_fitted(self, "cluster_centers_")
         X = check_input(X, accept_sparse=("csr",), estimator=self, reset=False)
@@ -506,7 +521,7 @@ class StreamingKMeans(ClusterMixin, ClassNamePrefixFeaturesOutMixin, Transformer
         D += _sq_norms(X)[:, None]
         return np.sqrt(np.maximum(D, 0.0))
 
-    def score(self, X, y=None):
+    def score(self, X: ArrayLike, y: object = None) -> float:
         """Opposite of the inertia of X (higher is better, as :meth:`sklearn.cluster.KMeans.score`)."""
         check_is_fitted(self, "cluster_centers_")
         X = check_input(X, accept_sparse=("csr",), estimator=self, reset=False)

@@ -16,7 +16,7 @@ import threading
 import zlib
 from pathlib import Path
 
-__all__ = ["file_sha256", "verify_file", "read_gzip", "clear_hash_cache"]
+__all__ = ["clear_hash_cache", "file_sha256", "read_gzip", "verify_file"]
 
 _HASH_CACHE: dict[tuple[str, int, int], str] = {}
 _HASH_LOCK = threading.Lock()
@@ -82,7 +82,5 @@ def read_gzip(path, *, expected_size: int | None = None, expected_sha256: str | 
     if expected_sha256 is not None:
         actual = hashlib.sha256(data).hexdigest()
         if actual != expected_sha256:
-            raise ValueError(
-                f"{path}: uncompressed content has sha256 {actual}, expected {expected_sha256}"
-            )
+            raise ValueError(f"{path}: uncompressed content has sha256 {actual}, expected {expected_sha256}")
     return data

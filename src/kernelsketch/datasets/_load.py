@@ -13,10 +13,13 @@ import tempfile
 import urllib.request
 from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
+from numpy.typing import DTypeLike
 
+from .._typing import PathLike
 from . import _parsers
 from ._integrity import file_sha256, verify_file
 from ._locate import ENV_VAR, DatasetNotFoundError, find_dataset
@@ -45,14 +48,17 @@ def _expected_hashes(info, sha256):
         raise ValueError(f"dataset {info.name!r} has no single checksum; pass sha256=None or leave the default")
     if isinstance(sha256, str):
         if len(info.files) != 1:
-            raise ValueError(f"dataset {info.name!r} has {len(info.files)} files; pass sha256 as a "
-                             f"dict {{filename: hash}} over {[s.name for s in info.files]}")
+            raise ValueError(
+                f"dataset {info.name!r} has {len(info.files)} files; pass sha256 as a "
+                f"dict {{filename: hash}} over {[s.name for s in info.files]}"
+            )
         return {info.files[0].name: sha256.lower()}, False
     if isinstance(sha256, Mapping):
         unknown = set(sha256) - {spec.name for spec in info.files}
         if unknown:
-            raise ValueError(f"sha256 names unknown files {sorted(unknown)}; "
-                             f"{info.name!r} has {[s.name for s in info.files]}")
+            raise ValueError(
+                f"sha256 names unknown files {sorted(unknown)}; {info.name!r} has {[s.name for s in info.files]}"
+            )
         return {spec.name: sha256.get(spec.name) for spec in info.files}, False
     raise TypeError(f"sha256 must be None, a hex str or a dict of them, got {type(sha256).__name__}")
 
@@ -79,7 +85,7 @@ def _stack(Xs, dtype):
     out = np.empty((sum(X.shape[0] for X in Xs), Xs[0].shape[1]), dtype=dtype)
     start = 0
     for X in Xs:
-        out[start:start + X.shape[0]] = X
+        out[start : start + X.shape[0]] = X
         start += X.shape[0]
     return out
 
@@ -90,7 +96,15 @@ def _as_dtype(X, dtype):
     return np.ascontiguousarray(X, dtype=dtype)
 
 
-def load_dataset(name, data_home=None, *, return_split=False, dtype=None, sha256=_REGISTRY, **options):
+def load_dataset(
+    name: str,
+    data_home: PathLike | None = None,
+    *,
+    return_split: bool = False,
+    dtype: DTypeLike | None = None,
+    sha256: str | object | None = _REGISTRY,
+    **options: Any,
+) -> tuple[Any, ...]:
     """Load a dataset as ``(X, y)``, verifying its checksum first.
 
     Parameters
@@ -156,8 +170,10 @@ def load_dataset(name, data_home=None, *, return_split=False, dtype=None, sha256
     allowed = set(info.options)
     unknown = sorted(set(options) - allowed)
     if unknown:
-        raise TypeError(f"load_dataset({info.name!r}) got unexpected keyword argument(s) {unknown}; "
-                        f"accepted: {sorted(allowed) or 'none beyond data_home, return_split, dtype, sha256'}")
+        raise TypeError(
+            f"load_dataset({info.name!r}) got unexpected keyword argument(s) {unknown}; "
+            f"accepted: {sorted(allowed) or 'none beyond data_home, return_split, dtype, sha256'}"
+        )
     if return_split and not info.has_split:
         with_split = sorted(n for n, i in DATASETS.items() if i.has_split)
         raise ValueError(f"dataset {info.name!r} ships no train/test split; return_split=True works for {with_split}")
@@ -170,15 +186,14 @@ def load_dataset(name, data_home=None, *, return_split=False, dtype=None, sha256
     else:
         files = [folder / spec.name for spec in info.files]
         # Every file is verified before any is parsed: a bad test file must not cost a train parse.
-        for path, spec in zip(files, info.files):
+        for path, spec in zip(files, info.files, strict=True):
             if expected[spec.name] is not None:
                 verify_file(path, expected[spec.name])
         parts = parser(files, info.files, strict=strict)
     if strict:
         n_rows = sum(X.shape[0] for X, _ in parts)
         if (n_rows, parts[0][0].shape[1]) != info.shape:
-            raise ValueError(f"dataset {info.name!r} parsed to {(n_rows, parts[0][0].shape[1])}, "
-                             f"expected {info.shape}")
+            raise ValueError(f"dataset {info.name!r} parsed to {(n_rows, parts[0][0].shape[1])}, expected {info.shape}")
     if return_split:
         (X_tr, y_tr), (X_te, y_te) = parts
         return _as_dtype(X_tr, target_dtype), y_tr, _as_dtype(X_te, target_dtype), y_te
@@ -243,15 +258,17 @@ def list_datasets(data_home=None, *, verify=True) -> list[dict]:
             status = _checksum_status(info, folder)
         else:
             status = "not checked"
-        rows.append({
-            "name": name,
-            "available": folder is not None,
-            "path": folder,
-            "checksum": status,
-            "shape": info.shape,
-            "task": info.task,
-            "description": info.description,
-        })
+        rows.append(
+            {
+                "name": name,
+                "available": folder is not None,
+                "path": folder,
+                "checksum": status,
+                "shape": info.shape,
+                "task": info.task,
+                "description": info.description,
+            }
+        )
     return rows
 
 
@@ -290,6 +307,8 @@ def download_dataset(name, data_home=None) -> Path:
         target = folder / spec.name
         if target.is_file() and (spec.sha256 is None or file_sha256(target) == spec.sha256):
             continue
+        if spec.url is None:
+            raise ValueError(f"dataset {info.name!r}: file {spec.name} has no download address; get it from {info.url}")
         fd, tmp = tempfile.mkstemp(dir=folder, suffix=".part")
         try:
             with os.fdopen(fd, "wb") as out, urllib.request.urlopen(spec.url, timeout=60) as resp:

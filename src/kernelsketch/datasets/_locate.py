@@ -17,7 +17,7 @@ from pathlib import Path
 
 from ._registry import DatasetInfo
 
-__all__ = ["DatasetNotFoundError", "ENV_VAR", "VENDORED_DIR", "find_dataset", "search_locations"]
+__all__ = ["ENV_VAR", "VENDORED_DIR", "DatasetNotFoundError", "find_dataset", "search_locations"]
 
 ENV_VAR = "KERNELSKETCH_DATA"
 VENDORED_DIR = Path(__file__).resolve().parent / "data"
@@ -92,7 +92,7 @@ def holds_dataset(info: DatasetInfo, folder: Path) -> bool:
 def find_dataset(info: DatasetInfo, data_home=None, *, include_vendored=True) -> Path:
     """First folder in the search order that holds ``info``; DatasetNotFoundError otherwise."""
     places = search_locations(info, data_home)
-    for why, folder in places:
+    for _why, folder in places:
         if not include_vendored and folder == VENDORED_DIR:
             continue
         if holds_dataset(info, folder):

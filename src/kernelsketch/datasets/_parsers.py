@@ -62,8 +62,9 @@ def _loadtxt(text, path, *, n_cols, dtype=np.float64, **kwargs) -> np.ndarray:
         with warnings.catch_warnings():
             # an empty input is reported below as a ValueError, not as a warning
             warnings.simplefilter("ignore", UserWarning)
-            arr = np.loadtxt(io.StringIO(text) if isinstance(text, str) else text,
-                             delimiter=",", dtype=dtype, ndmin=2, **kwargs)
+            arr = np.loadtxt(
+                io.StringIO(text) if isinstance(text, str) else text, delimiter=",", dtype=dtype, ndmin=2, **kwargs
+            )
     except ValueError as exc:
         raise ValueError(f"{path}: malformed data ({exc})") from exc
     if arr.shape[0] == 0:
@@ -106,7 +107,7 @@ _AVILA_CLASSES = frozenset("ABCDEFGHIWXY")
 def parse_avila(files, specs, *, strict):
     """CSV, no header, CRLF: 10 float features then a class letter; train and test files."""
     parts = []
-    for path, spec, n_rows in zip(files, specs, (10430, 10437)):
+    for path, spec, n_rows in zip(files, specs, (10430, 10437), strict=True):
         cells = _loadtxt(_text(path, spec.content_bytes if strict else None), path, n_cols=11, dtype=str)
         try:
             X = cells[:, :10].astype(np.float64)
@@ -153,8 +154,9 @@ def parse_cpu(files, specs, *, strict):
             if len(fields) < 3:
                 raise ValueError(f"{path}: line {i + 1}: malformed @attribute line {line!r}")
             if fields[-1].lower() not in _ARFF_NUMERIC:
-                raise ValueError(f"{path}: attribute {fields[1]!r} has type {fields[-1]!r}; only numeric "
-                                 "attributes are supported")
+                raise ValueError(
+                    f"{path}: attribute {fields[1]!r} has type {fields[-1]!r}; only numeric attributes are supported"
+                )
             attributes.append(fields[1])
         elif low.startswith("@data"):
             data_start = i + 1
@@ -178,8 +180,7 @@ def _svmlight(path, spec, n_features, strict):
     data = read_gzip(path, expected_size=spec.content_bytes if strict else None)
     try:
         # LIBSVM indices are 1-based; "auto" would guess wrong on a file that lacks feature 1.
-        X, y = load_svmlight_file(io.BytesIO(data), n_features=n_features, zero_based=False,
-                                  dtype=np.float64)
+        X, y = load_svmlight_file(io.BytesIO(data), n_features=n_features, zero_based=False, dtype=np.float64)
     except (ValueError, RuntimeError) as exc:
         raise ValueError(f"{path}: malformed LIBSVM data ({exc})") from exc
     if X.shape[0] == 0:
@@ -192,7 +193,7 @@ def _svmlight(path, spec, n_features, strict):
 def parse_adult(files, specs, *, strict):
     """LIBSVM a9a / a9a.t: 123 sparse binary features (test file never uses feature 123)."""
     parts = []
-    for path, spec, n_rows in zip(files, specs, (32561, 16281)):
+    for path, spec, n_rows in zip(files, specs, (32561, 16281), strict=True):
         X, y = _svmlight(path, spec, 123, strict)
         _check_rows(path, X.shape[0], n_rows if strict else None)
         X.sort_indices()
@@ -231,8 +232,9 @@ def parse_idx(data: bytes, path, *, ndim: int) -> np.ndarray:
     dims = tuple(int(d) for d in np.frombuffer(data, dtype=">u4", count=ndim, offset=4))
     expected = header_len + int(np.prod(dims, dtype=np.int64))
     if len(data) != expected:
-        raise ValueError(f"{path}: IDX header announces dims {dims} ({expected} bytes in all) "
-                         f"but the file has {len(data)} bytes")
+        raise ValueError(
+            f"{path}: IDX header announces dims {dims} ({expected} bytes in all) but the file has {len(data)} bytes"
+        )
     return np.frombuffer(data, dtype=np.uint8, offset=header_len).reshape(dims)
 
 
@@ -240,15 +242,16 @@ def parse_mnist(files, specs, *, strict):
     """IDX images (n, 28, 28) and labels (n,) for the train and test splits; pixels stay uint8."""
     parts = []
     for (img_path, lab_path), (img_spec, lab_spec), n_rows in zip(
-        (files[0:2], files[2:4]), (specs[0:2], specs[2:4]), (60000, 10000)
+        (files[0:2], files[2:4]), (specs[0:2], specs[2:4]), (60000, 10000), strict=True
     ):
-        images = parse_idx(read_gzip(img_path, expected_size=img_spec.content_bytes if strict else None),
-                           img_path, ndim=3)
-        labels = parse_idx(read_gzip(lab_path, expected_size=lab_spec.content_bytes if strict else None),
-                           lab_path, ndim=1)
+        images = parse_idx(
+            read_gzip(img_path, expected_size=img_spec.content_bytes if strict else None), img_path, ndim=3
+        )
+        labels = parse_idx(
+            read_gzip(lab_path, expected_size=lab_spec.content_bytes if strict else None), lab_path, ndim=1
+        )
         if images.shape[0] != labels.shape[0]:
-            raise ValueError(f"{img_path} holds {images.shape[0]} images but {lab_path} "
-                             f"holds {labels.shape[0]} labels")
+            raise ValueError(f"{img_path} holds {images.shape[0]} images but {lab_path} holds {labels.shape[0]} labels")
         if images.shape[1:] != (28, 28):
             raise ValueError(f"{img_path}: images are {images.shape[1:]}, expected (28, 28)")
         if labels.size and labels.max() > 9:
@@ -272,11 +275,14 @@ def _read_nbaiot_csv(path: Path, max_rows):
         header = [c.strip() for c in fh.readline().split(",")]
         if header != list(NBAIOT_FEATURES):
             if len(header) != len(NBAIOT_FEATURES):
-                raise ValueError(f"{path}: header has {len(header)} columns, expected the "
-                                 f"{len(NBAIOT_FEATURES)} N-BaIoT features")
-            first_bad = next(i for i, (a, b) in enumerate(zip(header, NBAIOT_FEATURES)) if a != b)
-            raise ValueError(f"{path}: header column {first_bad + 1} is {header[first_bad]!r}, "
-                             f"expected {NBAIOT_FEATURES[first_bad]!r}")
+                raise ValueError(
+                    f"{path}: header has {len(header)} columns, expected the {len(NBAIOT_FEATURES)} N-BaIoT features"
+                )
+            first_bad = next(i for i, (a, b) in enumerate(zip(header, NBAIOT_FEATURES, strict=True)) if a != b)
+            raise ValueError(
+                f"{path}: header column {first_bad + 1} is {header[first_bad]!r}, "
+                f"expected {NBAIOT_FEATURES[first_bad]!r}"
+            )
         X = _loadtxt(fh, path, n_cols=len(NBAIOT_FEATURES), max_rows=max_rows)
     if not np.all(np.isfinite(X)):
         raise ValueError(f"{path}: non-finite feature values")
@@ -292,7 +298,8 @@ def parse_iot(root: Path, *, target="device", devices=None, max_rows_per_file=No
     if target not in ("device", "traffic"):
         raise ValueError(f"target must be 'device' or 'traffic', got {target!r}")
     if max_rows_per_file is not None and (
-        isinstance(max_rows_per_file, bool) or not isinstance(max_rows_per_file, (int, np.integer))
+        isinstance(max_rows_per_file, bool)
+        or not isinstance(max_rows_per_file, (int, np.integer))
         or max_rows_per_file < 1
     ):
         raise ValueError(f"max_rows_per_file must be a positive int or None, got {max_rows_per_file!r}")
@@ -308,8 +315,10 @@ def parse_iot(root: Path, *, target="device", devices=None, max_rows_per_file=No
     for device_dir in device_dirs:
         for rar in sorted(device_dir.glob("*.rar")):
             if not (device_dir / rar.stem).is_dir():
-                raise ValueError(f"{rar} is not extracted: unpack it into {device_dir / rar.stem}/ "
-                                 "(e.g. `unrar x`) so its CSVs can be read")
+                raise ValueError(
+                    f"{rar} is not extracted: unpack it into {device_dir / rar.stem}/ "
+                    "(e.g. `unrar x`) so its CSVs can be read"
+                )
         for csv in sorted(device_dir.rglob("*.csv")):
             X = _read_nbaiot_csv(csv, max_rows_per_file)
             label = device_dir.name if target == "device" else _traffic_label(csv, device_dir)

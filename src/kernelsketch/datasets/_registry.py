@@ -106,17 +106,29 @@ _ENTRIES = (
         task="multiclass classification (12 copyists, letters A..Y)",
         parser="parse_avila",
         citation=(
-            "C. De Stefano, M. Maniaci, F. Fontanella, A. Scotto di Freca, \"Reliable writer "
+            'C. De Stefano, M. Maniaci, F. Fontanella, A. Scotto di Freca, "Reliable writer '
             "identification in medieval manuscripts through page layout features: The 'Avila' "
-            "Bible case\", Engineering Applications of Artificial Intelligence 72 (2018) 99-110."
+            'Bible case", Engineering Applications of Artificial Intelligence 72 (2018) 99-110.'
         ),
         url=f"{_UCI}/dataset/459/avila",
         description="UCI Avila: 10 Z-normalised page-layout features of the Avila Bible.",
         split_sizes=(10430, 10437),
-        label_counts=MappingProxyType({
-            "A": 8572, "B": 10, "C": 206, "D": 705, "E": 2190, "F": 3923,
-            "G": 893, "H": 1039, "I": 1663, "W": 89, "X": 1044, "Y": 533,
-        }),
+        label_counts=MappingProxyType(
+            {
+                "A": 8572,
+                "B": 10,
+                "C": 206,
+                "D": 705,
+                "E": 2190,
+                "F": 3923,
+                "G": 893,
+                "H": 1039,
+                "I": 1663,
+                "W": 89,
+                "X": 1044,
+                "Y": 533,
+            }
+        ),
     ),
     DatasetInfo(
         name="cpu",
@@ -226,9 +238,20 @@ _ENTRIES = (
         url="http://yann.lecun.com/exdb/mnist/",
         description="MNIST handwritten digits, 28x28 grey-level pixels (0..255) flattened to 784.",
         split_sizes=(60000, 10000),
-        label_counts=MappingProxyType({
-            0: 6903, 1: 7877, 2: 6990, 3: 7141, 4: 6824, 5: 6313, 6: 6876, 7: 7293, 8: 6825, 9: 6958,
-        }),
+        label_counts=MappingProxyType(
+            {
+                0: 6903,
+                1: 7877,
+                2: 6990,
+                3: 7141,
+                4: 6824,
+                5: 6313,
+                6: 6876,
+                7: 7293,
+                8: 6825,
+                9: 6958,
+            }
+        ),
     ),
     DatasetInfo(
         name="forest",
@@ -283,6 +306,4 @@ def get_info(name) -> DatasetInfo:
     try:
         return DATASETS[name.lower()]
     except KeyError:
-        raise ValueError(
-            f"unknown dataset {name!r}; known datasets: {', '.join(sorted(DATASETS))}"
-        ) from None
+        raise ValueError(f"unknown dataset {name!r}; known datasets: {', '.join(sorted(DATASETS))}") from None

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from typing import Any, ClassVar, Self
+
 from sklearn.base import _fit_context
 
+from .._typing import ArrayLike
 from ..kernels.selection import make_kernel
 from ..maps.random_fourier_features import same_feature_map
 from ..utils.validation import check_input, derive_seed
@@ -19,28 +22,38 @@ class RandomFeatureStreamMixin:
     ``partial_fit`` on the first block only (documented on each estimator).
     """
 
-    _stream_attr = None
+    #: the attribute that exists once a stream has started
+    _stream_attr: ClassVar[str]
+    # parameters every subclass has (declared for the type checker)
+    random_state: Any
+    kernel: Any
+    bandwidth: Any
+    gamma: Any
     #: rows ``fit`` needs at least (a clear error before any work)
     _min_samples = 1
+
+    def _start(self, X, kernel=None):  # pragma: no cover - defined by every subclass
+        raise NotImplementedError
+
+    def _accumulate(self, X):  # pragma: no cover - defined by every subclass
+        raise NotImplementedError
 
     def _finish_fit(self):
         """Work done at the end of ``fit`` (e.g. an eigendecomposition)."""
 
     @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y=None):
+    def fit(self, X: ArrayLike, y: object = None) -> Self:
         """Reset, then add every row of X block by block. Returns self."""
-        X = check_input(X, accept_sparse=("csr",), ensure_min_samples=self._min_samples, estimator=self,
-                        reset=True)
+        X = check_input(X, accept_sparse=("csr",), ensure_min_samples=self._min_samples, estimator=self, reset=True)
         seed = derive_seed(self.random_state)
         # the heuristic bandwidth sees all of X, not just the first block
-        self._start(X, kernel=make_kernel(self.kernel, self.bandwidth, None, X, random_state=seed,
-                                              gamma=self.gamma))
+        self._start(X, kernel=make_kernel(self.kernel, self.bandwidth, None, X, random_state=seed, gamma=self.gamma))
         self._accumulate(X)
         self._finish_fit()
         return self
 
     @_fit_context(prefer_skip_nested_validation=True)
-    def partial_fit(self, X, y=None):
+    def partial_fit(self, X: ArrayLike, y: object = None) -> Self:
         """Add a block of rows; the first call draws the random features. Returns self."""
         first = not hasattr(self, self._stream_attr)
         X = check_input(X, accept_sparse=("csr",), estimator=self, reset=first)
@@ -54,11 +67,13 @@ class RandomFeatureStreamMixin:
         name = type(self).__name__
         for p in params:
             if getattr(self, p) != getattr(other, p):
-                raise ValueError(f"cannot merge {name} sketches with different {p}: "
-                                 f"{getattr(self, p)!r} != {getattr(other, p)!r}")
+                raise ValueError(
+                    f"cannot merge {name} sketches with different {p}: {getattr(self, p)!r} != {getattr(other, p)!r}"
+                )
         if self.n_features_in_ != other.n_features_in_:
-            raise ValueError(f"cannot merge {name} sketches of {self.n_features_in_} and "
-                             f"{other.n_features_in_} input features")
+            raise ValueError(
+                f"cannot merge {name} sketches of {self.n_features_in_} and {other.n_features_in_} input features"
+            )
         if not same_feature_map(self.feature_map_, other.feature_map_):
             raise ValueError(
                 f"cannot merge {name} sketches built with different random features (seeds "

@@ -3,20 +3,22 @@
 from __future__ import annotations
 
 import numbers
+from typing import ClassVar, Self
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin, _fit_context
 from sklearn.utils.validation import check_is_fitted
 
+from .._typing import ArrayLike, BandwidthLike, FloatArray, KernelLike, KernelParams, RandomStateLike
 from ..kernels.blocks import kernel_blocks, pairwise_kernel
 from ..kernels.gram_operator import GramOperator
 from ..kernels.kernel_functions import Kernel
-from ..kernels.selection import KernelEstimatorMixin, make_kernel
-from ..utils.estimator_checks import KERNEL_CONSTRAINTS, Interval, StrOptions, output_dtype
+from ..kernels.selection import KERNEL_CONSTRAINTS, KernelEstimatorMixin, make_kernel
 from ..utils.chunking import check_allocation
-from ..utils.eigen import canonical_eigenvectors, centered_gram, drop_noise_eigenpairs, top_eigenpairs
-from ..utils.validation import check_input, check_random_state, derive_seed
 from ..utils.dispatch import maybe_dask_transform
+from ..utils.eigen import canonical_eigenvectors, centered_gram, drop_noise_eigenpairs, top_eigenpairs
+from ..utils.estimator_checks import Interval, StrOptions, output_dtype
+from ..utils.validation import check_input, check_random_state, derive_seed
 
 # Largest n for which the dense n x n Gram is formed by the "auto" solver
 # (n^2 * 8 bytes = 2 GiB at n = 16384); above it the Gram stays an operator.
@@ -122,7 +124,7 @@ class KernelPCA(KernelEstimatorMixin, ClassNamePrefixFeaturesOutMixin, Transform
     (200, 2)
     """
 
-    _parameter_constraints = {
+    _parameter_constraints: ClassVar[dict] = {
         "n_components": [Interval(numbers.Integral, 1, None, closed="left"), None],
         **KERNEL_CONSTRAINTS,
         "kernel": [StrOptions(set(KERNEL_CONSTRAINTS["kernel"][0].options) | {"precomputed"}), Kernel, callable],
@@ -135,9 +137,23 @@ class KernelPCA(KernelEstimatorMixin, ClassNamePrefixFeaturesOutMixin, Transform
         "eigenvalue_tol": [Interval(numbers.Real, 0, 1, closed="left")],
     }
 
-    def __init__(self, n_components=None, *, kernel="gaussian", bandwidth="percentile", gamma=None, kernel_params=None,
-                 covariance="empirical", eigen_solver="auto", tol=0.0, max_iter=None, eigenvalue_tol=1e-10,
-                 fit_inverse_transform=False, alpha=1.0, random_state=None):
+    def __init__(
+        self,
+        n_components: int | None = None,
+        *,
+        kernel: KernelLike = "gaussian",
+        bandwidth: BandwidthLike = "percentile",
+        gamma: float | None = None,
+        kernel_params: KernelParams = None,
+        covariance: str = "empirical",
+        eigen_solver: str = "auto",
+        tol: float = 0.0,
+        max_iter: int | None = None,
+        eigenvalue_tol: float = 1e-10,
+        fit_inverse_transform: bool = False,
+        alpha: float = 1.0,
+        random_state: RandomStateLike = None,
+    ) -> None:
         self.n_components = n_components
         self.kernel = kernel
         self.bandwidth = bandwidth
@@ -160,12 +176,13 @@ class KernelPCA(KernelEstimatorMixin, ClassNamePrefixFeaturesOutMixin, Transform
         return "arpack" if n <= _DENSE_GRAM_MAX_N else "operator"
 
     @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y=None):
+    def fit(self, X: ArrayLike, y: object = None) -> Self:
         """Fit on X (n_samples >= 2). Returns self."""
         # copy=True: X_fit_ is ours, as in scikit-learn (the caller may reuse its array after fit)
         precomputed = isinstance(self.kernel, str) and self.kernel == "precomputed"
-        X = check_input(X, accept_sparse=not precomputed and ("csr",), ensure_min_samples=2, estimator=self,
-                        reset=True, copy=True)
+        X = check_input(
+            X, accept_sparse=not precomputed and ("csr",), ensure_min_samples=2, estimator=self, reset=True, copy=True
+        )
         n = X.shape[0]
         rng = check_random_state(self.random_state)
         if precomputed:
@@ -175,8 +192,9 @@ class KernelPCA(KernelEstimatorMixin, ClassNamePrefixFeaturesOutMixin, Transform
                 raise ValueError("fit_inverse_transform needs the kernel itself, not kernel='precomputed'")
             self.kernel_ = None
         else:
-            self.kernel_ = make_kernel(self.kernel, self.bandwidth, self.kernel_params, X,
-                                       random_state=derive_seed(rng), gamma=self.gamma)
+            self.kernel_ = kern = make_kernel(
+                self.kernel, self.bandwidth, self.kernel_params, X, random_state=derive_seed(rng), gamma=self.gamma
+            )
         k_req = self.n_components
         if k_req is not None and k_req > n:
             raise ValueError(f"n_components={k_req} must be <= n_samples={n}")
@@ -192,11 +210,13 @@ class KernelPCA(KernelEstimatorMixin, ClassNamePrefixFeaturesOutMixin, Transform
         if not precomputed and solver != "operator":
             # the formed Gram (n x n float64) and, for "dense" without n_components, as many eigenvectors
             copies = 2 if solver == "dense" and k == n else 1
-            check_allocation(8.0 * n * n * copies,
-                             f"KernelPCA(eigen_solver={solver!r}) forms the {n} x {n} Gram matrix and",
-                             "use eigen_solver='operator' (Lanczos on the Gram operator: O(chunk x n) memory, "
-                             "recomputing kernel blocks) with a small n_components, or an approximation that "
-                             "never forms it (SubsampleKPCA, Nystroem, RFKPCA)")
+            check_allocation(
+                8.0 * n * n * copies,
+                f"KernelPCA(eigen_solver={solver!r}) forms the {n} x {n} Gram matrix and",
+                "use eigen_solver='operator' (Lanczos on the Gram operator: O(chunk x n) memory, "
+                "recomputing kernel blocks) with a small n_components, or an approximation that "
+                "never forms it (SubsampleKPCA, Nystroem, RFKPCA)",
+            )
         if precomputed:
             K = np.array(X, dtype=np.float64)
             kmax = float(np.max(np.abs(np.diag(K))))
@@ -208,16 +228,24 @@ class KernelPCA(KernelEstimatorMixin, ClassNamePrefixFeaturesOutMixin, Transform
             self._fit_total_mean = A._total_mean
             trace = A.trace()
             # PSD kernel: max |K_ij| = max K_ii
-            kmax = float(np.max(np.abs(self.kernel_.diag(X))))
+            kmax = float(np.max(np.abs(kern.diag(X))))
         else:
             K = pairwise_kernel(X, kernel=self.kernel_).astype(np.float64, copy=False)
             # PSD kernel: max |K_ij| = max K_ii (O(n), no n x n temporary)
-            kmax = float(np.max(np.abs(self.kernel_.diag(X))))
+            kmax = float(np.max(np.abs(kern.diag(X))))
             A, self._fit_row_means, self._fit_total_mean = centered_gram(K)
             trace = float(np.trace(A))
         w, V = top_eigenpairs(A, k, solver, rng, tol=self.tol, max_iter=self.max_iter)
-        w, V = drop_noise_eigenpairs(w, V, n=n, kmax=kmax, eigenvalue_tol=self.eigenvalue_tol,
-                                     requested=k_req, owner="KernelPCA", what="centred Gram matrix")
+        w, V = drop_noise_eigenpairs(
+            w,
+            V,
+            n=n,
+            kmax=kmax,
+            eigenvalue_tol=self.eigenvalue_tol,
+            requested=k_req,
+            owner="KernelPCA",
+            what="centred Gram matrix",
+        )
         self.eigenvalues_ = w
         self.eigenvectors_ = canonical_eigenvectors(w, V)
         denom = n - 1 if self.covariance == "u_statistic" else n
@@ -232,13 +260,13 @@ class KernelPCA(KernelEstimatorMixin, ClassNamePrefixFeaturesOutMixin, Transform
         self._solver_used = solver
         return self
 
-    def fit_transform(self, X, y=None):
+    def fit_transform(self, X: ArrayLike, y: object = None) -> FloatArray:
         """Fit, then return the training embedding ``V sqrt(lambda)``."""
         self.fit(X)
         Z = self.eigenvectors_ * np.sqrt(self.eigenvalues_)
         return Z.astype(self._fit_dtype, copy=False)
 
-    def transform(self, X):
+    def transform(self, X: ArrayLike) -> FloatArray:
         """Embed new points with training-mean centring."""
         if (Z := maybe_dask_transform(self, X)) is not None:  # a dask array: map over its blocks
             return Z
@@ -247,8 +275,9 @@ class KernelPCA(KernelEstimatorMixin, ClassNamePrefixFeaturesOutMixin, Transform
         X = check_input(X, accept_sparse=not precomputed and ("csr",), estimator=self, reset=False)
         proj = self.eigenvectors_ / np.sqrt(self.eigenvalues_)
         out = np.empty((X.shape[0], proj.shape[1]), dtype=np.float64)
-        blocks = [(slice(0, X.shape[0]), X)] if precomputed else kernel_blocks(X, self.X_fit_, self.kernel_,
-                                                                                validate=False)
+        blocks = (
+            [(slice(0, X.shape[0]), X)] if precomputed else kernel_blocks(X, self.X_fit_, self.kernel_, validate=False)
+        )
         for rows, Kb in blocks:
             Kb = Kb.astype(np.float64, copy=False)
             # centre: k(x, x_i) - mean_j k(x, x_j) - mean_j k(x_i, x_j) + mean(K)
@@ -273,7 +302,7 @@ class KernelPCA(KernelEstimatorMixin, ClassNamePrefixFeaturesOutMixin, Transform
             self.dual_coef_ = scipy.linalg.solve(K, target, assume_a="sym", check_finite=False)
         self.X_transformed_fit_ = Z
 
-    def inverse_transform(self, X):
+    def inverse_transform(self, X: ArrayLike) -> FloatArray:
         """Approximate pre-images of embedded points (needs ``fit_inverse_transform=True``).
 
         ``K(X, X_transformed_fit_) @ dual_coef_``: kernel ridge regression,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numbers
+from typing import ClassVar, Self
 
 import numpy as np
 import scipy.linalg
@@ -10,13 +11,14 @@ from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, Transfo
 from sklearn.exceptions import NotFittedError
 from sklearn.utils.validation import check_is_fitted
 
+from .._typing import ArrayLike, BandwidthLike, FloatArray, KernelLike, RandomStateLike
+from ..kernels.selection import FEATURE_KERNEL_CONSTRAINT, KERNEL_CONSTRAINTS, KernelEstimatorMixin
 from ..maps.random_fourier_features import VARIANTS, make_feature_map, rff_transform
 from ..utils.chunking import gen_row_slices, get_chunk_n_rows
-from ..kernels.selection import KernelEstimatorMixin
-from ..utils.estimator_checks import FEATURE_KERNEL_CONSTRAINT, KERNEL_CONSTRAINTS, Interval, StrOptions, output_dtype
-from ..utils.eigen import canonical_eigenvectors
-from ..utils.validation import check_input, require_finite
 from ..utils.dispatch import maybe_dask_transform
+from ..utils.eigen import canonical_eigenvectors
+from ..utils.estimator_checks import Interval, StrOptions, output_dtype
+from ..utils.validation import check_input, require_finite
 from ._feature_stream import RandomFeatureStreamMixin
 
 
@@ -26,10 +28,12 @@ def _chunk_rows(m, n):
     return get_chunk_n_rows(4 * 8 * m, n)
 
 
-class _RandomFeaturePCA(KernelEstimatorMixin, RandomFeatureStreamMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
+class _RandomFeaturePCA(
+    KernelEstimatorMixin, RandomFeatureStreamMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
+):
     """Shared machinery: features, the centred scatter (Chan et al. updates), eigh, transform, merge."""
 
-    _parameter_constraints = {
+    _parameter_constraints: ClassVar[dict] = {
         "n_components": [Interval(numbers.Integral, 1, None, closed="left"), None],
         "n_random_features": [Interval(numbers.Integral, 1, None, closed="left")],
         "kernel": FEATURE_KERNEL_CONSTRAINT,
@@ -45,8 +49,18 @@ class _RandomFeaturePCA(KernelEstimatorMixin, RandomFeatureStreamMixin, ClassNam
     _min_samples = 1
     _stream_attr = "_scatter"
 
-    def __init__(self, n_components=None, *, n_random_features=100, kernel="gaussian", bandwidth="percentile", gamma=None,
-                 variant="cos", orthogonal=False, random_state=None):
+    def __init__(
+        self,
+        n_components: int | None = None,
+        *,
+        n_random_features: int = 100,
+        kernel: KernelLike = "gaussian",
+        bandwidth: BandwidthLike = "percentile",
+        gamma: float | None = None,
+        variant: str = "cos",
+        orthogonal: bool = False,
+        random_state: RandomStateLike = None,
+    ) -> None:
         self.n_components = n_components
         self.n_random_features = n_random_features
         self.kernel = kernel
@@ -101,8 +115,10 @@ class _RandomFeaturePCA(KernelEstimatorMixin, RandomFeatureStreamMixin, ClassNam
     # -- eigendecomposition (lazy: partial_fit only accumulates) ---------
     def _decompose(self):
         if self.n_samples_seen_ < self._min_samples:
-            raise ValueError(f"{type(self).__name__} needs at least {self._min_samples} samples for its "
-                             f"covariance; {self.n_samples_seen_} seen so far")
+            raise ValueError(
+                f"{type(self).__name__} needs at least {self._min_samples} samples for its "
+                f"covariance; {self.n_samples_seen_} seen so far"
+            )
         if self._decomposition is None:
             m = self.n_random_features
             k = m if self.n_components is None else self.n_components
@@ -164,7 +180,7 @@ class _RandomFeaturePCA(KernelEstimatorMixin, RandomFeatureStreamMixin, ClassNam
                 out[rows] -= offset
         return out.astype(output_dtype(X), copy=False)
 
-    def transform(self, X):
+    def transform(self, X: ArrayLike) -> FloatArray:
         """Principal-component scores ``(z(x) - mean_) @ components_.T``, shape (n, k)."""
         if (Z := maybe_dask_transform(self, X)) is not None:  # a dask array: map over its blocks
             return Z
@@ -183,7 +199,7 @@ class _RandomFeaturePCA(KernelEstimatorMixin, RandomFeatureStreamMixin, ClassNam
     def _finish_fit(self):
         self._decompose()
 
-    def merge(self, other):
+    def merge(self, other: Self) -> Self:
         """Add another sketch's statistics to this one (in place); returns self.
 
         Both must be of the same class, with the same parameters and the same
@@ -247,8 +263,12 @@ _DOC_ATTRS = """
 
 
 class RFKPCA(_RandomFeaturePCA):
-    __doc__ = r"""Approximate kernel PCA with random features (RF-EKPCA, Sriperumbudur & Sterge).
-""" + _DOC_PARAMS + _DOC_ATTRS + r"""
+    __doc__ = (
+        r"""Approximate kernel PCA with random features (RF-EKPCA, Sriperumbudur & Sterge).
+"""
+        + _DOC_PARAMS
+        + _DOC_ATTRS
+        + r"""
     Notes
     -----
     With ``z_i = z(x_i)`` the random Fourier features, the RF-EKPCA operator is
@@ -289,14 +309,19 @@ class RFKPCA(_RandomFeaturePCA):
     >>> est.transform(X).shape
     (300, 3)
     """
+    )
 
     _ddof = 1
     _min_samples = 2
 
 
 class RNCA(_RandomFeaturePCA):
-    __doc__ = r"""Randomized nonlinear component analysis (Lopez-Paz et al.), streaming and mergeable.
-""" + _DOC_PARAMS + _DOC_ATTRS + r"""
+    __doc__ = (
+        r"""Randomized nonlinear component analysis (Lopez-Paz et al.), streaming and mergeable.
+"""
+        + _DOC_PARAMS
+        + _DOC_ATTRS
+        + r"""
     Notes
     -----
     Linear PCA on the random Fourier features ``Z`` (n x m) with the empirical
@@ -337,5 +362,6 @@ class RNCA(_RandomFeaturePCA):
     >>> bool(np.allclose(a.explained_variance_, b.explained_variance_))
     True
     """
+    )
 
     _ddof = 0

@@ -4,24 +4,28 @@ from __future__ import annotations
 
 import numbers
 import warnings
+from typing import ClassVar, Self
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin
 from sklearn.exceptions import NotFittedError
 from sklearn.utils.validation import check_is_fitted
 
+from .._typing import ArrayLike, BandwidthLike, FloatArray, KernelLike, RandomStateLike
+from ..kernels.selection import FEATURE_KERNEL_CONSTRAINT, KERNEL_CONSTRAINTS, KernelEstimatorMixin
 from ..maps.random_fourier_features import VARIANTS, make_feature_map, rff_transform
 from ..sketches.frequent_directions import FrequentDirections
 from ..utils.chunking import gen_row_slices, get_chunk_n_rows
-from ..kernels.selection import KernelEstimatorMixin
-from ..utils.eigen import canonical_eigenvectors
-from ..utils.estimator_checks import FEATURE_KERNEL_CONSTRAINT, KERNEL_CONSTRAINTS, Interval, StrOptions, output_dtype
-from ..utils.validation import check_input, require_finite
 from ..utils.dispatch import maybe_dask_transform
+from ..utils.eigen import canonical_eigenvectors
+from ..utils.estimator_checks import Interval, StrOptions, output_dtype
+from ..utils.validation import check_input, require_finite
 from ._feature_stream import RandomFeatureStreamMixin
 
 
-class StreamingKPCA(KernelEstimatorMixin, RandomFeatureStreamMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
+class StreamingKPCA(
+    KernelEstimatorMixin, RandomFeatureStreamMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
+):
     r"""Streaming kernel PCA (Ghashami, Perry & Phillips): RFF rows fed to Frequent Directions.
 
     Parameters
@@ -142,7 +146,7 @@ class StreamingKPCA(KernelEstimatorMixin, RandomFeatureStreamMixin, ClassNamePre
     True
     """
 
-    _parameter_constraints = {
+    _parameter_constraints: ClassVar[dict] = {
         "n_components": [Interval(numbers.Integral, 1, None, closed="left"), None],
         "n_random_features": [Interval(numbers.Integral, 1, None, closed="left")],
         "sketch_size": [Interval(numbers.Integral, 2, None, closed="left")],
@@ -156,9 +160,21 @@ class StreamingKPCA(KernelEstimatorMixin, RandomFeatureStreamMixin, ClassNamePre
         "random_state": KERNEL_CONSTRAINTS["random_state"],
     }
 
-    def __init__(self, n_components=None, *, n_random_features=100, sketch_size=20, shrink="l",
-                 kernel="gaussian", bandwidth="percentile", gamma=None, variant="cos", basis="sketch", orthogonal=False,
-                 random_state=None):
+    def __init__(
+        self,
+        n_components: int | None = None,
+        *,
+        n_random_features: int = 100,
+        sketch_size: int = 20,
+        shrink: str = "l",
+        kernel: KernelLike = "gaussian",
+        bandwidth: BandwidthLike = "percentile",
+        gamma: float | None = None,
+        variant: str = "cos",
+        basis: str = "sketch",
+        orthogonal: bool = False,
+        random_state: RandomStateLike = None,
+    ) -> None:
         self.n_components = n_components
         self.n_random_features = n_random_features
         self.sketch_size = sketch_size
@@ -199,7 +215,7 @@ class StreamingKPCA(KernelEstimatorMixin, RandomFeatureStreamMixin, ClassNamePre
             # sketches of float32 and float64 streams merge
             self.sketch_.partial_fit(Z.astype(np.float64, copy=False))
 
-    def merge(self, other):
+    def merge(self, other: Self) -> Self:
         """Merge another StreamingKPCA's sketch into this one (in place); returns self.
 
         Refuses (ValueError) sketches with other parameters or other random
@@ -210,8 +226,9 @@ class StreamingKPCA(KernelEstimatorMixin, RandomFeatureStreamMixin, ClassNamePre
         for est in (self, other):
             if not hasattr(est, "sketch_"):
                 raise NotFittedError("both StreamingKPCA sketches must be fitted before merging")
-        self._check_mergeable(other, ("n_components", "n_random_features", "sketch_size", "shrink", "variant",
-                                      "orthogonal"))
+        self._check_mergeable(
+            other, ("n_components", "n_random_features", "sketch_size", "shrink", "variant", "orthogonal")
+        )
         self.sketch_.merge(other.sketch_)
         return self
 
@@ -242,12 +259,16 @@ class StreamingKPCA(KernelEstimatorMixin, RandomFeatureStreamMixin, ClassNamePre
         rank = int(np.count_nonzero(s > floor))
         k = rank if self.n_components is None else min(self.n_components, rank)
         if self.n_components is not None and self.n_components > rank:
-            warnings.warn(f"StreamingKPCA: n_components={self.n_components} but the "
-                          f"{'last full buffer' if self.basis == 'last_full_buffer' and last_full is not None else 'sketch'} "
-                          f"has rank {rank}; returning {rank} components (the rest would be arbitrary null-space "
-                          "directions)", RuntimeWarning, stacklevel=3)
+            warnings.warn(
+                f"StreamingKPCA: n_components={self.n_components} but the "
+                f"{'last full buffer' if self.basis == 'last_full_buffer' and last_full is not None else 'sketch'} "
+                f"has rank {rank}; returning {rank} components (the rest would be arbitrary null-space "
+                "directions)",
+                RuntimeWarning,
+                stacklevel=3,
+            )
         s = s[:k].copy()
-        W = canonical_eigenvectors(s ** 2, np.ascontiguousarray(vt[:k].T))
+        W = canonical_eigenvectors(s**2, np.ascontiguousarray(vt[:k].T))
         if memo is not None:  # filled in place: transform never rebinds an attribute
             memo.update(key=key, value=(s, W))
         return s, W
@@ -262,7 +283,7 @@ class StreamingKPCA(KernelEstimatorMixin, RandomFeatureStreamMixin, ClassNamePre
 
     @property
     def eigenvalues_(self):
-        return self.singular_values_ ** 2
+        return self.singular_values_**2
 
     @property
     def explained_variance_(self):
@@ -280,7 +301,7 @@ class StreamingKPCA(KernelEstimatorMixin, RandomFeatureStreamMixin, ClassNamePre
     def _n_features_out(self):
         return self._basis()[1].shape[1]
 
-    def transform(self, X):
+    def transform(self, X: ArrayLike) -> FloatArray:
         """``Y = Z(X) W``: coordinates on the top-k sketched directions, shape (n, k)."""
         if (Z := maybe_dask_transform(self, X)) is not None:  # a dask array: map over its blocks
             return Z

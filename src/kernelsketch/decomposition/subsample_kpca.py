@@ -3,19 +3,23 @@
 from __future__ import annotations
 
 import numbers
+from typing import ClassVar, Self
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin, _fit_context
 
+from .._typing import ArrayLike, BandwidthLike, FloatArray, KernelLike, KernelParams, RandomStateLike
+from ..kernels.selection import KERNEL_CONSTRAINTS, KernelEstimatorMixin
 from ..maps.landmark_estimator import LandmarkMapMixin
 from ..maps.landmarks import select_landmarks
 from ..maps.nystroem import landmark_gram64
-from ..kernels.selection import KernelEstimatorMixin
-from ..utils.estimator_checks import KERNEL_CONSTRAINTS, Interval, StrOptions
 from ..utils.eigen import canonical_eigenvectors, centered_gram, drop_noise_eigenpairs, top_eigenpairs
+from ..utils.estimator_checks import Interval, StrOptions
 
 
-class SubsampleKPCA(KernelEstimatorMixin, LandmarkMapMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
+class SubsampleKPCA(
+    KernelEstimatorMixin, LandmarkMapMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
+):
     r"""Kernel PCA fitted on ``n`` uniformly drawn points, applied to all points.
 
     Parameters
@@ -52,7 +56,7 @@ class SubsampleKPCA(KernelEstimatorMixin, LandmarkMapMixin, ClassNamePrefixFeatu
     eigenvalues_ : ndarray (d,)
         Eigenvalues of the centred subsample Gram ``H K H``, descending.
     eigenvectors_ : ndarray (n, d)
-        Unit eigenvectors ``alpha`` (largest-|.| entry positive; a canonical basis within equal eigenvalues).
+        Unit eigenvectors ``alpha`` (largest-magnitude entry positive; a canonical basis within equal eigenvalues).
     explained_variance_ : ndarray (d,)
         ``eigenvalues_ / n``.
     projection_ : ndarray (n, d)
@@ -98,7 +102,7 @@ class SubsampleKPCA(KernelEstimatorMixin, LandmarkMapMixin, ClassNamePrefixFeatu
     (2000, 5)
     """
 
-    _parameter_constraints = {
+    _parameter_constraints: ClassVar[dict] = {
         "n_components": [Interval(numbers.Integral, 1, None, closed="left"), None],
         "n_landmarks": [Interval(numbers.Integral, 1, None, closed="left"), StrOptions({"auto"})],
         **KERNEL_CONSTRAINTS,
@@ -107,8 +111,20 @@ class SubsampleKPCA(KernelEstimatorMixin, LandmarkMapMixin, ClassNamePrefixFeatu
         "scaling": [StrOptions({"kpca", "paper"})],
     }
 
-    def __init__(self, n_components=None, *, n_landmarks="auto", kernel="gaussian", bandwidth="percentile", gamma=None,
-                 kernel_params=None, landmarks=None, eigenvalue_tol=1e-10, scaling="kpca", random_state=None):
+    def __init__(
+        self,
+        n_components: int | None = None,
+        *,
+        n_landmarks: int | str = "auto",
+        kernel: KernelLike = "gaussian",
+        bandwidth: BandwidthLike = "percentile",
+        gamma: float | None = None,
+        kernel_params: KernelParams = None,
+        landmarks: ArrayLike | None = None,
+        eigenvalue_tol: float = 1e-10,
+        scaling: str = "kpca",
+        random_state: RandomStateLike = None,
+    ) -> None:
         self.n_components = n_components
         self.n_landmarks = n_landmarks
         self.kernel = kernel
@@ -121,7 +137,7 @@ class SubsampleKPCA(KernelEstimatorMixin, LandmarkMapMixin, ClassNamePrefixFeatu
         self.random_state = random_state
 
     @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y=None):
+    def fit(self, X: ArrayLike, y: object = None) -> Self:
         """Draw the subsample and eigendecompose its centred Gram. Returns self."""
         X, rng, _ = self._begin_fit(X)
         L, idx = select_landmarks(X, self.landmarks, self.n_landmarks, rng)
@@ -137,8 +153,16 @@ class SubsampleKPCA(KernelEstimatorMixin, LandmarkMapMixin, ClassNamePrefixFeatu
         # a fixed start vector keeps the result a function of the landmarks alone
         solver = "arpack" if n > 500 and k <= n // 10 else "dense"
         w, V = top_eigenpairs(Kc, k, solver, np.random.default_rng(0))
-        w, V = drop_noise_eigenpairs(w, V, n=n, kmax=kmax, eigenvalue_tol=self.eigenvalue_tol, requested=k_req,
-                                     owner="SubsampleKPCA", what="centred subsample Gram matrix")
+        w, V = drop_noise_eigenpairs(
+            w,
+            V,
+            n=n,
+            kmax=kmax,
+            eigenvalue_tol=self.eigenvalue_tol,
+            requested=k_req,
+            owner="SubsampleKPCA",
+            what="centred subsample Gram matrix",
+        )
         V = canonical_eigenvectors(w, V)
         P = V / np.sqrt(w) if self.scaling == "kpca" else V.copy()
         P -= P.mean(axis=0)  # H P: exact one-GEMM centring (see Notes)
@@ -153,7 +177,6 @@ class SubsampleKPCA(KernelEstimatorMixin, LandmarkMapMixin, ClassNamePrefixFeatu
         self._n_features_out = len(w)
         return self
 
-    def transform(self, X):
+    def transform(self, X: ArrayLike) -> FloatArray:
         """Project X on the subsample's kernel principal components (centred)."""
         return self._map(X)
-

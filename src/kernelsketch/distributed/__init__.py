@@ -13,7 +13,7 @@ only when one of these functions runs.  Names are imported lazily (PEP 562).
   dask array; :func:`connect` starts or joins a cluster.
 """
 
-import importlib
+from .._lazy import attach
 
 _LAZY = {
     "fit": "fitting",
@@ -32,14 +32,4 @@ _LAZY = {
 __all__ = sorted(_LAZY)
 
 
-def __getattr__(name):
-    if name in _LAZY:
-        from .. import _IMPORT_LOCK  # one import at a time across threads (see kernelsketch.__init__)
-
-        with _IMPORT_LOCK:
-            return getattr(importlib.import_module(f".{_LAZY[name]}", __name__), name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
-def __dir__():
-    return sorted(set(globals()) | set(_LAZY))
+__getattr__, __dir__ = attach(__name__, _LAZY)

@@ -20,8 +20,10 @@ def check_dask_matrix(X, name="X"):
     """A 2-D dask array with its columns in one chunk (blocks are then whole rows)."""
     da = import_dask("dask.array")
     if not isinstance(X, da.Array):
-        raise TypeError(f"{name} must be a dask array, got {type(X).__name__}; wrap numpy data with "
-                        "dask.array.from_array(X, chunks=(rows, -1))")
+        raise TypeError(
+            f"{name} must be a dask array, got {type(X).__name__}; wrap numpy data with "
+            "dask.array.from_array(X, chunks=(rows, -1))"
+        )
     if X.ndim != 2:
         raise ValueError(f"{name} must be 2-D (n_samples, n_features), got a {X.ndim}-D dask array of shape {X.shape}")
     if X.shape[1] == 0:

@@ -41,7 +41,15 @@ def connect(scheduler=None, n_workers=None, *, threads_per_worker=1, memory_limi
         return
     if isinstance(n_workers, bool) or not isinstance(n_workers, int) or n_workers < 1:
         raise ValueError(f"n_workers must be an int >= 1, got {n_workers!r}")
-    with distributed.LocalCluster(n_workers=n_workers, threads_per_worker=threads_per_worker, processes=True,
-                                  host="127.0.0.1", dashboard_address=":0", memory_limit=memory_limit) as cluster, \
-            distributed.Client(cluster) as client:
+    with (
+        distributed.LocalCluster(
+            n_workers=n_workers,
+            threads_per_worker=threads_per_worker,
+            processes=True,
+            host="127.0.0.1",
+            dashboard_address=":0",
+            memory_limit=memory_limit,
+        ) as cluster,
+        distributed.Client(cluster) as client,
+    ):
         yield client

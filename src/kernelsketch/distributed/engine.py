@@ -85,17 +85,22 @@ class DaskEngine:
         if unused.get("format") not in (None, "npy", "parquet"):
             bad.append("format")
         if bad:
-            raise ValueError(f"options {bad} apply to text files read in this process, not to Dask "
-                             "(which reads .npy or Parquet shards)")
+            raise ValueError(
+                f"options {bad} apply to text files read in this process, not to Dask "
+                "(which reads .npy or Parquet shards)"
+            )
         if is_dask_array(data):
             return cls(data, client=client)
-        X, y = read_shards(data, columns=columns, label_column=label_column, dtype=dtype, chunk_rows=chunk_rows,
-                           return_labels=True)
+        X, y = read_shards(
+            data, columns=columns, label_column=label_column, dtype=dtype, chunk_rows=chunk_rows, return_labels=True
+        )
         return cls(X, y, client=client)
 
     def describe(self):
         where = self.client.scheduler.address if self.client is not None else "local threads"
-        return f"dask array of {self.n_rows} rows x {self.n_features} features in {self.X.numblocks[0]} chunks on {where}"
+        return (
+            f"dask array of {self.n_rows} rows x {self.n_features} features in {self.X.numblocks[0]} chunks on {where}"
+        )
 
     def _state(self, state):
         if state is None:
@@ -106,7 +111,7 @@ class DaskEngine:
     def _count(self, value):
         try:
             self.stats["bytes_to_client"] += len(pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL))
-        except Exception:  # noqa: BLE001 - an estimate only
+        except Exception:
             pass
 
     def set_preprocess(self, fn):
@@ -165,10 +170,10 @@ class DaskEngine:
                 self._foreach_futures(parts, ys, consume, bar)
             else:
                 for start in range(0, len(parts), self.window):
-                    chunk = parts[start:start + self.window]
-                    ychunk = [y for y in ys[start:start + self.window] if y is not None]
+                    chunk = parts[start : start + self.window]
+                    ychunk = [y for y in ys[start : start + self.window] if y is not None]
                     done = dask.compute(*chunk, *ychunk)
-                    outs, youts = done[:len(chunk)], done[len(chunk):]
+                    outs, youts = done[: len(chunk)], done[len(chunk) :]
                     for i, out in enumerate(outs):
                         self._count(out)
                         consume(out, youts[i] if youts else None)

@@ -75,15 +75,22 @@ def fit(estimator, X, *, split_every=8, fit_rows=FIT_ROWS, client=None):
     X = check_dask_matrix(X)
     if isinstance(fit_rows, bool) or not isinstance(fit_rows, numbers.Integral) or fit_rows < 2:
         raise ValueError(f"fit_rows must be an int >= 2, got {fit_rows!r}")
-    supported = (FrequentDirections, RandomFeatureStreamMixin, LandmarkMapMixin, NystroemKernelKMeans,
-                 RandomFourierFeatures)
+    supported = (
+        FrequentDirections,
+        RandomFeatureStreamMixin,
+        LandmarkMapMixin,
+        NystroemKernelKMeans,
+        RandomFourierFeatures,
+    )
     if not isinstance(estimator, supported):
         hint = {"KernelPCA": "exact kernel PCA needs the full N x N Gram; use SubsampleKPCA or RNCA"}
         name = type(estimator).__name__
-        raise TypeError(f"fit on a dask array is not supported for {name}"
-                        + (f": {hint[name]}" if name in hint else "")
-                        + " (transform of a fitted estimator works: kernelsketch.distributed.transform; "
-                        "kernelsketch.fit_source fits any estimator on a sample)")
+        raise TypeError(
+            f"fit on a dask array is not supported for {name}"
+            + (f": {hint[name]}" if name in hint else "")
+            + " (transform of a fitted estimator works: kernelsketch.distributed.transform; "
+            "kernelsketch.fit_source fits any estimator on a sample)"
+        )
     engine = DaskEngine(X, client=client, split_every=split_every)
     fit_source(estimator, engine, fit_rows=fit_rows)
     if isinstance(estimator, NystroemKernelKMeans):

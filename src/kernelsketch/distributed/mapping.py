@@ -60,10 +60,12 @@ def _map(estimator, X, method, client):
     handle = broadcast(estimator, client)
     name = f"{type(estimator).__name__.lower()}-{method}-{uuid.uuid4().hex}"
     if probe.ndim == 1:
-        return da.map_blocks(_apply, X, handle, method, dtype=probe.dtype, drop_axis=1,
-                             chunks=(X.chunks[0],), meta=probe[:0], name=name)
-    return da.map_blocks(_apply, X, handle, method, dtype=probe.dtype,
-                         chunks=(X.chunks[0], (probe.shape[1],)), meta=probe[:0], name=name)
+        return da.map_blocks(
+            _apply, X, handle, method, dtype=probe.dtype, drop_axis=1, chunks=(X.chunks[0],), meta=probe[:0], name=name
+        )
+    return da.map_blocks(
+        _apply, X, handle, method, dtype=probe.dtype, chunks=(X.chunks[0], (probe.shape[1],)), meta=probe[:0], name=name
+    )
 
 
 def transform(estimator, X, *, client=None):

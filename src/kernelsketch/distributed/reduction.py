@@ -78,9 +78,19 @@ def tree_reduce(X, chunk_fn, *, merge=merge_all, split_every=8):
         out[()] = merge(list(boxes.ravel()))
         return out
 
-    return da.reduction(X, chunk, aggregate, combine=combine, axis=(0, 1), keepdims=False,
-                        concatenate=True, split_every=split_every, dtype=object,
-                        meta=np.empty((), dtype=object), name="kernelsketch-tree-reduce")
+    return da.reduction(
+        X,
+        chunk,
+        aggregate,
+        combine=combine,
+        axis=(0, 1),
+        keepdims=False,
+        concatenate=True,
+        split_every=split_every,
+        dtype=object,
+        meta=np.empty((), dtype=object),
+        name="kernelsketch-tree-reduce",
+    )
 
 
 def compute_reduced(reduced):

@@ -97,8 +97,10 @@ def read_shards(directory, *, columns=None, label_column=None, dtype=None, chunk
         if first is None:
             first = src
         elif (src.n_features, src.dtype) != (first.n_features, first.dtype):
-            raise ValueError(f"{path}: {src.n_features} features of {src.dtype}, but {first.path.name} has "
-                             f"{first.n_features} of {first.dtype}")
+            raise ValueError(
+                f"{path}: {src.n_features} features of {src.dtype}, but {first.path.name} has "
+                f"{first.n_features} of {first.dtype}"
+            )
         if fmt == "npy":
             step = chunk_rows or max(1, CHUNK_BYTES // max(1, src._arr.shape[1] * src._arr.dtype.itemsize))
             ranges = [(s, min(s + step, src.n_rows)) for s in range(0, src.n_rows, step)]
@@ -108,8 +110,11 @@ def read_shards(directory, *, columns=None, label_column=None, dtype=None, chunk
             rows = src.n_rows if start is None else stop - start
             pair = dask.delayed(_read_shard, pure=True)(str(path), fmt, columns, label_column, dtype, start, stop)
             X_part = dask.delayed(_part, pure=True)(pair, 0)
-            blocks.append(da.from_delayed(X_part, shape=(rows, src.n_features), dtype=src.dtype,
-                                          meta=np.empty((0, 0), dtype=src.dtype)))
+            blocks.append(
+                da.from_delayed(
+                    X_part, shape=(rows, src.n_features), dtype=src.dtype, meta=np.empty((0, 0), dtype=src.dtype)
+                )
+            )
             if src.has_labels:
                 y_part = dask.delayed(_part, pure=True)(pair, 1)
                 labels.append(da.from_delayed(y_part, shape=(rows,), dtype=object, meta=np.empty((0,), object)))

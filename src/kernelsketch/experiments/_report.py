@@ -17,7 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .. import __version__
+from .._version import __version__
 
 
 def _atomic_write_bytes(path: Path, data: bytes) -> None:
@@ -120,10 +120,17 @@ class Report:
         }
         _atomic_write_bytes(self.output_dir / "params.json", json.dumps(meta, indent=2, default=str).encode())
         if self.echo:
-            print(f"wrote {len(self.tables)} tables and {len(self.figures)} figures to {self.output_dir} "
-                  f"in {meta['elapsed_seconds']} s")
-        return {"tables": self.tables, "figures": self.figures, "params": self.params, "notes": self.notes,
-                "output_dir": str(self.output_dir)}
+            print(
+                f"wrote {len(self.tables)} tables and {len(self.figures)} figures to {self.output_dir} "
+                f"in {meta['elapsed_seconds']} s"
+            )
+        return {
+            "tables": self.tables,
+            "figures": self.figures,
+            "params": self.params,
+            "notes": self.notes,
+            "output_dir": str(self.output_dir),
+        }
 
 
 def pyplot():

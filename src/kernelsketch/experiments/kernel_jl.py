@@ -44,19 +44,32 @@ import numpy as np
 
 from ..datasets import DatasetNotFoundError, load_dataset, make_cluster_in_cluster, make_crescent_fullmoon
 from ..utils.progress import progress as _progress
-from ._seeds import int_seed as _int_seed, stream_rng as _rng
 from ._report import Report, pyplot
+from ._seeds import int_seed as _int_seed
+from ._seeds import stream_rng as _rng
 
-__all__ = ["figure1", "figure2", "table2", "theorem1", "PAPER_TABLE2"]
+__all__ = ["PAPER_TABLE2", "figure1", "figure2", "table2", "theorem1"]
 
 #: Table 2 of the paper: dataset -> method -> (mapping time in s or None, RI mean, RI std).
 PAPER_TABLE2 = {
-    "avila": {"k-means": (None, 0.683, 0.026), "K-k-means": (0.112, 0.728, 0.003),
-              "KPCA": (0.103, 0.725, 0.002), "K-JL": (0.086, 0.718, 0.002)},
-    "iot": {"k-means": (None, 0.548, 0.086), "K-k-means": (0.537, 0.745, 0.039),
-            "KPCA": (0.500, 0.759, 0.024), "K-JL": (0.447, 0.749, 0.006)},
-    "banknote": {"k-means": (None, 0.507, 0.0001), "K-k-means": (0.020, 0.529, 0.067),
-                 "KPCA": (0.014, 0.526, 0.041), "K-JL": (0.007, 0.527, 0.031)},
+    "avila": {
+        "k-means": (None, 0.683, 0.026),
+        "K-k-means": (0.112, 0.728, 0.003),
+        "KPCA": (0.103, 0.725, 0.002),
+        "K-JL": (0.086, 0.718, 0.002),
+    },
+    "iot": {
+        "k-means": (None, 0.548, 0.086),
+        "K-k-means": (0.537, 0.745, 0.039),
+        "KPCA": (0.500, 0.759, 0.024),
+        "K-JL": (0.447, 0.749, 0.006),
+    },
+    "banknote": {
+        "k-means": (None, 0.507, 0.0001),
+        "K-k-means": (0.020, 0.529, 0.067),
+        "KPCA": (0.014, 0.526, 0.041),
+        "K-JL": (0.007, 0.527, 0.031),
+    },
 }
 DATASET_TITLES = {"avila": "Avila Bible", "iot": "IoT", "banknote": "Bank Notes"}
 METHODS = ("k-means", "K-k-means", "KPCA", "K-JL")
@@ -67,6 +80,7 @@ READINGS = {"KPCA (unit eigenfunctions)": "KPCA", "K-JL (uncentred)": "K-JL"}
 
 
 # ----------------------------------------------------------------------------- shared helpers
+
 
 def _standardize(X):
     """z-score each column (constant columns are left at 0)."""
@@ -98,18 +112,30 @@ def _make_map(method, d, landmarks, bandwidth, seed):
     if method in ("K-JL", "K-JL (uncentred)"):
         from ..maps import KernelJL
 
-        return KernelJL(n_components=d, centered=method == "K-JL", scaling="paper", landmarks=landmarks,
-                        bandwidth=bandwidth, random_state=seed)
+        return KernelJL(
+            n_components=d,
+            centered=method == "K-JL",
+            scaling="paper",
+            landmarks=landmarks,
+            bandwidth=bandwidth,
+            random_state=seed,
+        )
     if method in ("KPCA", "KPCA (unit eigenfunctions)"):
         from ..decomposition import SubsampleKPCA
 
-        return SubsampleKPCA(n_components=d, landmarks=landmarks, bandwidth=bandwidth, random_state=seed,
-                             scaling="paper" if method == "KPCA" else "kpca")
+        return SubsampleKPCA(
+            n_components=d,
+            landmarks=landmarks,
+            bandwidth=bandwidth,
+            random_state=seed,
+            scaling="paper" if method == "KPCA" else "kpca",
+        )
     if method == "K-k-means":
         from ..maps import Nystroem
 
-        return Nystroem(n_landmarks=landmarks.shape[0], n_components=d, landmarks=landmarks,
-                        bandwidth=bandwidth, random_state=seed)
+        return Nystroem(
+            n_landmarks=landmarks.shape[0], n_components=d, landmarks=landmarks, bandwidth=bandwidth, random_state=seed
+        )
     raise ValueError(f"unknown method {method!r}")
 
 
@@ -141,8 +167,9 @@ def _welch_p(ours, paper_mean, paper_std, paper_n):
     sd = float(ours.std(ddof=1))
     if sd == 0.0 and paper_std == 0.0:
         return 1.0 if ours.mean() == paper_mean else 0.0
-    return float(ttest_ind_from_stats(ours.mean(), sd, ours.size, paper_mean, paper_std, paper_n,
-                                      equal_var=False).pvalue)
+    return float(
+        ttest_ind_from_stats(ours.mean(), sd, ours.size, paper_mean, paper_std, paper_n, equal_var=False).pvalue
+    )
 
 
 def _cluster_once(method, X, y, k, d, n, n_init, seed, percentile=25.0):
@@ -164,8 +191,9 @@ def _cluster_once(method, X, y, k, d, n, n_init, seed, percentile=25.0):
     if method == "K-k-means":
         from ..cluster import NystroemKernelKMeans
 
-        est = NystroemKernelKMeans(n_clusters=k, n_components=d, landmarks=L, bandwidth=h, n_init=n_init,
-                                   random_state=km_seed).fit(X)
+        est = NystroemKernelKMeans(
+            n_clusters=k, n_components=d, landmarks=L, bandwidth=h, n_init=n_init, random_state=km_seed
+        ).fit(X)
         labels = est.labels_
         mapper = _make_map(method, d, L, h, map_seed)
         t0 = time.perf_counter()
@@ -200,6 +228,7 @@ def _r3(v):
 
 # ----------------------------------------------------------------------------- Figure 1
 
+
 def _linear_accuracy(E, y):
     """Training accuracy of a (weakly regularised) logistic regression on z-scored E."""
     from sklearn.linear_model import LogisticRegression
@@ -208,8 +237,18 @@ def _linear_accuracy(E, y):
     return float(LogisticRegression(C=1e4, max_iter=2000).fit(Es, y).score(Es, y))
 
 
-def figure1(output_dir, *, quick=False, seed=0, progress=None, n_samples=5000, n_landmarks=100, n_components=2,
-            n_repetitions=None, exact_kpca=True):
+def figure1(
+    output_dir,
+    *,
+    quick=False,
+    seed=0,
+    progress=None,
+    n_samples=5000,
+    n_landmarks=100,
+    n_components=2,
+    n_repetitions=None,
+    exact_kpca=True,
+):
     """Figure 1: Cluster in Cluster and Crescent Full Moon before and after Kernel JL.
 
     Parameters
@@ -249,10 +288,19 @@ def figure1(output_dir, *, quick=False, seed=0, progress=None, n_samples=5000, n
     if quick:
         n_samples = min(n_samples, 1500)
     reps = n_repetitions if n_repetitions is not None else (3 if quick else 10)
-    params = dict(quick=quick, seed=seed, n_samples=n_samples, n_landmarks=n_landmarks,
-                  n_components=n_components, n_repetitions=reps, exact_kpca=exact_kpca,
-                  kernel="gaussian", bandwidth="25th percentile of interpoint distances (subsample)",
-                  centered=True, classifier="LogisticRegression(C=1e4) on z-scored embedding, training accuracy")
+    params = dict(
+        quick=quick,
+        seed=seed,
+        n_samples=n_samples,
+        n_landmarks=n_landmarks,
+        n_components=n_components,
+        n_repetitions=reps,
+        exact_kpca=exact_kpca,
+        kernel="gaussian",
+        bandwidth="25th percentile of interpoint distances (subsample)",
+        centered=True,
+        classifier="LogisticRegression(C=1e4) on z-scored embedding, training accuracy",
+    )
     rep = Report("kjl-figure1", output_dir, params)
     sets = {"Cluster in Cluster": make_cluster_in_cluster, "Crescent Full Moon": make_crescent_fullmoon}
     reprs = ["raw data", f"K-JL (n={n_landmarks})", f"subsample KPCA (n={n_landmarks})"]
@@ -270,14 +318,26 @@ def figure1(output_dir, *, quick=False, seed=0, progress=None, n_samples=5000, n
         idx = np.sort(rng.choice(n_samples, size=n_landmarks, replace=False))
         h = _subsample_bandwidth(X, idx)
         embeddings = {"raw data": X}
-        embeddings[reprs[1]] = KernelJL(n_components=n_components, centered=True, scaling="paper", landmarks=X[idx],
-                                        bandwidth=h, random_state=_int_seed(rng)).fit(X).transform(X)
-        embeddings[reprs[2]] = SubsampleKPCA(n_components=n_components, landmarks=X[idx],
-                                             bandwidth=h).fit(X).transform(X)
+        embeddings[reprs[1]] = (
+            KernelJL(
+                n_components=n_components,
+                centered=True,
+                scaling="paper",
+                landmarks=X[idx],
+                bandwidth=h,
+                random_state=_int_seed(rng),
+            )
+            .fit(X)
+            .transform(X)
+        )
+        embeddings[reprs[2]] = (
+            SubsampleKPCA(n_components=n_components, landmarks=X[idx], bandwidth=h).fit(X).transform(X)
+        )
         if exact_kpca and r == 0:
             # deterministic given the data: computed once; the bandwidth is the first subsample's
-            embeddings[reprs[3]] = KernelPCA(n_components, bandwidth=h, eigen_solver="arpack",
-                                             random_state=0).fit(X).transform(X)
+            embeddings[reprs[3]] = (
+                KernelPCA(n_components, bandwidth=h, eigen_solver="arpack", random_state=0).fit(X).transform(X)
+            )
         for name, E in embeddings.items():
             acc.setdefault((set_name, name), []).append(_linear_accuracy(E, y))
             if r == 0:
@@ -285,10 +345,18 @@ def figure1(output_dir, *, quick=False, seed=0, progress=None, n_samples=5000, n
     for i, set_name in enumerate(sets):
         for j, name in enumerate(reprs):
             a = np.asarray(acc[(set_name, name)])
-            rows.append({"dataset": set_name, "representation": name, "linear_accuracy_mean": round(a.mean(), 4),
-                         "linear_accuracy_median": round(float(np.median(a)), 4),
-                         "linear_accuracy_min": round(a.min(), 4), "linear_accuracy_max": round(a.max(), 4),
-                         "fraction_above_0.95": round(float(np.mean(a > 0.95)), 3), "repetitions": a.size})
+            rows.append(
+                {
+                    "dataset": set_name,
+                    "representation": name,
+                    "linear_accuracy_mean": round(a.mean(), 4),
+                    "linear_accuracy_median": round(float(np.median(a)), 4),
+                    "linear_accuracy_min": round(a.min(), 4),
+                    "linear_accuracy_max": round(a.max(), 4),
+                    "fraction_above_0.95": round(float(np.mean(a > 0.95)), 3),
+                    "repetitions": a.size,
+                }
+            )
             E, y = shown[(set_name, name)]
             ax = axes[i, j]
             for g, c in ((0, "tab:blue"), (1, "tab:orange")):
@@ -296,18 +364,36 @@ def figure1(output_dir, *, quick=False, seed=0, progress=None, n_samples=5000, n
             ax.set_title(f"{set_name}\n{name}: lin. acc {a[0]:.3f}", fontsize=8)
             ax.set_xticks([])
             ax.set_yticks([])
-    fig.suptitle(f"Kernel JL paper, Figure 1 (N={n_samples}, n={n_landmarks}, d={n_components}, centred; "
-                 f"seed {seed})", fontsize=9)
+    fig.suptitle(
+        f"Kernel JL paper, Figure 1 (N={n_samples}, n={n_landmarks}, d={n_components}, centred; seed {seed})",
+        fontsize=9,
+    )
     rep.figure(fig, "figure1")
-    rep.table("figure1", rows, title="Training accuracy of a linear classifier on each 2-D representation "
-              "(over independent draws of the subsample and sketch)")
+    rep.table(
+        "figure1",
+        rows,
+        title="Training accuracy of a linear classifier on each 2-D representation "
+        "(over independent draws of the subsample and sketch)",
+    )
     return rep.finish()
 
 
 # ----------------------------------------------------------------------------- Table 2
 
-def table2(output_dir, *, quick=False, seed=0, progress=None, datasets=("avila", "iot", "banknote"),
-           n_repetitions=None, n_init=None, standardize=True, percentile=25.0, max_samples=None):
+
+def table2(
+    output_dir,
+    *,
+    quick=False,
+    seed=0,
+    progress=None,
+    datasets=("avila", "iot", "banknote"),
+    n_repetitions=None,
+    n_init=None,
+    standardize=True,
+    percentile=25.0,
+    max_samples=None,
+):
     """Table 2: Rand index and mapping time of k-means, K-k-means, KPCA and K-JL.
 
     Parameters
@@ -356,12 +442,23 @@ def table2(output_dir, *, quick=False, seed=0, progress=None, datasets=("avila",
     n_init = n_init if n_init is not None else 1
     if quick and max_samples is None:
         max_samples = 3000
-    params = dict(quick=quick, seed=seed, datasets=list(datasets), n_repetitions=reps, n_init=n_init,
-                  standardize=standardize, percentile=percentile, max_samples=max_samples,
-                  d="10 k", n="max(200, N // 100)", kernel="gaussian exp(-|x-y|^2/h^2)",
-                  bandwidth=f"{percentile:g}th percentile of the subsample's interpoint distances",
-                  kmeans="sklearn KMeans, algorithm='lloyd', k-means++ init", centered=True,
-                  time="bandwidth + fit on subsample + transform of all N (k-means excluded)")
+    params = dict(
+        quick=quick,
+        seed=seed,
+        datasets=list(datasets),
+        n_repetitions=reps,
+        n_init=n_init,
+        standardize=standardize,
+        percentile=percentile,
+        max_samples=max_samples,
+        d="10 k",
+        n="max(200, N // 100)",
+        kernel="gaussian exp(-|x-y|^2/h^2)",
+        bandwidth=f"{percentile:g}th percentile of the subsample's interpoint distances",
+        kmeans="sklearn KMeans, algorithm='lloyd', k-means++ init",
+        centered=True,
+        time="bandwidth + fit on subsample + transform of all N (k-means excluded)",
+    )
     rep = Report("kjl-table2", output_dir, params)
     rows, layout = [], []
     for name in datasets:
@@ -370,7 +467,7 @@ def table2(output_dir, *, quick=False, seed=0, progress=None, datasets=("avila",
             X, y, k = _load_clustering_set(name, standardize, max_samples, seed)
         except DatasetNotFoundError as exc:
             rep.note(f"{title}: dataset not available offline, skipped ({str(exc).splitlines()[0]})")
-            layout.append({"dataset": title, **{m: "not available (file missing)" for m in METHODS}})
+            layout.append({"dataset": title, **dict.fromkeys(METHODS, "not available (file missing)")})
             continue
         N = X.shape[0]
         d, n = 10 * k, min(N, max(200, N // 100))
@@ -378,8 +475,7 @@ def table2(output_dir, *, quick=False, seed=0, progress=None, datasets=("avila",
         res = {m: {"ri": [], "t": [], "h": []} for m in runs}
         jobs = [(r, m) for r in range(reps) for m in runs]
         for r, m in _progress(jobs, total=len(jobs), desc=f"table2 {name}", enabled=progress):
-            ri, t, h = _cluster_once(m, X, y, k, d, n, n_init, seed=_int_seed(_rng(seed, 3, r)),
-                                     percentile=percentile)
+            ri, t, h = _cluster_once(m, X, y, k, d, n, n_init, seed=_int_seed(_rng(seed, 3, r)), percentile=percentile)
             res[m]["ri"].append(ri)
             res[m]["t"].append(t)
             res[m]["h"].append(h)
@@ -387,18 +483,31 @@ def table2(output_dir, *, quick=False, seed=0, progress=None, datasets=("avila",
         for m in runs:
             ri, t = np.asarray(res[m]["ri"]), np.asarray(res[m]["t"])
             paper = PAPER_TABLE2.get(name, {}).get(READINGS.get(m, m))
-            row = {"dataset": title, "method": m, "N": N, "k": k, "d": "" if m == "k-means" else d,
-                   "n": "" if m == "k-means" else n, "repetitions": reps,
-                   "rand_mean": round(ri.mean(), 4), "rand_std": round(ri.std(ddof=1) if reps > 1 else 0.0, 4),
-                   "time_mean_s": "NA" if m == "k-means" else round(float(np.mean(t)), 4)}
+            row = {
+                "dataset": title,
+                "method": m,
+                "N": N,
+                "k": k,
+                "d": "" if m == "k-means" else d,
+                "n": "" if m == "k-means" else n,
+                "repetitions": reps,
+                "rand_mean": round(ri.mean(), 4),
+                "rand_std": round(ri.std(ddof=1) if reps > 1 else 0.0, 4),
+                "time_mean_s": "NA" if m == "k-means" else round(float(np.mean(t)), 4),
+            }
             if paper is not None:
                 p_t, p_mean, p_std = paper
                 diff = ri.mean() - p_mean
                 # Welch's t-test of our runs against the paper's mean and std (30 runs each)
                 p_val = _welch_p(ri, p_mean, p_std, PAPER_REPETITIONS)
-                row.update(paper_rand_mean=p_mean, paper_rand_std=p_std,
-                           paper_time_s="NA" if p_t is None else p_t, diff=round(diff, 4),
-                           welch_p=round(p_val, 4), consistent_5pct=bool(p_val >= 0.05))
+                row.update(
+                    paper_rand_mean=p_mean,
+                    paper_rand_std=p_std,
+                    paper_time_s="NA" if p_t is None else p_t,
+                    diff=round(diff, 4),
+                    welch_p=round(p_val, 4),
+                    consistent_5pct=bool(p_val >= 0.05),
+                )
                 paper_cell = f"{'NA' if p_t is None else f'{p_t:.3f}s'} / {p_mean:.3f} ± {p_std:.4g}"
             else:
                 paper_cell = "-"
@@ -407,18 +516,42 @@ def table2(output_dir, *, quick=False, seed=0, progress=None, datasets=("avila",
                 cells[m] = f"ours {ours_t} / {ri.mean():.3f} ± {row['rand_std']:.3f}; paper {paper_cell}"
             rows.append(row)
         layout.append(cells)
-    columns = ["dataset", "method", "N", "k", "d", "n", "repetitions", "rand_mean", "rand_std", "paper_rand_mean",
-               "paper_rand_std", "diff", "welch_p", "consistent_5pct", "time_mean_s", "paper_time_s"]
+    columns = [
+        "dataset",
+        "method",
+        "N",
+        "k",
+        "d",
+        "n",
+        "repetitions",
+        "rand_mean",
+        "rand_std",
+        "paper_rand_mean",
+        "paper_rand_std",
+        "diff",
+        "welch_p",
+        "consistent_5pct",
+        "time_mean_s",
+        "paper_time_s",
+    ]
     pre = "z-scored features" if standardize else "raw features"
-    rep.table("table2", rows, columns,
-              title=f"Table 2: Rand index (mean ± std over {reps} runs) and mapping time; {pre}, "
-                    f"k-means n_init={n_init}")
-    rep.table("table2_layout", layout, ["dataset", *METHODS],
-              title="Table 2 in the paper's layout: preprocessing time / Rand index (ours; paper)")
+    rep.table(
+        "table2",
+        rows,
+        columns,
+        title=f"Table 2: Rand index (mean ± std over {reps} runs) and mapping time; {pre}, k-means n_init={n_init}",
+    )
+    rep.table(
+        "table2_layout",
+        layout,
+        ["dataset", *METHODS],
+        title="Table 2 in the paper's layout: preprocessing time / Rand index (ours; paper)",
+    )
     return rep.finish()
 
 
 # ----------------------------------------------------------------------------- Figure 2
+
 
 def _largest_clustering_set():
     for name in ("iot", "avila"):
@@ -430,9 +563,22 @@ def _largest_clustering_set():
     raise DatasetNotFoundError("neither the IoT nor the Avila dataset is available")
 
 
-def figure2(output_dir, *, quick=False, seed=0, progress=None, dataset=None, n_samples=10_000,
-            d_values=(5, 10, 20, 40, 80, 120, 160), n_values=(50, 100, 200, 400, 800), n_fixed=200, d_fixed=10,
-            n_repetitions=None, n_init=None, standardize=True):
+def figure2(
+    output_dir,
+    *,
+    quick=False,
+    seed=0,
+    progress=None,
+    dataset=None,
+    n_samples=10_000,
+    d_values=(5, 10, 20, 40, 80, 120, 160),
+    n_values=(50, 100, 200, 400, 800),
+    n_fixed=200,
+    d_fixed=10,
+    n_repetitions=None,
+    n_init=None,
+    standardize=True,
+):
     """Figure 2: Rand index against ``d`` (``n = 200``) and against ``n`` (``d = 10``).
 
     Parameters
@@ -470,10 +616,22 @@ def figure2(output_dir, *, quick=False, seed=0, progress=None, dataset=None, n_s
         n_samples = min(n_samples, 2000)
         d_values = tuple(d_values)[:: max(1, len(d_values) // 3)][:3]
         n_values = tuple(n_values)[:3]
-    params = dict(quick=quick, seed=seed, dataset=dataset, n_samples=n_samples, d_values=list(d_values),
-                  n_values=list(n_values), n_fixed=n_fixed, d_fixed=d_fixed, n_repetitions=reps, n_init=n_init,
-                  standardize=standardize, kernel="gaussian", centered=True,
-                  bandwidth="25th percentile of the subsample's interpoint distances")
+    params = dict(
+        quick=quick,
+        seed=seed,
+        dataset=dataset,
+        n_samples=n_samples,
+        d_values=list(d_values),
+        n_values=list(n_values),
+        n_fixed=n_fixed,
+        d_fixed=d_fixed,
+        n_repetitions=reps,
+        n_init=n_init,
+        standardize=standardize,
+        kernel="gaussian",
+        centered=True,
+        bandwidth="25th percentile of the subsample's interpoint distances",
+    )
     rep = Report("kjl-figure2", output_dir, params)
     if dataset != "iot":
         rep.note(f"IoT (the paper's dataset for Figure 2) is not available offline; using {dataset!r}")
@@ -494,12 +652,22 @@ def figure2(output_dir, *, quick=False, seed=0, progress=None, dataset=None, n_s
         res.setdefault((m, axis, value), []).append(ri)
     rows = []
     km = np.asarray(res[("k-means", None, None)])
-    rows.append({"vary": "-", "value": "-", "n": "-", "d": "-", "method": "k-means", "rand_mean": round(km.mean(), 4),
-                 "rand_std": round(km.std(ddof=1) if km.size > 1 else 0.0, 4), "repetitions": km.size})
+    rows.append(
+        {
+            "vary": "-",
+            "value": "-",
+            "n": "-",
+            "d": "-",
+            "method": "k-means",
+            "rand_mean": round(km.mean(), 4),
+            "rand_std": round(km.std(ddof=1) if km.size > 1 else 0.0, 4),
+            "repetitions": km.size,
+        }
+    )
     plt = pyplot()
     fig, axes = plt.subplots(1, 2, figsize=(10, 3.8), sharey=True)
     for ax, axis, values in ((axes[0], "d", d_values), (axes[1], "n", n_values)):
-        for m, style in zip(KERNEL_METHODS, ("s-", "^-", "o-")):
+        for m, style in zip(KERNEL_METHODS, ("s-", "^-", "o-"), strict=True):
             xs, means, stds = [], [], []
             for v in values:
                 vals = res.get((m, axis, v))
@@ -509,9 +677,18 @@ def figure2(output_dir, *, quick=False, seed=0, progress=None, dataset=None, n_s
                 xs.append(v)
                 means.append(a.mean())
                 stds.append(a.std(ddof=1) if a.size > 1 else 0.0)
-                rows.append({"vary": axis, "value": v, "n": n_fixed if axis == "d" else v,
-                             "d": v if axis == "d" else d_fixed, "method": m, "rand_mean": round(a.mean(), 4),
-                             "rand_std": round(stds[-1], 4), "repetitions": a.size})
+                rows.append(
+                    {
+                        "vary": axis,
+                        "value": v,
+                        "n": n_fixed if axis == "d" else v,
+                        "d": v if axis == "d" else d_fixed,
+                        "method": m,
+                        "rand_mean": round(a.mean(), 4),
+                        "rand_std": round(stds[-1], 4),
+                        "repetitions": a.size,
+                    }
+                )
             ax.errorbar(xs, means, yerr=stds, fmt=style, capsize=2, label=m, ms=4)
         ax.axhline(km.mean(), color="grey", ls="--", lw=1, label="k-means (raw)")
         ax.set_xscale("log")
@@ -520,15 +697,23 @@ def figure2(output_dir, *, quick=False, seed=0, progress=None, dataset=None, n_s
         ax.grid(alpha=0.3)
     axes[0].set_ylabel("Rand index")
     axes[1].legend(fontsize=8)
-    fig.suptitle(f"Kernel JL paper, Figure 2 on {DATASET_TITLES.get(dataset, dataset)} "
-                 f"(N={X.shape[0]}, k={k}, {reps} runs, seed {seed})", fontsize=9)
+    fig.suptitle(
+        f"Kernel JL paper, Figure 2 on {DATASET_TITLES.get(dataset, dataset)} "
+        f"(N={X.shape[0]}, k={k}, {reps} runs, seed {seed})",
+        fontsize=9,
+    )
     rep.figure(fig, "figure2")
-    rep.table("figure2", rows, ["vary", "value", "n", "d", "method", "rand_mean", "rand_std", "repetitions"],
-              title=f"Rand index vs d (n={n_fixed}) and vs n (d={d_fixed}); {X.shape[0]} points of {dataset}")
+    rep.table(
+        "figure2",
+        rows,
+        ["vary", "value", "n", "d", "method", "rand_mean", "rand_std", "repetitions"],
+        title=f"Rand index vs d (n={n_fixed}) and vs n (d={d_fixed}); {X.shape[0]} points of {dataset}",
+    )
     return rep.finish()
 
 
 # ----------------------------------------------------------------------------- Theorem 1
+
 
 def _slope(x, y):
     """Least-squares slope of log(y) on log(x)."""
@@ -536,9 +721,21 @@ def _slope(x, y):
     return float(np.polyfit(x, y, 1)[0])
 
 
-def theorem1(output_dir, *, quick=False, seed=0, progress=None, dataset="avila", n_population=4000,
-             n_fixed=400, d_values=(8, 16, 32, 64, 128, 256, 512, 1024, 2048),
-             n_values=(25, 50, 100, 200, 400, 800), n_anchors=5, n_repetitions=None, standardize=True):
+def theorem1(
+    output_dir,
+    *,
+    quick=False,
+    seed=0,
+    progress=None,
+    dataset="avila",
+    n_population=4000,
+    n_fixed=400,
+    d_values=(8, 16, 32, 64, 128, 256, 512, 1024, 2048),
+    n_values=(25, 50, 100, 200, 400, 800),
+    n_anchors=5,
+    n_repetitions=None,
+    standardize=True,
+):
     r"""Theorem 1: the sketch's inner-product error against ``d`` and ``n``, log-log, fitted slopes.
 
     Parameters
@@ -602,10 +799,21 @@ def theorem1(output_dir, *, quick=False, seed=0, progress=None, dataset="avila",
         n_fixed = min(n_fixed, 200)
         d_values = tuple(v for v in d_values if v <= 512)
         n_values = tuple(v for v in n_values if v <= 200)
-    params = dict(quick=quick, seed=seed, dataset=dataset, n_population=n_population, n_fixed=n_fixed,
-                  d_values=list(d_values), n_values=list(n_values), n_anchors=n_anchors, n_repetitions=reps,
-                  standardize=standardize, kernel="gaussian", centered=False,
-                  bandwidth="25th percentile of the population sample's interpoint distances")
+    params = dict(
+        quick=quick,
+        seed=seed,
+        dataset=dataset,
+        n_population=n_population,
+        n_fixed=n_fixed,
+        d_values=list(d_values),
+        n_values=list(n_values),
+        n_anchors=n_anchors,
+        n_repetitions=reps,
+        standardize=standardize,
+        kernel="gaussian",
+        centered=False,
+        bandwidth="25th percentile of the population sample's interpoint distances",
+    )
     rep = Report("kjl-theorem1", output_dir, params)
     X_all, _, _ = _load_clustering_set(dataset, standardize, None, seed)
     perm = _rng(seed, 6).permutation(X_all.shape[0])
@@ -613,13 +821,20 @@ def theorem1(output_dir, *, quick=False, seed=0, progress=None, dataset="avila",
     pool = X_all[perm[n_anchors:]]
     Xpop = pool[:n_population]
     if pool.shape[0] - n_population < max(max(n_values), n_fixed):
-        raise ValueError(f"{dataset} has too few points for n_population={n_population} and n up to "
-                         f"{max(max(n_values), n_fixed)}")
+        raise ValueError(
+            f"{dataset} has too few points for n_population={n_population} and n up to {max(max(n_values), n_fixed)}"
+        )
     h = _subsample_bandwidth(Xpop, np.arange(min(Xpop.shape[0], 2000)))
     kern_kw = dict(kernel="gaussian", bandwidth=h)
     # ||Sigma_N||_op = lambda_max(K_NN) / N
-    lam_max = float(eigsh(GramOperator(Xpop, get_kernel("gaussian", bandwidth=h)), k=1, which="LA",
-                          return_eigenvectors=False)[0]) / Xpop.shape[0]
+    lam_max = (
+        float(
+            eigsh(GramOperator(Xpop, get_kernel("gaussian", bandwidth=h)), k=1, which="LA", return_eigenvectors=False)[
+                0
+            ]
+        )
+        / Xpop.shape[0]
+    )
     scale = lam_max**3
     rows = []
 
@@ -627,10 +842,11 @@ def theorem1(output_dir, *, quick=False, seed=0, progress=None, dataset="avila",
     kern = get_kernel("gaussian", bandwidth=h)
     B = GramOperator(Xpop, kern).matmat(pairwise_kernel(Xpop, anchors, kernel=kern))
     target_N = (B.T @ B) / float(Xpop.shape[0]) ** 3  # <f_i, Sigma_N^3 f_j> = (1/N^3) f|X_N^T K_NN^2 f|X_N
-    rest = pool[Xpop.shape[0]:]  # subsamples are drawn apart from the population sample
+    rest = pool[Xpop.shape[0] :]  # subsamples are drawn apart from the population sample
 
-    jobs = [("d", dv, r) for dv in d_values for r in range(reps)] + [("n", nv, r) for nv in n_values
-                                                                       for r in range(reps)]
+    jobs = [("d", dv, r) for dv in d_values for r in range(reps)] + [
+        ("n", nv, r) for nv in n_values for r in range(reps)
+    ]
     acc = {}
     d_max = max(d_values)
     for axis, value, r in _progress(jobs, total=len(jobs), desc="theorem1", enabled=progress):
@@ -638,11 +854,13 @@ def theorem1(output_dir, *, quick=False, seed=0, progress=None, dataset="avila",
         n = n_fixed if axis == "d" else value
         Xs = rest[rng.choice(rest.shape[0], size=n, replace=False)]
         d = value if axis == "d" else d_max
-        jl = KernelJL(n_components=d, centered=False, scaling="paper", landmarks=Xs, bandwidth=h,
-                      random_state=_int_seed(rng)).fit(Xs)
+        jl = KernelJL(
+            n_components=d, centered=False, scaling="paper", landmarks=Xs, bandwidth=h, random_state=_int_seed(rng)
+        ).fit(Xs)
         if axis == "d":
-            res = theorem1_inner_product_error(Xs, None, np.eye(n)[:, :1], projection=jl.projection_,
-                                               sup=True, **kern_kw)
+            res = theorem1_inner_product_error(
+                Xs, None, np.eye(n)[:, :1], projection=jl.projection_, sup=True, **kern_kw
+            )
             acc.setdefault(("d", value, "sup_error_vs_Sigma_n"), []).append(res.sup_error / scale)
         else:
             A = pairwise_kernel(Xs, anchors, kernel=kern)  # f_j|X
@@ -651,25 +869,39 @@ def theorem1(output_dir, *, quick=False, seed=0, progress=None, dataset="avila",
             VA = jl.projection_.T @ A
             sketched = VA.T @ VA  # <V^T f_i|X, V^T f_j|X>
             acc.setdefault(("n", n, "sampling_error_d_inf"), []).append(np.abs(mean_n - target_N).max() / scale)
-            acc.setdefault(("n", n, f"total_error_d{d_max}"), []).append(
-                np.abs(sketched - target_N).max() / scale)
+            acc.setdefault(("n", n, f"total_error_d{d_max}"), []).append(np.abs(sketched - target_N).max() / scale)
     for (axis, value, quantity), vals in acc.items():
         a = np.asarray(vals)
-        rows.append({"vary": axis, "value": value, "n": n_fixed if axis == "d" else value,
-                     "d": value if axis == "d" else ("inf" if "inf" in quantity else d_max), "quantity": quantity,
-                     "error_mean": a.mean(), "error_std": a.std(ddof=1) if a.size > 1 else 0.0,
-                     "repetitions": a.size})
+        rows.append(
+            {
+                "vary": axis,
+                "value": value,
+                "n": n_fixed if axis == "d" else value,
+                "d": value if axis == "d" else ("inf" if "inf" in quantity else d_max),
+                "quantity": quantity,
+                "error_mean": a.mean(),
+                "error_std": a.std(ddof=1) if a.size > 1 else 0.0,
+                "repetitions": a.size,
+            }
+        )
     slopes = []
     plt = pyplot()
     fig, axes = plt.subplots(1, 2, figsize=(10, 3.8))
-    for ax, axis in zip(axes, ("d", "n")):
+    for ax, axis in zip(axes, ("d", "n"), strict=True):
         quantities = sorted({q for (a, _, q) in acc if a == axis})
         for q in quantities:
             xs = sorted(v for (a, v, qq) in acc if a == axis and qq == q)
             ys = [np.mean(acc[(axis, v, q)]) for v in xs]
             s = _slope(xs, ys)
-            slopes.append({"vary": axis, "quantity": q, "fitted_slope": round(s, 3), "theory_slope": -0.5,
-                           "range": f"{min(xs)}..{max(xs)}"})
+            slopes.append(
+                {
+                    "vary": axis,
+                    "quantity": q,
+                    "fitted_slope": round(s, 3),
+                    "theory_slope": -0.5,
+                    "range": f"{min(xs)}..{max(xs)}",
+                }
+            )
             ax.loglog(xs, ys, "o-", ms=4, label=f"{q} (slope {s:.2f})")
             ref = ys[0] * (np.asarray(xs, float) / xs[0]) ** -0.5
             ax.loglog(xs, ref, ":", color="grey", lw=1)
@@ -678,11 +910,17 @@ def theorem1(output_dir, *, quick=False, seed=0, progress=None, dataset="avila",
         ax.set_title(f"vary {axis} " + (f"(n = {n_fixed})" if axis == "d" else "(anchor functions k(., a_j))"))
         ax.legend(fontsize=7)
         ax.grid(alpha=0.3, which="both")
-    fig.suptitle(f"Kernel JL Theorem 1 on {DATASET_TITLES.get(dataset, dataset)} (N={Xpop.shape[0]}, "
-                 f"{reps} runs, seed {seed}; dotted: slope -1/2)", fontsize=9)
+    fig.suptitle(
+        f"Kernel JL Theorem 1 on {DATASET_TITLES.get(dataset, dataset)} (N={Xpop.shape[0]}, "
+        f"{reps} runs, seed {seed}; dotted: slope -1/2)",
+        fontsize=9,
+    )
     rep.figure(fig, "theorem1")
-    rep.table("theorem1", rows, ["vary", "value", "n", "d", "quantity", "error_mean", "error_std", "repetitions"],
-              title="Theorem 1 inner-product errors (divided by ||Sigma_N||_op^3)")
+    rep.table(
+        "theorem1",
+        rows,
+        ["vary", "value", "n", "d", "quantity", "error_mean", "error_std", "repetitions"],
+        title="Theorem 1 inner-product errors (divided by ||Sigma_N||_op^3)",
+    )
     rep.table("theorem1_slopes", slopes, title="Fitted log-log slopes (theory: -1/2)")
     return rep.finish()
-

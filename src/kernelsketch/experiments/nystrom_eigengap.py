@@ -59,11 +59,17 @@ from ..datasets import DatasetNotFoundError, load_dataset
 from ..kernels import estimate_bandwidth, pairwise_kernel
 from ..metrics import eigengaps, top_eigen
 from ..utils.progress import progress as _progress
-from ._seeds import stream_rng as _rng
 from ._report import Report, pyplot
+from ._seeds import stream_rng as _rng
 
-__all__ = ["figure1", "nystroem_additional_errors", "operator_hs_distance", "partial_spearman", "theorem6_bound",
-           "DATASETS"]
+__all__ = [
+    "DATASETS",
+    "figure1",
+    "nystroem_additional_errors",
+    "operator_hs_distance",
+    "partial_spearman",
+    "theorem6_bound",
+]
 
 #: dataset -> (title, sample size N at full settings, z-score features)
 DATASETS = {
@@ -196,9 +202,20 @@ def _minmax(v):
     return (v - v.min()) / span if span > 0 else np.zeros_like(v)
 
 
-def figure1(output_dir, *, quick=False, seed=0, progress=None, datasets=("mnist", "adult", "diabetes", "cpu"),
-            n_samples=None, landmarks=(50, 100, 200, 400, 800, 1600), r_max=50, lam=10.0, n_repetitions=None,
-            plotted=(100, 400)):
+def figure1(
+    output_dir,
+    *,
+    quick=False,
+    seed=0,
+    progress=None,
+    datasets=("mnist", "adult", "diabetes", "cpu"),
+    n_samples=None,
+    landmarks=(50, 100, 200, 400, 800, 1600),
+    r_max=50,
+    lam=10.0,
+    n_repetitions=None,
+    plotted=(100, 400),
+):
     """Figure 1: additional Nystroem error and eigengap against the rank, four datasets.
 
     Parameters
@@ -260,21 +277,31 @@ def figure1(output_dir, *, quick=False, seed=0, progress=None, datasets=("mnist"
         r_max = min(r_max, 20)
         landmarks = (40, 160) if tuple(landmarks) == (50, 100, 200, 400, 800, 1600) else tuple(landmarks)
         plotted = (40, 160) if tuple(plotted) == (100, 400) else tuple(plotted)
-    sizes = {name: (min(_QUICK_N.get(name, 1000), DATASETS[name][1]) if quick else DATASETS[name][1])
-             for name in DATASETS}
+    sizes = {
+        name: (min(_QUICK_N.get(name, 1000), DATASETS[name][1]) if quick else DATASETS[name][1]) for name in DATASETS
+    }
     if n_samples:
         sizes.update(n_samples)
     landmarks = tuple(int(m) for m in landmarks)
     if min(landmarks) < r_max:
         raise ValueError(f"every m in landmarks={landmarks} must be >= r_max={r_max}")
-    params = dict(quick=quick, seed=seed, datasets=list(datasets), n_samples={d: sizes[d] for d in datasets},
-                  landmarks=list(landmarks), plotted=list(plotted), ranks=f"1..{r_max}", lam=lam,
-                  n_repetitions=reps,
-                  theorem6="Delta_r = (lambda_r - lambda_{r+1}) / N > 3 ||L_N - L_m||_HS (per draw); bound "
-                           "4 N HS / (Delta_r - HS) on ||K_r - K_hat_r||_F >= the additional error",
-                  kernel="exp(-lambda |x-y|^2 / dbar^2), dbar^2 = mean squared interpoint distance of the sample",
-                  sampling="uniform without replacement", scaling="min-max of each mean curve to [0, 1]",
-                  preprocessing="mnist /255; diabetes, cpu z-scored; adult a9a binary as is (sample of 16100 for a7a)")
+    params = dict(
+        quick=quick,
+        seed=seed,
+        datasets=list(datasets),
+        n_samples={d: sizes[d] for d in datasets},
+        landmarks=list(landmarks),
+        plotted=list(plotted),
+        ranks=f"1..{r_max}",
+        lam=lam,
+        n_repetitions=reps,
+        theorem6="Delta_r = (lambda_r - lambda_{r+1}) / N > 3 ||L_N - L_m||_HS (per draw); bound "
+        "4 N HS / (Delta_r - HS) on ||K_r - K_hat_r||_F >= the additional error",
+        kernel="exp(-lambda |x-y|^2 / dbar^2), dbar^2 = mean squared interpoint distance of the sample",
+        sampling="uniform without replacement",
+        scaling="min-max of each mean curve to [0, 1]",
+        preprocessing="mnist /255; diabetes, cpu z-scored; adult a9a binary as is (sample of 16100 for a7a)",
+    )
     rep = Report("nystrom-eigengap", output_dir, params)
     plt = pyplot()
     present = []
@@ -310,8 +337,10 @@ def figure1(output_dir, *, quick=False, seed=0, progress=None, datasets=("mnist"
                 hs[m].append(operator_hs_distance(K, idx, fro2=fro2))
         t_nys = time.perf_counter() - t1
         del K
-        rep.note(f"{title}: N={N} of {n_total}, h={h:.4g}, exact K + top eigenvalues {t_exact:.1f} s, "
-                 f"Nystroem errors {t_nys:.1f} s")
+        rep.note(
+            f"{title}: N={N} of {n_total}, h={h:.4g}, exact K + top eigenvalues {t_exact:.1f} s, "
+            f"Nystroem errors {t_nys:.1f} s"
+        )
         gap_scaled = _minmax(gaps)
         results[name] = (title, N, gaps, gap_scaled, {}, [])
         for m in grid:
@@ -324,42 +353,80 @@ def figure1(output_dir, *, quick=False, seed=0, progress=None, datasets=("mnist"
                 bounds = np.array([theorem6_bound(gaps[r - 1], N, h_) for h_ in H])
                 n_hold += bool(holds.all())
                 ratio = E[holds, r - 1] / bounds[holds] if holds.any() else np.array([])
-                thm6.append({"dataset": title, "N": N, "m": m, "r": int(r), "Delta_r": float(delta),
-                             "hs_mean": float(H.mean()), "three_hs_mean": float(3.0 * H.mean()),
-                             "condition_holds_draws": f"{int(holds.sum())}/{len(H)}",
-                             "bound_mean": float(np.nanmean(bounds)) if holds.any() else float("nan"),
-                             "additional_error_mean": float(E[:, r - 1].mean()),
-                             "error_over_bound_max": float(ratio.max()) if ratio.size else float("nan")})
+                thm6.append(
+                    {
+                        "dataset": title,
+                        "N": N,
+                        "m": m,
+                        "r": int(r),
+                        "Delta_r": float(delta),
+                        "hs_mean": float(H.mean()),
+                        "three_hs_mean": float(3.0 * H.mean()),
+                        "condition_holds_draws": f"{int(holds.sum())}/{len(H)}",
+                        "bound_mean": float(np.nanmean(bounds)) if holds.any() else float("nan"),
+                        "additional_error_mean": float(E[:, r - 1].mean()),
+                        "error_over_bound_max": float(ratio.max()) if ratio.size else float("nan"),
+                    }
+                )
                 if holds.any():
                     results[name][5].append((m, int(r), float(E[holds, r - 1].mean()), float(np.nanmean(bounds))))
-            held = [row["r"] for row in thm6 if row["dataset"] == title and row["m"] == m
-                    and row["condition_holds_draws"].split("/")[0] == str(len(H))]
-            thm6_summary.append({"dataset": title, "N": N, "m": m, "hs_mean": round(float(H.mean()), 6),
-                                 "Delta_1": round(float(gaps[0] / N), 6),
-                                 "ranks_where_condition_holds": ", ".join(map(str, held)) or "none",
-                                 "n_ranks_holding": len(held)})
+            held = [
+                row["r"]
+                for row in thm6
+                if row["dataset"] == title
+                and row["m"] == m
+                and row["condition_holds_draws"].split("/")[0] == str(len(H))
+            ]
+            thm6_summary.append(
+                {
+                    "dataset": title,
+                    "N": N,
+                    "m": m,
+                    "hs_mean": round(float(H.mean()), 6),
+                    "Delta_1": round(float(gaps[0] / N), 6),
+                    "ranks_where_condition_holds": ", ".join(map(str, held)) or "none",
+                    "n_ranks_holding": len(held),
+                }
+            )
             mean = E.mean(axis=0)
             scaled = _minmax(mean)
             results[name][4][m] = (mean, scaled)
             for r in ranks:
-                curves.append({"dataset": title, "N": N, "m": m, "r": int(r),
-                               "additional_error_mean": float(mean[r - 1]),
-                               "additional_error_std": float(E[:, r - 1].std(ddof=1)) if reps > 1 else 0.0,
-                               "eigengap": float(gaps[r - 1]), "eigengap_over_N": float(gaps[r - 1] / N),
-                               "error_scaled": float(scaled[r - 1]), "eigengap_scaled": float(gap_scaled[r - 1])})
+                curves.append(
+                    {
+                        "dataset": title,
+                        "N": N,
+                        "m": m,
+                        "r": int(r),
+                        "additional_error_mean": float(mean[r - 1]),
+                        "additional_error_std": float(E[:, r - 1].std(ddof=1)) if reps > 1 else 0.0,
+                        "eigengap": float(gaps[r - 1]),
+                        "eigengap_over_N": float(gaps[r - 1] / N),
+                        "error_scaled": float(scaled[r - 1]),
+                        "eigengap_scaled": float(gap_scaled[r - 1]),
+                    }
+                )
             rho = spearmanr(mean, gaps)[0]
             rho_partial = partial_spearman(mean, gaps, ranks)
             # the same correlation within each repetition: is the sign robust to one landmark draw?
             per_rep = [spearmanr(e, gaps)[0] for e in E]
-            spear.append({"dataset": title, "N": N, "m": m, "repetitions": reps,
-                          "spearman_error_vs_eigengap": round(float(rho), 4),
-                          "spearman_per_repetition_min": round(float(np.min(per_rep)), 4),
-                          "spearman_per_repetition_max": round(float(np.max(per_rep)), 4),
-                          "spearman_error_vs_rank": round(float(spearmanr(mean, ranks)[0]), 4),
-                          "spearman_eigengap_vs_rank": round(float(spearmanr(gaps, ranks)[0]), 4),
-                          "partial_spearman_given_r": round(rho_partial, 4),
-                          "error_at_r1": float(mean[0]), "error_at_rmax": float(mean[-1]),
-                          "bandwidth_h": round(h, 6)})
+            spear.append(
+                {
+                    "dataset": title,
+                    "N": N,
+                    "m": m,
+                    "repetitions": reps,
+                    "spearman_error_vs_eigengap": round(float(rho), 4),
+                    "spearman_per_repetition_min": round(float(np.min(per_rep)), 4),
+                    "spearman_per_repetition_max": round(float(np.max(per_rep)), 4),
+                    "spearman_error_vs_rank": round(float(spearmanr(mean, ranks)[0]), 4),
+                    "spearman_eigengap_vs_rank": round(float(spearmanr(gaps, ranks)[0]), 4),
+                    "partial_spearman_given_r": round(rho_partial, 4),
+                    "error_at_r1": float(mean[0]),
+                    "error_at_rmax": float(mean[-1]),
+                    "bandwidth_h": round(h, 6),
+                }
+            )
         if len(grid) >= 3:
             logm = np.log(np.asarray(grid, dtype=np.float64))
             for r in sorted({1, 5, 10, 25, r_max}):
@@ -368,30 +435,45 @@ def figure1(output_dir, *, quick=False, seed=0, progress=None, datasets=("mnist"
                 ys = np.array([np.mean(np.asarray(errs[m])[:, r - 1]) for m in grid])
                 ok = ys > 0
                 slope = float(np.polyfit(logm[ok], np.log(ys[ok]), 1)[0]) if ok.sum() >= 3 else float("nan")
-                rates.append({"dataset": title, "N": N, "r": r, "m_grid": ", ".join(map(str, grid)),
-                              "loglog_slope": round(slope, 3), "Drineas_Mahoney": -0.25, "large_eigengap": -0.5})
+                rates.append(
+                    {
+                        "dataset": title,
+                        "N": N,
+                        "r": r,
+                        "m_grid": ", ".join(map(str, grid)),
+                        "loglog_slope": round(slope, 3),
+                        "Drineas_Mahoney": -0.25,
+                        "large_eigengap": -0.5,
+                    }
+                )
         present.append(name)
     if present:
         fig, axes = plt.subplots(1, len(present), figsize=(4.2 * len(present), 3.6), squeeze=False)
-        for ax, name in zip(axes[0], present):
+        for ax, name in zip(axes[0], present, strict=True):
             title, N, _, gap_scaled, per_m, _ = results[name]
             styles = ["o-", "s--", "^:"]
             for k, m in enumerate([m for m in plotted if m in per_m]):
-                ax.plot(ranks, per_m[m][1], styles[k % 3], color="tab:blue", ms=3, lw=1,
-                        label=f"additional error, m={m}")
+                ax.plot(
+                    ranks, per_m[m][1], styles[k % 3], color="tab:blue", ms=3, lw=1, label=f"additional error, m={m}"
+                )
             ax.plot(ranks, gap_scaled, "D-", color="tab:red", ms=3, lw=1, label=r"eigengap $\lambda_r-\lambda_{r+1}$")
-            rhos = ", ".join(f"{s['spearman_error_vs_eigengap']:+.2f}" for s in spear
-                             if s["dataset"] == title and s["m"] in plotted)
+            rhos = ", ".join(
+                f"{s['spearman_error_vs_eigengap']:+.2f}" for s in spear if s["dataset"] == title and s["m"] in plotted
+            )
             ax.set_title(f"{title} (N={N})\nSpearman(error, gap) = {rhos}", fontsize=9)
             ax.set_xlabel("rank r")
             ax.set_ylim(-0.05, 1.05)
         axes[0][0].set_ylabel("scaled to [0, 1]")
         axes[0][0].legend(fontsize=7, loc="center right")
-        fig.suptitle(f"Nystroem eigengap paper, Figure 1: additional error (mean of {reps} draws) and eigengap, "
-                     f"lambda={lam:g}, seed {seed}", fontsize=9, y=1.06)
+        fig.suptitle(
+            f"Nystroem eigengap paper, Figure 1: additional error (mean of {reps} draws) and eigengap, "
+            f"lambda={lam:g}, seed {seed}",
+            fontsize=9,
+            y=1.06,
+        )
         rep.figure(fig, "figure1")
         fig, axes = plt.subplots(1, len(present), figsize=(4.2 * len(present), 3.6), squeeze=False)
-        for ax, name in zip(axes[0], present):
+        for ax, name in zip(axes[0], present, strict=True):
             title, N, gaps_n, _, per_m, pts = results[name]
             ax.semilogy(ranks, gaps_n / N, "D-", color="tab:red", ms=3, lw=1, label=r"$\Delta_r$ (gap / N)")
             cmap = plt.get_cmap("viridis")
@@ -400,22 +482,40 @@ def figure1(output_dir, *, quick=False, seed=0, progress=None, datasets=("mnist"
                 hs3 = next(row["three_hs_mean"] for row in thm6 if row["dataset"] == title and row["m"] == m)
                 ax.axhline(hs3, color=cmap(k / max(len(ms_here) - 1, 1)), lw=1, ls="--", label=f"3 HS, m={m}")
             for m, r, err, bound in pts:
-                ax.annotate(f"m={m}, r={r}:\nerror/bound = {err / bound:.1e}", (r, gaps_n[r - 1] / N), fontsize=6,
-                            xytext=(8, -4), textcoords="offset points")
+                ax.annotate(
+                    f"m={m}, r={r}:\nerror/bound = {err / bound:.1e}",
+                    (r, gaps_n[r - 1] / N),
+                    fontsize=6,
+                    xytext=(8, -4),
+                    textcoords="offset points",
+                )
             ax.set_title(f"{title} (N={N}): condition holds at {len(pts)} (m, r)", fontsize=9)
             ax.set_xlabel("rank r")
         axes[0][0].set_ylabel(r"$\Delta_r$ and $3\,\|L_N - L_m\|_{HS}$")
         axes[0][-1].legend(fontsize=6, loc="upper right")
-        fig.suptitle("Theorem 6 needs Delta_r above the dashed line of its m: measured error / bound where it does",
-                     fontsize=9, y=1.04)
+        fig.suptitle(
+            "Theorem 6 needs Delta_r above the dashed line of its m: measured error / bound where it does",
+            fontsize=9,
+            y=1.04,
+        )
         rep.figure(fig, "theorem6")
-    rep.table("theorem6_summary", thm6_summary,
-              title="Theorem 6's condition Delta_r = (lambda_r - lambda_{r+1}) / N > 3 ||L_N - L_m||_HS: where it "
-                    "holds (in every draw)")
+    rep.table(
+        "theorem6_summary",
+        thm6_summary,
+        title="Theorem 6's condition Delta_r = (lambda_r - lambda_{r+1}) / N > 3 ||L_N - L_m||_HS: where it "
+        "holds (in every draw)",
+    )
     rep.table("theorem6", thm6, title="Theorem 6 per dataset, m and rank: condition, bound and measured error")
-    rep.table("rate_in_m", rates, title="Log-log slope of the mean additional error against m at fixed r "
-                                        "(Drineas-Mahoney: -1/4; the paper's large-eigengap bound: -1/2)")
-    rep.table("figure1_spearman", spear,
-              title="Spearman correlation between the mean additional error and the eigengap over r = 1..r_max")
+    rep.table(
+        "rate_in_m",
+        rates,
+        title="Log-log slope of the mean additional error against m at fixed r "
+        "(Drineas-Mahoney: -1/4; the paper's large-eigengap bound: -1/2)",
+    )
+    rep.table(
+        "figure1_spearman",
+        spear,
+        title="Spearman correlation between the mean additional error and the eigengap over r = 1..r_max",
+    )
     rep.table("figure1_curves", curves, title="Additional Nystroem error and eigengap per rank")
     return rep.finish()

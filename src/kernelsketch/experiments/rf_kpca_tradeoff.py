@@ -91,19 +91,26 @@ import scipy.special
 from ..datasets import DatasetNotFoundError, load_dataset
 from ..kernels import estimate_bandwidth, pairwise_kernel
 from ..utils.progress import progress as _progress
-from ._seeds import int_seed as _int_seed, stream_rng as _rng
 from ._report import Report, pyplot
+from ._seeds import int_seed as _int_seed
+from ._seeds import stream_rng as _rng
 
-__all__ = ["tradeoff", "ekpca_reconstruction", "rf_ekpca_reconstruction", "SYNTHETIC"]
+__all__ = ["SYNTHETIC", "ekpca_reconstruction", "rf_ekpca_reconstruction", "tradeoff"]
 
-SYNTHETIC = {"exp": "N(0, 1), 1-D, h = 0.5 (exponential decay)",
-             "poly": "Cauchy(0, 1), 1-D, h = 0.5 (polynomial decay)"}
-TITLES = {"exp": "synthetic, exponential decay (Gaussian data)",
-          "poly": "synthetic, polynomial decay (Cauchy data)", "cpu": "CPU (cpu_act, z-scored)"}
+SYNTHETIC = {
+    "exp": "N(0, 1), 1-D, h = 0.5 (exponential decay)",
+    "poly": "Cauchy(0, 1), 1-D, h = 0.5 (polynomial decay)",
+}
+TITLES = {
+    "exp": "synthetic, exponential decay (Gaussian data)",
+    "poly": "synthetic, polynomial decay (Cauchy data)",
+    "cpu": "CPU (cpu_act, z-scored)",
+}
 _SYN_H = 0.5
 
 
 # ----------------------------------------------------------------------------- data
+
 
 class _Source:
     """Draws of one distribution, its bandwidth and its mean embedding mu(y)."""
@@ -131,7 +138,7 @@ class _Source:
     def _take(self, k):
         if self._next + k > self._perm.shape[0]:
             raise ValueError(f"cpu has {self._perm.shape[0]} rows: not enough for the requested samples")
-        rows = self._perm[self._next:self._next + k]
+        rows = self._perm[self._next : self._next + k]
         self._next += k
         return self._pool[rows]
 
@@ -145,7 +152,7 @@ class _Source:
         if self.name == "poly":
             return rng.standard_cauchy(size=(k, 1))
         # training sets: uniform draws from the rows not held out
-        rest = self._perm[self._next:]
+        rest = self._perm[self._next :]
         if k > rest.shape[0]:
             raise ValueError(f"cpu: n={k} exceeds the {rest.shape[0]} rows left for training")
         return self._pool[rng.choice(rest, size=k, replace=False)]
@@ -154,7 +161,7 @@ class _Source:
         """Mean embedding at Y: exact for the synthetic laws, Monte Carlo for real data."""
         if self.name == "exp":
             s = self.h**2 + 2.0
-            return self.h / math.sqrt(s) * np.exp(-Y[:, 0] ** 2 / s)
+            return self.h / math.sqrt(s) * np.exp(-(Y[:, 0] ** 2) / s)
         if self.name == "poly":
             # Gaussian convolved with Cauchy(0, 1): the Voigt profile, Re w((y + i) / h)
             return scipy.special.wofz((Y[:, 0] + 1j) / self.h).real
@@ -164,6 +171,7 @@ class _Source:
 
 
 # ----------------------------------------------------------------------------- the two reconstructions
+
 
 def ekpca_reconstruction(X_train, X_eval, Y, l, bandwidth, *, random_state=0):
     r"""EKPCA's R-E reconstructions ``R_x(y_j)`` (module docstring), shape (len(X_eval), len(Y)).
@@ -185,8 +193,9 @@ def ekpca_reconstruction(X_train, X_eval, Y, l, bandwidth, *, random_state=0):
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)  # numerically zero eigenvalues are dropped
-        kp = KernelPCA(n_components=l, kernel="gaussian", bandwidth=bandwidth, covariance="u_statistic",
-                       random_state=random_state).fit(X_train)
+        kp = KernelPCA(
+            n_components=l, kernel="gaussian", bandwidth=bandwidth, covariance="u_statistic", random_state=random_state
+        ).fit(X_train)
     S = kp.transform(X_eval)  # s_i(x) = <k(., x) - mu_n, phi_i>_H
     KY = pairwise_kernel(Y, X_train, kernel="gaussian", bandwidth=bandwidth)
     KY -= KY.mean(axis=1, keepdims=True)
@@ -233,10 +242,27 @@ def _l_of_n(n, l_exponent, rule="power"):
 
 # ----------------------------------------------------------------------------- the reproduction
 
-def tradeoff(output_dir, *, quick=False, seed=0, progress=None, datasets=("exp", "poly", "cpu"),
-             n_fixed=None, l_fixed=None, m_values=None, n_values=None, thetas=(0.5, 0.75, 1.0), l_exponent=1 / 3,
-             n_reference=None, n_test=None, n_mean=3000, n_spectrum=None, n_repetitions=None,
-             l_rules=("power", "log")):
+
+def tradeoff(
+    output_dir,
+    *,
+    quick=False,
+    seed=0,
+    progress=None,
+    datasets=("exp", "poly", "cpu"),
+    n_fixed=None,
+    l_fixed=None,
+    m_values=None,
+    n_values=None,
+    thetas=(0.5, 0.75, 1.0),
+    l_exponent=1 / 3,
+    n_reference=None,
+    n_test=None,
+    n_mean=3000,
+    n_spectrum=None,
+    n_repetitions=None,
+    l_rules=("power", "log"),
+):
     r"""RF-EKPCA against EKPCA: R-E reconstruction error against ``m`` and against ``n``.
 
     Parameters
@@ -308,14 +334,28 @@ def tradeoff(output_dir, *, quick=False, seed=0, progress=None, datasets=("exp",
         n_reference, n_test, n_spectrum = n_reference or 1500, n_test or 300, n_spectrum or 1500
         reps_a, reps_b = (n_repetitions or 4), (n_repetitions or 3)
     m_values = tuple(int(m) for m in m_values if m >= l_fixed)
-    params = dict(quick=quick, seed=seed, datasets=list(datasets), n_fixed=n_fixed, l_fixed=l_fixed,
-                  m_values=list(m_values), n_values=list(n_values), thetas=list(thetas),
-                  l_of_n=[f"ceil(n^{l_exponent:.4g})" if r == "power" else "ceil(log n)" for r in l_rules], n_reference=n_reference, n_test=n_test, n_mean=n_mean,
-                  n_spectrum=n_spectrum, repetitions_a=reps_a, repetitions_b=reps_b,
-                  kernel="gaussian exp(-|x-y|^2/h^2); h = 0.5 synthetic, median distance for cpu",
-                  features="RFKPCA cos features sqrt(2/m) cos(w.x + b)", covariance="u_statistic (both)",
-                  error="mean over held-out x and reference y of (R_x(y) - (k(y,x) - mu(y)))^2",
-                  synthetic=SYNTHETIC)
+    params = dict(
+        quick=quick,
+        seed=seed,
+        datasets=list(datasets),
+        n_fixed=n_fixed,
+        l_fixed=l_fixed,
+        m_values=list(m_values),
+        n_values=list(n_values),
+        thetas=list(thetas),
+        l_of_n=[f"ceil(n^{l_exponent:.4g})" if r == "power" else "ceil(log n)" for r in l_rules],
+        n_reference=n_reference,
+        n_test=n_test,
+        n_mean=n_mean,
+        n_spectrum=n_spectrum,
+        repetitions_a=reps_a,
+        repetitions_b=reps_b,
+        kernel="gaussian exp(-|x-y|^2/h^2); h = 0.5 synthetic, median distance for cpu",
+        features="RFKPCA cos features sqrt(2/m) cos(w.x + b)",
+        covariance="u_statistic (both)",
+        error="mean over held-out x and reference y of (R_x(y) - (k(y,x) - mu(y)))^2",
+        synthetic=SYNTHETIC,
+    )
     rep = Report("rf-kpca-tradeoff", output_dir, params)
     plt = pyplot()
     rows_a, rows_b, slopes, spectrum = [], [], [], []
@@ -349,13 +389,22 @@ def tradeoff(output_dir, *, quick=False, seed=0, progress=None, datasets=("exp",
         ii, ll = idx[fit_range], np.log(lam[fit_range])
         pslope, pr2 = _fit_r2(np.log(ii), ll)
         erate, er2 = _fit_r2(ii.astype(float), ll)
-        spectrum.append({"dataset": title, "n": n_spectrum, "bandwidth_h": round(h, 4),
-                         "fit_indices": f"{ii.min()}..{ii.max()}",
-                         "loglog_slope": round(pslope, 3), "loglog_r2": round(pr2, 4),
-                         "semilog_rate": round(erate, 4), "semilog_r2": round(er2, 4),
-                         "decay_better_fit": "polynomial" if pr2 > er2 else "exponential",
-                         "lambda_1": float(lam[0]), "lambda_10": float(lam[9]), "lambda_50": float(lam[49])
-                         if lam.size >= 50 else float("nan")})
+        spectrum.append(
+            {
+                "dataset": title,
+                "n": n_spectrum,
+                "bandwidth_h": round(h, 4),
+                "fit_indices": f"{ii.min()}..{ii.max()}",
+                "loglog_slope": round(pslope, 3),
+                "loglog_r2": round(pr2, 4),
+                "semilog_rate": round(erate, 4),
+                "semilog_r2": round(er2, 4),
+                "decay_better_fit": "polynomial" if pr2 > er2 else "exponential",
+                "lambda_1": float(lam[0]),
+                "lambda_10": float(lam[9]),
+                "lambda_50": float(lam[49]) if lam.size >= 50 else float("nan"),
+            }
+        )
         src_lam = lam[: max(80, l_fixed + 1)]
         spectra[title] = lam[ok]
 
@@ -375,24 +424,51 @@ def tradeoff(output_dir, *, quick=False, seed=0, progress=None, datasets=("exp",
                 times[m].append(time.perf_counter() - t0)
                 res[m].append(e)
         ek = np.asarray(res["EKPCA"])
-        rows_a.append({"dataset": title, "method": "EKPCA", "n": n_fixed, "l": l_fixed, "m": "",
-                       "error_mean": float(ek.mean()), "error_std": float(ek.std(ddof=1)) if reps_a > 1 else 0.0,
-                       "relative_excess_over_EKPCA": 0.0, "seconds_mean": float(np.mean(times["EKPCA"])),
-                       "error_over_mean_sq_section": float(ek.mean() / g_norm), "mu_mc_floor": src.mu_floor})
+        rows_a.append(
+            {
+                "dataset": title,
+                "method": "EKPCA",
+                "n": n_fixed,
+                "l": l_fixed,
+                "m": "",
+                "error_mean": float(ek.mean()),
+                "error_std": float(ek.std(ddof=1)) if reps_a > 1 else 0.0,
+                "relative_excess_over_EKPCA": 0.0,
+                "seconds_mean": float(np.mean(times["EKPCA"])),
+                "error_over_mean_sq_section": float(ek.mean() / g_norm),
+                "mu_mc_floor": src.mu_floor,
+            }
+        )
         gaps = []
         for m in m_values:
             e = np.asarray(res[m])
             gaps.append(float(np.mean(e - ek)))
-            rows_a.append({"dataset": title, "method": "RF-EKPCA", "n": n_fixed, "l": l_fixed, "m": m,
-                           "error_mean": float(e.mean()), "error_std": float(e.std(ddof=1)) if reps_a > 1 else 0.0,
-                           "excess_over_EKPCA": gaps[-1], "relative_excess_over_EKPCA": float(gaps[-1] / ek.mean()),
-                           "seconds_mean": float(np.mean(times[m])),
-                           "error_over_mean_sq_section": float(e.mean() / g_norm), "mu_mc_floor": src.mu_floor})
+            rows_a.append(
+                {
+                    "dataset": title,
+                    "method": "RF-EKPCA",
+                    "n": n_fixed,
+                    "l": l_fixed,
+                    "m": m,
+                    "error_mean": float(e.mean()),
+                    "error_std": float(e.std(ddof=1)) if reps_a > 1 else 0.0,
+                    "excess_over_EKPCA": gaps[-1],
+                    "relative_excess_over_EKPCA": float(gaps[-1] / ek.mean()),
+                    "seconds_mean": float(np.mean(times[m])),
+                    "error_over_mean_sq_section": float(e.mean() / g_norm),
+                    "mu_mc_floor": src.mu_floor,
+                }
+            )
         gap_arr = np.asarray(gaps)
-        slopes.append({"dataset": title, "part": "a", "curve": f"RF-EKPCA excess over EKPCA vs m (n={n_fixed}, "
-                       f"l={l_fixed})", "fitted_slope": round(_slope(np.asarray(m_values)[gap_arr > 0],
-                                                                      gap_arr[gap_arr > 0]), 3),
-                       "points": int((gap_arr > 0).sum())})
+        slopes.append(
+            {
+                "dataset": title,
+                "part": "a",
+                "curve": f"RF-EKPCA excess over EKPCA vs m (n={n_fixed}, l={l_fixed})",
+                "fitted_slope": round(_slope(np.asarray(m_values)[gap_arr > 0], gap_arr[gap_arr > 0]), 3),
+                "points": int((gap_arr > 0).sum()),
+            }
+        )
 
         # -- (b) n grows, l = l(n), m = n^theta; once per rule for l(n)
         for rule in l_rules:
@@ -411,43 +487,108 @@ def tradeoff(output_dir, *, quick=False, seed=0, progress=None, datasets=("exp",
                     for t in thetas:
                         m = max(l, math.ceil(n**t))
                         t0 = time.perf_counter()
-                        e_rf[t].append(_err(rf_ekpca_reconstruction(X, Xt, Y, l, m, h, random_state=_int_seed(rr)),
-                                            G))
+                        e_rf[t].append(_err(rf_ekpca_reconstruction(X, Xt, Y, l, m, h, random_state=_int_seed(rr)), G))
                         t_rf[t].append(time.perf_counter() - t0)
                 curves_b["EKPCA"].append(np.mean(e_ek))
                 pop = float(np.sum(src_lam[l:] ** 2))
-                rows_b.append({"dataset": title, "l_rule": rule_name, "method": "EKPCA", "n": n, "l": l, "m": "",
-                               "theta": "", "error_mean": float(np.mean(e_ek)),
-                               "error_std": float(np.std(e_ek, ddof=1)) if reps_b > 1 else 0.0,
-                               "seconds_mean": float(np.mean(t_ek)), "tail_sum_lambda_sq": pop})
+                rows_b.append(
+                    {
+                        "dataset": title,
+                        "l_rule": rule_name,
+                        "method": "EKPCA",
+                        "n": n,
+                        "l": l,
+                        "m": "",
+                        "theta": "",
+                        "error_mean": float(np.mean(e_ek)),
+                        "error_std": float(np.std(e_ek, ddof=1)) if reps_b > 1 else 0.0,
+                        "seconds_mean": float(np.mean(t_ek)),
+                        "tail_sum_lambda_sq": pop,
+                    }
+                )
                 for t in thetas:
                     m = max(l, math.ceil(n**t))
                     curves_b[t].append(np.mean(e_rf[t]))
-                    rows_b.append({"dataset": title, "l_rule": rule_name, "method": "RF-EKPCA", "n": n, "l": l,
-                                   "m": m, "theta": t, "error_mean": float(np.mean(e_rf[t])),
-                                   "error_std": float(np.std(e_rf[t], ddof=1)) if reps_b > 1 else 0.0,
-                                   "seconds_mean": float(np.mean(t_rf[t])), "tail_sum_lambda_sq": pop})
+                    rows_b.append(
+                        {
+                            "dataset": title,
+                            "l_rule": rule_name,
+                            "method": "RF-EKPCA",
+                            "n": n,
+                            "l": l,
+                            "m": m,
+                            "theta": t,
+                            "error_mean": float(np.mean(e_rf[t])),
+                            "error_std": float(np.std(e_rf[t], ddof=1)) if reps_b > 1 else 0.0,
+                            "seconds_mean": float(np.mean(t_rf[t])),
+                            "tail_sum_lambda_sq": pop,
+                        }
+                    )
             for key, ys in curves_b.items():
                 label = "EKPCA" if key == "EKPCA" else f"RF-EKPCA, m = n^{key:g}"
-                slopes.append({"dataset": title, "part": "b", "curve": f"{label} vs n (l = {rule_name})",
-                               "fitted_slope": round(_slope(n_values, ys), 3), "points": len(ys),
-                               "ratio_to_EKPCA_at_n_max": "" if key == "EKPCA"
-                               else round(float(ys[-1] / curves_b["EKPCA"][-1]), 4)})
-        rep.note(f"{title}: h={h:.4g}, mean squared centred section {g_norm:.4g}, mu Monte-Carlo floor "
-                 f"{src.mu_floor:.2e}")
+                slopes.append(
+                    {
+                        "dataset": title,
+                        "part": "b",
+                        "curve": f"{label} vs n (l = {rule_name})",
+                        "fitted_slope": round(_slope(n_values, ys), 3),
+                        "points": len(ys),
+                        "ratio_to_EKPCA_at_n_max": ""
+                        if key == "EKPCA"
+                        else round(float(ys[-1] / curves_b["EKPCA"][-1]), 4),
+                    }
+                )
+        rep.note(
+            f"{title}: h={h:.4g}, mean squared centred section {g_norm:.4g}, mu Monte-Carlo floor {src.mu_floor:.2e}"
+        )
 
     first_rule = rows_b[0]["l_rule"] if rows_b else None
-    _figures(rep, plt, present, rows_a, [r for r in rows_b if r["l_rule"] == first_rule], spectrum, spectra,
-             thetas, seed)
-    rep.table("vs_m", rows_a, ["dataset", "method", "n", "l", "m", "error_mean", "error_std", "excess_over_EKPCA",
-                               "relative_excess_over_EKPCA", "error_over_mean_sq_section", "seconds_mean",
-                               "mu_mc_floor"],
-              title="(a) R-E reconstruction error against the number of random features m (fixed n, l)")
-    rep.table("vs_n", rows_b, ["dataset", "l_rule", "method", "n", "l", "m", "theta", "error_mean", "error_std",
-                               "seconds_mean", "tail_sum_lambda_sq"],
-              title="(b) R-E reconstruction error against n, l = l(n) (two rules), m = n^theta")
-    rep.table("slopes", slopes, ["dataset", "part", "curve", "fitted_slope", "points", "ratio_to_EKPCA_at_n_max"],
-              title="Fitted log-log slopes")
+    _figures(
+        rep, plt, present, rows_a, [r for r in rows_b if r["l_rule"] == first_rule], spectrum, spectra, thetas, seed
+    )
+    rep.table(
+        "vs_m",
+        rows_a,
+        [
+            "dataset",
+            "method",
+            "n",
+            "l",
+            "m",
+            "error_mean",
+            "error_std",
+            "excess_over_EKPCA",
+            "relative_excess_over_EKPCA",
+            "error_over_mean_sq_section",
+            "seconds_mean",
+            "mu_mc_floor",
+        ],
+        title="(a) R-E reconstruction error against the number of random features m (fixed n, l)",
+    )
+    rep.table(
+        "vs_n",
+        rows_b,
+        [
+            "dataset",
+            "l_rule",
+            "method",
+            "n",
+            "l",
+            "m",
+            "theta",
+            "error_mean",
+            "error_std",
+            "seconds_mean",
+            "tail_sum_lambda_sq",
+        ],
+        title="(b) R-E reconstruction error against n, l = l(n) (two rules), m = n^theta",
+    )
+    rep.table(
+        "slopes",
+        slopes,
+        ["dataset", "part", "curve", "fitted_slope", "points", "ratio_to_EKPCA_at_n_max"],
+        title="Fitted log-log slopes",
+    )
     rep.table("spectrum", spectrum, title="Eigenvalue decay of the centred Gram / (n - 1): fits over a range of i")
     return rep.finish()
 
@@ -473,7 +614,7 @@ def _figures(rep, plt, present, rows_a, rows_b, spectrum, spectra, thetas, seed)
         ax.axhline(ek, color="k", ls="--", lw=1, label=f"EKPCA (n={a[0]['n']})")
         ex = [(r["m"], r["excess_over_EKPCA"]) for r in a[1:] if r["excess_over_EKPCA"] > 0]
         if ex:
-            ax.loglog(*zip(*ex), "s:", ms=3, color="tab:red", label="RF excess over EKPCA")
+            ax.loglog(*zip(*ex, strict=True), "s:", ms=3, color="tab:red", label="RF excess over EKPCA")
         ax.set_xlabel("random features m")
         ax.set_title(f"(a) {title}\nn={a[0]['n']}, l={a[0]['l']}", fontsize=9)
         ax.legend(fontsize=7)
@@ -484,8 +625,13 @@ def _figures(rep, plt, present, rows_a, rows_b, spectrum, spectra, thetas, seed)
         for t in thetas:
             rt = [r for r in b if r["theta"] == t]
             ax.loglog([r["n"] for r in rt], [r["error_mean"] for r in rt], "^--", ms=4, label=f"RF, m=n^{t:g}")
-        ax.loglog([r["n"] for r in e], [r["tail_sum_lambda_sq"] for r in e], ":", color="grey",
-                  label=r"$\sum_{l<i\leq 80}\hat\lambda_i^2$ (guide)")
+        ax.loglog(
+            [r["n"] for r in e],
+            [r["tail_sum_lambda_sq"] for r in e],
+            ":",
+            color="grey",
+            label=r"$\sum_{l<i\leq 80}\hat\lambda_i^2$ (guide)",
+        )
         ax.set_xlabel("n  (l = l(n))")
         ax.set_title(f"(b) {title}", fontsize=9)
         ax.legend(fontsize=7)
@@ -499,8 +645,10 @@ def _figures(rep, plt, present, rows_a, rows_b, spectrum, spectra, thetas, seed)
     for s in spectrum:
         lam = spectra[s["dataset"]]
         i = np.arange(1, lam.size + 1)
-        lab = f"{s['dataset']}: slope {s['loglog_slope']:.2f} (R2 {s['loglog_r2']:.3f}), rate {s['semilog_rate']:.3f} " \
-              f"(R2 {s['semilog_r2']:.3f})"
+        lab = (
+            f"{s['dataset']}: slope {s['loglog_slope']:.2f} (R2 {s['loglog_r2']:.3f}), rate {s['semilog_rate']:.3f} "
+            f"(R2 {s['semilog_r2']:.3f})"
+        )
         axes[0].loglog(i, lam, ".-", ms=3, lw=1, label=lab)
         axes[1].semilogy(i[:80], lam[:80], ".-", ms=3, lw=1)
     axes[0].set_title("log-log: a line = polynomial decay", fontsize=9)
@@ -508,8 +656,14 @@ def _figures(rep, plt, present, rows_a, rows_b, spectrum, spectra, thetas, seed)
     for ax in axes:
         ax.set_xlabel("i")
     axes[0].set_ylabel("eigenvalue of centred Gram / (n - 1)")
-    fig.legend(*axes[0].get_legend_handles_labels(), fontsize=7, loc="upper center", bbox_to_anchor=(0.5, 0.0),
-               ncol=1, frameon=False)
+    fig.legend(
+        *axes[0].get_legend_handles_labels(),
+        fontsize=7,
+        loc="upper center",
+        bbox_to_anchor=(0.5, 0.0),
+        ncol=1,
+        frameon=False,
+    )
     fig.suptitle(f"Eigenvalue decay of the Gaussian kernel's covariance operator (n={spectrum[0]['n']})", fontsize=10)
     fig.tight_layout()
     rep.figure(fig, "spectrum")

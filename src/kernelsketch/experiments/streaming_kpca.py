@@ -68,31 +68,34 @@ import numpy as np
 
 from ..datasets import DatasetNotFoundError, load_dataset, make_random_noisy
 from ..utils.progress import progress as _progress
-from ._seeds import int_seed as _int_seed, stream_rng as _rng
 from ._report import Report, pyplot
+from ._seeds import int_seed as _int_seed
+from ._seeds import stream_rng as _rng
 
-__all__ = ["figures", "PAPER_CLAIMS", "space_usage"]
+__all__ = ["PAPER_CLAIMS", "figures", "space_usage"]
 
 #: The paper's figure number and title of each dataset.
-FIGURE_OF = {"randomnoisy": ("figure1", "RandomNoisy"), "cpu": ("figure2", "CPU"), "adult": ("figure3", "Adult"),
-             "forest": ("figure4", "Forest")}
+FIGURE_OF = {
+    "randomnoisy": ("figure1", "RandomNoisy"),
+    "cpu": ("figure2", "CPU"),
+    "adult": ("figure3", "Adult"),
+    "forest": ("figure4", "Forest"),
+}
 
 #: The claims of the paper's Results paragraph checked by :func:`figures`.
 PAPER_CLAIMS = {
     "small_errors": "all methods have a very small error range, typically less than 0.01",
     "nystroem_best_small": "for small sample size Nystroem performs quite well under all error measures "
-                           "(most accurate)",
+    "(most accurate)",
     "frobenius_crossover_rnca": "Frobenius error: a cross-over point where RNCA beats Nystroem",
     "frobenius_crossover_skpca": "Frobenius error: a cross-over where often most versions of SKPCA beat Nystroem",
     "spectral_crossover_skpca_not_rnca": "spectral error: often a cross-over for SKPCA, but not for RNCA",
     "skpca_le_rnca_same_size": "SKPCA has as good or better error than RNCA for the same size",
-    "skpca_le_rnca_equal_space": "(the same, in space:) this difference is more pronounced in SPACE than "
-                                 "SAMPLE SIZE",
+    "skpca_le_rnca_equal_space": "(the same, in space:) this difference is more pronounced in SPACE than SAMPLE SIZE",
     "skpca_train_far_below_rnca": "train time: SKPCA has a very large advantage; RNCA is the slowest",
     "lemma_2_2_sketch_error": "Lemma 2.2: ||Z Z^T - Z W W^T Z^T||_2 <= eps n with l = 2 / eps (for "
-                              "Algorithm 1's l/2 shrink: ||Z||_F^2 / (l/2) <= 4n / l)",
-    "nystroem_test_orders_above_skpca": "test time: Nystroem is slowest by several orders of magnitude "
-                                        "(vs SKPCA)",
+    "Algorithm 1's l/2 shrink: ||Z||_F^2 / (l/2) <= 4n / l)",
+    "nystroem_test_orders_above_skpca": "test time: Nystroem is slowest by several orders of magnitude (vs SKPCA)",
 }
 
 SKETCH_SIZES = (2, 5, 10, 20, 30, 50)
@@ -118,6 +121,7 @@ def space_usage(method, sample_size, n_features, sketch_size=None):
 
 
 # ----------------------------------------------------------------------------- helpers
+
 
 def _zscore(X_train, X_test):
     """z-score both with the training columns' mean and std (constant columns left at 0)."""
@@ -153,8 +157,7 @@ def _load_split(name, seed, *, quick, max_train, random_noisy_shape):
         title = "CPU (cpu_act, z-scored)"
     elif name == "adult":
         X_train, _, X_test_all, _ = load_dataset("adult", return_split=True)
-        X_test = X_test_all[np.sort(rng.choice(X_test_all.shape[0], size=1000 if not quick else 100,
-                                               replace=False))]
+        X_test = X_test_all[np.sort(rng.choice(X_test_all.shape[0], size=1000 if not quick else 100, replace=False))]
         title = "Adult (a9a, sparse)"
     elif name == "forest":
         try:
@@ -162,10 +165,14 @@ def _load_split(name, seed, *, quick, max_train, random_noisy_shape):
         except DatasetNotFoundError as exc:
             X_train, _, X_test_all, _ = load_dataset("mnist", return_split=True)
             X_train = _subsample_rows(X_train, max_train, rng) / 255.0
-            X_test = X_test_all[np.sort(rng.choice(X_test_all.shape[0], size=1000 if not quick else 100,
-                                                   replace=False))] / 255.0
-            note = (f"Forest: dataset not available offline ({str(exc).splitlines()[0]}); Figure 4 uses MNIST "
-                    f"(pixels / 255, {X_train.shape[0]} training images) as a stand-in for a larger dense set")
+            X_test = (
+                X_test_all[np.sort(rng.choice(X_test_all.shape[0], size=1000 if not quick else 100, replace=False))]
+                / 255.0
+            )
+            note = (
+                f"Forest: dataset not available offline ({str(exc).splitlines()[0]}); Figure 4 uses MNIST "
+                f"(pixels / 255, {X_train.shape[0]} training images) as a stand-in for a larger dense set"
+            )
             return X_train, X_test, "MNIST (stand-in for Forest, not in the paper)", note
         X_train, X_test = _holdout(X, 1000 if not quick else 100, rng)
         X_train, X_test = _zscore(X_train, X_test)
@@ -212,13 +219,21 @@ class _GramResidual:
         return abs(float(top[0])) / self.n, frob / self.n**2
 
 
-def _make_estimator(method, sample_size, sketch_size, bandwidth, seed, shrink, nystroem_rank=None,
-                    basis="last_full_buffer"):
+def _make_estimator(
+    method, sample_size, sketch_size, bandwidth, seed, shrink, nystroem_rank=None, basis="last_full_buffer"
+):
     if method == "SKPCA":
         from ..decomposition import StreamingKPCA
 
-        return StreamingKPCA(n_components=None, n_random_features=sample_size, sketch_size=sketch_size,
-                             shrink=shrink, basis=basis, bandwidth=bandwidth, random_state=seed)
+        return StreamingKPCA(
+            n_components=None,
+            n_random_features=sample_size,
+            sketch_size=sketch_size,
+            shrink=shrink,
+            basis=basis,
+            bandwidth=bandwidth,
+            random_state=seed,
+        )
     if method == "RNCA":
         from ..decomposition import RNCA
 
@@ -268,6 +283,7 @@ def _label(method, sketch_size):
 
 # ----------------------------------------------------------------------------- claims
 
+
 def _curve(rows, label, key):
     pts = sorted((r["sample_size"], r[key], r["space"]) for r in rows if r["method_label"] == label)
     return pts
@@ -297,15 +313,26 @@ def _check_claims(rows, title):
     out = []
 
     def add(key, verdict, numbers, criterion):
-        out.append({"dataset": title, "claim": key, "paper": PAPER_CLAIMS[key], "verdict": verdict,
-                    "numbers": numbers, "criterion": criterion})
+        out.append(
+            {
+                "dataset": title,
+                "claim": key,
+                "paper": PAPER_CLAIMS[key],
+                "verdict": verdict,
+                "numbers": numbers,
+                "criterion": criterion,
+            }
+        )
 
     # errors below 0.01
     frac = {k: float(np.mean([r[k] < 0.01 for r in rows])) for k in ("spectral_error", "frobenius_error")}
-    add("small_errors", _verdict(min(frac.values()) >= 0.5),
+    add(
+        "small_errors",
+        _verdict(min(frac.values()) >= 0.5),
         f"fraction of points < 0.01: spectral {frac['spectral_error']:.2f}, Frobenius {frac['frobenius_error']:.2f}; "
         f"max spectral {_fmt(max(r['spectral_error'] for r in rows))}",
-        "holds if >= half of all (method, sample size) points are < 0.01 in both errors")
+        "holds if >= half of all (method, sample size) points are < 0.01 in both errors",
+    )
 
     # Nystroem best at the smallest sample size
     m0 = sizes[0]
@@ -316,8 +343,12 @@ def _check_claims(rows, title):
         ny = at[("Nystrom", m0)][key]
         ok.append(ny <= best)
         parts.append(f"{name} at {m0}: Nystrom {_fmt(ny)} vs best other {_fmt(best)} ({who})")
-    add("nystroem_best_small", _verdict(all(ok), any(ok)), "; ".join(parts),
-        "holds if Nystroem has the lowest spectral and Frobenius error at the smallest sample size")
+    add(
+        "nystroem_best_small",
+        _verdict(all(ok), any(ok)),
+        "; ".join(parts),
+        "holds if Nystroem has the lowest spectral and Frobenius error at the smallest sample size",
+    )
 
     def crossover(label, key):
         """First sample size where ``label`` beats Nystroem after Nystroem led, or None."""
@@ -333,25 +364,34 @@ def _check_claims(rows, title):
         return None
 
     c = crossover("RNCA", "frobenius_error")
-    add("frobenius_crossover_rnca", _verdict(c is not None),
+    add(
+        "frobenius_crossover_rnca",
+        _verdict(c is not None),
         f"RNCA first below Nystroem at m = {c}" if c else "RNCA never crosses below Nystroem",
-        "holds if Nystroem is better at small m and RNCA better at some larger m")
+        "holds if Nystroem is better at small m and RNCA better at some larger m",
+    )
     cs = {lab: crossover(lab, "frobenius_error") for lab in sk_labels}
     crossed = [lab for lab, v in cs.items() if v is not None]
-    add("frobenius_crossover_skpca", _verdict(len(crossed) > len(sk_labels) / 2, bool(crossed)),
+    add(
+        "frobenius_crossover_skpca",
+        _verdict(len(crossed) > len(sk_labels) / 2, bool(crossed)),
         f"{len(crossed)}/{len(sk_labels)} SKPCA versions cross below Nystroem: "
         + (", ".join(f"{lab.split()[1]} at m={cs[lab]}" for lab in crossed) or "none"),
-        "holds if most SKPCA versions cross; partly if at least one does")
+        "holds if most SKPCA versions cross; partly if at least one does",
+    )
     cs_sp = {lab: crossover(lab, "spectral_error") for lab in sk_labels}
     crossed_sp = [lab for lab, v in cs_sp.items() if v is not None]
     c_rnca_sp = crossover("RNCA", "spectral_error")
     # as written: a cross-over for SKPCA (and none for RNCA); without any SKPCA cross-over it does not hold
-    add("spectral_crossover_skpca_not_rnca", _verdict(bool(crossed_sp) and c_rnca_sp is None, bool(crossed_sp)),
+    add(
+        "spectral_crossover_skpca_not_rnca",
+        _verdict(bool(crossed_sp) and c_rnca_sp is None, bool(crossed_sp)),
         f"{len(crossed_sp)}/{len(sk_labels)} SKPCA versions cross ("
         + (", ".join(f"{lab.split()[1]} at m={cs_sp[lab]}" for lab in crossed_sp) or "none")
         + f"); RNCA {'crosses at m = ' + str(c_rnca_sp) if c_rnca_sp else 'does not cross'}",
         "holds if some SKPCA version crosses below Nystroem in spectral error and RNCA does not; partly if "
-        "SKPCA and RNCA both cross; does not hold if no SKPCA version crosses")
+        "SKPCA and RNCA both cross; does not hold if no SKPCA version crosses",
+    )
 
     # SKPCA <= RNCA at equal space (log-log interpolation of each SKPCA curve at RNCA's space)
     parts, fracs = [], []
@@ -372,23 +412,35 @@ def _check_claims(rows, title):
                 best_wins += min(vals) <= err_r
         f = wins / total if total else float("nan")
         fracs.append(f)
-        parts.append(f"{name}: SKPCA <= RNCA in {wins}/{total} (space point, l) pairs, best l in "
-                     f"{best_wins}/{best_total} space points")
+        parts.append(
+            f"{name}: SKPCA <= RNCA in {wins}/{total} (space point, l) pairs, best l in "
+            f"{best_wins}/{best_total} space points"
+        )
     eq_size = []
     for key in ("spectral_error", "frobenius_error"):
-        pairs = [(at[(lab, m)][key], at[("RNCA", m)][key]) for lab in sk_labels for m in sizes
-                 if (lab, m) in at and ("RNCA", m) in at]
+        pairs = [
+            (at[(lab, m)][key], at[("RNCA", m)][key])
+            for lab in sk_labels
+            for m in sizes
+            if (lab, m) in at and ("RNCA", m) in at
+        ]
         eq_size.append(sum(a <= b for a, b in pairs) / max(len(pairs), 1))
     n_pairs = len([1 for lab in sk_labels for m in sizes if (lab, m) in at and ("RNCA", m) in at])
-    add("skpca_le_rnca_same_size", _verdict(min(eq_size) >= 0.5, max(eq_size) >= 0.5),
+    add(
+        "skpca_le_rnca_same_size",
+        _verdict(min(eq_size) >= 0.5, max(eq_size) >= 0.5),
         f"SKPCA <= RNCA at equal sample size m in {eq_size[0]:.2f} (spectral) and {eq_size[1]:.2f} (Frobenius) "
         f"of the {n_pairs} (l, m) pairs",
         "the claim as written (same size = same m): holds if >= half of the (l, m) pairs for both errors; "
-        "partly for one")
+        "partly for one",
+    )
     ok_all = all(f >= 0.5 for f in fracs if np.isfinite(f))
-    add("skpca_le_rnca_equal_space", _verdict(ok_all and all(np.isfinite(fracs)), any(f >= 0.5 for f in fracs)),
+    add(
+        "skpca_le_rnca_equal_space",
+        _verdict(ok_all and all(np.isfinite(fracs)), any(f >= 0.5 for f in fracs)),
         "; ".join(parts),
-        "holds if SKPCA <= RNCA in >= half of the comparable (space, l) pairs for both errors; partly for one")
+        "holds if SKPCA <= RNCA in >= half of the comparable (space, l) pairs for both errors; partly for one",
+    )
 
     # times at the largest sample size
     m1 = sizes[-1]
@@ -396,14 +448,15 @@ def _check_claims(rows, title):
     rn_train = at[("RNCA", m1)]["train_time_s"]
     ratios = np.array([rn_train / v for v in sk_train.values()])
     ny_train = at[("Nystrom", m1)]["train_time_s"]
-    slowest = max(("RNCA", rn_train), ("Nystrom", ny_train), *[(k, v) for k, v in sk_train.items()],
-                  key=lambda kv: kv[1])[0]
-    add("skpca_train_far_below_rnca",
+    slowest = max(("RNCA", rn_train), ("Nystrom", ny_train), *list(sk_train.items()), key=lambda kv: kv[1])[0]
+    add(
+        "skpca_train_far_below_rnca",
         _verdict(ratios.min() > 1 and np.median(ratios) >= 2, ratios.min() > 1 or np.median(ratios) >= 2),
         f"at m = {m1}: RNCA {_fmt(rn_train)} CPU s, SKPCA {_fmt(min(sk_train.values()))}-"
         f"{_fmt(max(sk_train.values()))} CPU s (RNCA / SKPCA = {_fmt(ratios.min())}-{_fmt(ratios.max())}x), "
         f"Nystrom {_fmt(ny_train)} CPU s; slowest: {slowest}",
-        "holds if RNCA is slower than every SKPCA version and >= 2x the median one at the largest m")
+        "holds if RNCA is slower than every SKPCA version and >= 2x the median one at the largest m",
+    )
     sk_test = {lab: at[(lab, m1)]["test_time_per_point_s"] for lab in sk_labels if (lab, m1) in at}
     ny_test = at[("Nystrom", m1)]["test_time_per_point_s"]
     r_test = np.array([ny_test / v for v in sk_test.values()])
@@ -412,42 +465,53 @@ def _check_claims(rows, title):
         worst_cert = max(lem, key=lambda r: r["sketch_error"] / max(r["fd_delta"], 1e-300))
         worst_bound = max(lem, key=lambda r: r["sketch_error"] / max(r["lemma_bound"], 1e-300))
         over = sum(r["sketch_error"] > r["lemma_bound"] * (1 + 1e-9) for r in lem)
-        add("lemma_2_2_sketch_error", _verdict(over == 0),
+        add(
+            "lemma_2_2_sketch_error",
+            _verdict(over == 0),
             f"{len(lem) - over}/{len(lem)} SKPCA points within ||Z||_F^2/(l/2) (all divided by n_eval); largest "
             f"ratio to that bound {_fmt(worst_bound['sketch_error'] / worst_bound['lemma_bound'])} "
             f"({worst_bound['method_label']}, m={worst_bound['sample_size']}); to the sketch's certificate Delta "
             f"{_fmt(worst_cert['sketch_error'] / worst_cert['fd_delta'])} "
             f"({worst_cert['method_label']}, m={worst_cert['sample_size']})",
             "holds if ||Z_S Z_S^T - Z_S W W^T Z_S^T||_2 on the n_eval evaluation rows S is below the lemma's bound "
-            "at every (l, m); the certificate ratio is <= 1 whenever W spans the final sketch (basis='sketch')")
+            "at every (l, m); the certificate ratio is <= 1 whenever W spans the final sketch (basis='sketch')",
+        )
     else:
         add("lemma_2_2_sketch_error", "not measured", "no SKPCA rows with a measured sketch error", "-")
-    add("nystroem_test_orders_above_skpca", _verdict(r_test.min() >= 100, r_test.min() >= 10),
+    add(
+        "nystroem_test_orders_above_skpca",
+        _verdict(r_test.min() >= 100, r_test.min() >= 10),
         f"at m = {m1}: Nystrom {_fmt(ny_test)} CPU s/point, SKPCA {_fmt(min(sk_test.values()))}-"
         f"{_fmt(max(sk_test.values()))} CPU s/point (ratio {_fmt(r_test.min())}-{_fmt(r_test.max())}x)",
-        "holds if >= 100x over every SKPCA version at the largest m; partly if >= 10x")
+        "holds if >= 100x over every SKPCA version at the largest m; partly if >= 10x",
+    )
     return out
 
 
 # ----------------------------------------------------------------------------- plotting
+
 
 def _plot(rows, title, fig_name, params, plt):
     from matplotlib.ticker import LogFormatterSciNotation, LogLocator, NullFormatter
 
     labels = [f"SKPCA l={l}" for l in params["sketch_sizes"]] + ["RNCA", "Nystrom"]
     cmap = plt.get_cmap("viridis")
-    style = {f"SKPCA l={l}": dict(color=cmap(i / max(len(params["sketch_sizes"]) - 1, 1)), marker="o", ms=3, lw=1)
-             for i, l in enumerate(params["sketch_sizes"])}
+    style = {
+        f"SKPCA l={l}": dict(color=cmap(i / max(len(params["sketch_sizes"]) - 1, 1)), marker="o", ms=3, lw=1)
+        for i, l in enumerate(params["sketch_sizes"])
+    }
     style["RNCA"] = dict(color="tab:red", marker="s", ms=4, lw=1.6)
     style["Nystrom"] = dict(color="black", marker="^", ms=4, lw=1.6)
-    panels = [("sample_size", "spectral_error", "kernel spectral error  ||G-G'||_2 / n"),
-              ("sample_size", "frobenius_error", "kernel Frobenius error  ||G-G'||_F / n^2"),
-              ("sample_size", "train_time_s", "train time (CPU s)"),
-              ("space", "spectral_error", "kernel spectral error"),
-              ("space", "frobenius_error", "kernel Frobenius error"),
-              ("sample_size", "test_time_per_point_s", "test time per point (CPU s)")]
+    panels = [
+        ("sample_size", "spectral_error", "kernel spectral error  ||G-G'||_2 / n"),
+        ("sample_size", "frobenius_error", "kernel Frobenius error  ||G-G'||_F / n^2"),
+        ("sample_size", "train_time_s", "train time (CPU s)"),
+        ("space", "spectral_error", "kernel spectral error"),
+        ("space", "frobenius_error", "kernel Frobenius error"),
+        ("sample_size", "test_time_per_point_s", "test time per point (CPU s)"),
+    ]
     fig, axes = plt.subplots(2, 3, figsize=(15, 8.5))
-    for ax, (x, y, ylabel) in zip(axes.ravel(), panels):
+    for ax, (x, y, ylabel) in zip(axes.ravel(), panels, strict=True):
         for lab in labels:
             pts = sorted((r[x], r[y]) for r in rows if r["method_label"] == lab)
             if pts:
@@ -467,18 +531,38 @@ def _plot(rows, title, fig_name, params, plt):
         ax.grid(True, which="major", alpha=0.3)
     axes[0, 0].legend(fontsize=7, ncol=2)
     r0 = rows[0]
-    fig.suptitle(f"{fig_name.replace('figure', 'Figure ')}: {title}  (n_train={r0['n_train']}, d={r0['d']}, "
-                 f"errors on n_eval={r0['n_eval']}, h={r0['bandwidth']:.4g}, seed {params['seed']})", fontsize=10)
+    fig.suptitle(
+        f"{fig_name.replace('figure', 'Figure ')}: {title}  (n_train={r0['n_train']}, d={r0['d']}, "
+        f"errors on n_eval={r0['n_eval']}, h={r0['bandwidth']:.4g}, seed {params['seed']})",
+        fontsize=10,
+    )
     fig.subplots_adjust(wspace=0.28, hspace=0.25, top=0.93)
     return fig
 
 
 # ----------------------------------------------------------------------------- the reproduction
 
-def figures(output_dir, *, quick=False, seed=0, progress=None, datasets=("randomnoisy", "cpu", "adult", "forest"),
-            sketch_sizes=SKETCH_SIZES, sample_sizes=None, n_eval=None, n_repetitions=None, shrink="half",
-            bandwidth_percentile=25.0, bandwidth=None, nystroem_rank=None, max_train=None, forest_max_train=None,
-            random_noisy_shape=None, basis="last_full_buffer"):
+
+def figures(
+    output_dir,
+    *,
+    quick=False,
+    seed=0,
+    progress=None,
+    datasets=("randomnoisy", "cpu", "adult", "forest"),
+    sketch_sizes=SKETCH_SIZES,
+    sample_sizes=None,
+    n_eval=None,
+    n_repetitions=None,
+    shrink="half",
+    bandwidth_percentile=25.0,
+    bandwidth=None,
+    nystroem_rank=None,
+    max_train=None,
+    forest_max_train=None,
+    random_noisy_shape=None,
+    basis="last_full_buffer",
+):
     """Figures 1-4: error, space and time of SKPCA, RNCA and Nystroem against sample size.
 
     Parameters
@@ -545,28 +629,39 @@ def figures(output_dir, *, quick=False, seed=0, progress=None, datasets=("random
     forest_max_train = forest_max_train if forest_max_train is not None else (max_train or 20000)
     if random_noisy_shape is None:
         random_noisy_shape = (900, 200) if quick else (20000, 1000)
-    params = dict(quick=quick, seed=seed, datasets=list(datasets), sketch_sizes=list(sketch_sizes),
-                  sample_sizes=list(sample_sizes), n_eval=n_eval, n_repetitions=reps, shrink=shrink,
-                  max_train=max_train, forest_max_train=forest_max_train,
-                  random_noisy_shape=list(random_noisy_shape),
-                  kernel="gaussian exp(-|x-y|^2/h^2)",
-                  bandwidth=(f"fixed h = {bandwidth:g}" if bandwidth is not None else
-                             f"{bandwidth_percentile:g}th percentile of training interpoint distances "
-                             "(100000 sampled pairs)") + ", shared by all methods",
-                  test_set="1000 points (CPU 800; quick 100 / 80)",
-                  errors="||G-G'||_2/n and ||G-G'||_F/n^2 on a uniform subsample of n_eval training points",
-                  space="SKPCA m d + m l, Nystrom c^2 + c d, RNCA m^2 + m d (floats)",
-                  skpca=f"StreamingKPCA(basis={basis!r}), every direction with a nonzero singular value "
-                        "(n_components=None)",
-                  basis=basis,
-                  rnca="RNCA, all m components (G' = Z Z^T)",
-                  nystrom="Nystroem, c uniform landmarks, " + (
-                      "full rank (pseudo-inverse of W)" if nystroem_rank is None
-                      else f"rank-{nystroem_rank} pseudo-inverse W_k^+"),
-                  train_time="CPU time (process_time) of fit on the training set (bandwidth given); wall time "
-                             "in train_wall_s",
-                  test_time="CPU time of transform of the test set / its size; wall time in test_wall_per_point_s",
-                  blas_threads=_blas_threads())
+    params = dict(
+        quick=quick,
+        seed=seed,
+        datasets=list(datasets),
+        sketch_sizes=list(sketch_sizes),
+        sample_sizes=list(sample_sizes),
+        n_eval=n_eval,
+        n_repetitions=reps,
+        shrink=shrink,
+        max_train=max_train,
+        forest_max_train=forest_max_train,
+        random_noisy_shape=list(random_noisy_shape),
+        kernel="gaussian exp(-|x-y|^2/h^2)",
+        bandwidth=(
+            f"fixed h = {bandwidth:g}"
+            if bandwidth is not None
+            else f"{bandwidth_percentile:g}th percentile of training interpoint distances (100000 sampled pairs)"
+        )
+        + ", shared by all methods",
+        test_set="1000 points (CPU 800; quick 100 / 80)",
+        errors="||G-G'||_2/n and ||G-G'||_F/n^2 on a uniform subsample of n_eval training points",
+        space="SKPCA m d + m l, Nystrom c^2 + c d, RNCA m^2 + m d (floats)",
+        skpca=f"StreamingKPCA(basis={basis!r}), every direction with a nonzero singular value (n_components=None)",
+        basis=basis,
+        rnca="RNCA, all m components (G' = Z Z^T)",
+        nystrom="Nystroem, c uniform landmarks, "
+        + (
+            "full rank (pseudo-inverse of W)" if nystroem_rank is None else f"rank-{nystroem_rank} pseudo-inverse W_k^+"
+        ),
+        train_time="CPU time (process_time) of fit on the training set (bandwidth given); wall time in train_wall_s",
+        test_time="CPU time of transform of the test set / its size; wall time in test_wall_per_point_s",
+        blas_threads=_blas_threads(),
+    )
     rep = Report("skpca-figures", output_dir, params)
     plt = pyplot()
     all_rows, claims, checks = [], [], []
@@ -574,8 +669,9 @@ def figures(output_dir, *, quick=False, seed=0, progress=None, datasets=("random
         fig_name, _ = FIGURE_OF[name]
         cap = forest_max_train if name == "forest" else max_train
         try:
-            X_train, X_test, title, note = _load_split(name, seed, quick=quick, max_train=cap,
-                                                       random_noisy_shape=random_noisy_shape)
+            X_train, X_test, title, note = _load_split(
+                name, seed, quick=quick, max_train=cap, random_noisy_shape=random_noisy_shape
+            )
         except DatasetNotFoundError as exc:
             rep.note(f"{name}: dataset not available offline, skipped ({str(exc).splitlines()[0]})")
             continue
@@ -585,21 +681,36 @@ def figures(output_dir, *, quick=False, seed=0, progress=None, datasets=("random
         if bandwidth is not None:
             h = float(bandwidth)
         else:
-            h = float(estimate_bandwidth(X_train, "percentile", percentile=bandwidth_percentile,
-                                         random_state=_int_seed(_rng(seed, 2, ds_index))))
+            h = float(
+                estimate_bandwidth(
+                    X_train,
+                    "percentile",
+                    percentile=bandwidth_percentile,
+                    random_state=_int_seed(_rng(seed, 2, ds_index)),
+                )
+            )
         from ..kernels.blocks import get_kernel
 
         kern = get_kernel("gaussian", bandwidth=h)
         X_eval = _subsample_rows(X_train, n_eval, _rng(seed, 3, ds_index))
         ne = X_eval.shape[0]
-        rep.note(f"{title}: n_train={n_train}, n_test={X_test.shape[0]}, d={d}, bandwidth h={h:.6g}; errors on "
-                 + (f"a uniform subsample of {ne} of the {n_train} training points" if ne < n_train
-                    else f"all {n_train} training points"))
+        rep.note(
+            f"{title}: n_train={n_train}, n_test={X_test.shape[0]}, d={d}, bandwidth h={h:.6g}; errors on "
+            + (
+                f"a uniform subsample of {ne} of the {n_train} training points"
+                if ne < n_train
+                else f"all {n_train} training points"
+            )
+        )
         t_dataset = time.perf_counter()
         residual = _GramResidual(X_eval, kern)
-        jobs = [(r, m, meth, l) for r in range(reps) for m in sample_sizes
-                for meth, l in [("SKPCA", l) for l in sketch_sizes] + [("RNCA", None), ("Nystrom", None)]
-                if not (meth == "SKPCA" and l >= m) and not (meth == "Nystrom" and m > n_train)]
+        jobs = [
+            (r, m, meth, l)
+            for r in range(reps)
+            for m in sample_sizes
+            for meth, l in [("SKPCA", l) for l in sketch_sizes] + [("RNCA", None), ("Nystrom", None)]
+            if not (meth == "SKPCA" and l >= m) and not (meth == "Nystrom" and m > n_train)
+        ]
         acc = {}
         check_done = False
         for r, m, meth, l in _progress(jobs, total=len(jobs), desc=f"skpca {name}", enabled=progress):
@@ -619,8 +730,11 @@ def figures(output_dir, *, quick=False, seed=0, progress=None, datasets=("random
             if meth == "SKPCA":
                 # Lemma 2.2's quantity on the evaluation rows, against Frequent Directions' own certificate
                 # Delta (>= it when W spans the final sketch) and the paper's bound ||Z||_F^2 / (l / 2)
-                lemma = (_sketch_error(est, X_eval) / ne, est.error_bound_ / ne,
-                         est.sketch_.squared_frobenius_ / (est.sketch_._delta_index * ne))
+                lemma = (
+                    _sketch_error(est, X_eval) / ne,
+                    est.error_bound_ / ne,
+                    est.sketch_.squared_frobenius_ / (est.sketch_._delta_index * ne),
+                )
             else:
                 lemma = (np.nan, np.nan, np.nan)
             if not check_done and meth == "Nystrom":
@@ -628,40 +742,101 @@ def figures(output_dir, *, quick=False, seed=0, progress=None, datasets=("random
                 k = min(ne, 1000)
                 sub = _GramResidual(X_eval[:k], kern)
                 ours = sub(Y[:k], seed=est_seed)
-                lib = (kernel_spectral_error(X_eval[:k], Y[:k], kern, random_state=0),
-                       kernel_frobenius_error(X_eval[:k], Y[:k], kern))
-                checks.append({"dataset": title, "method": _label(meth, l), "sample_size": m, "n_points": k,
-                               "spectral_ours": ours[0], "spectral_metrics": lib[0],
-                               "frobenius_ours": ours[1], "frobenius_metrics": lib[1],
-                               "max_rel_diff": max(abs(ours[0] - lib[0]) / max(lib[0], 1e-300),
-                                                   abs(ours[1] - lib[1]) / max(lib[1], 1e-300))})
+                lib = (
+                    kernel_spectral_error(X_eval[:k], Y[:k], kern, random_state=0),
+                    kernel_frobenius_error(X_eval[:k], Y[:k], kern),
+                )
+                checks.append(
+                    {
+                        "dataset": title,
+                        "method": _label(meth, l),
+                        "sample_size": m,
+                        "n_points": k,
+                        "spectral_ours": ours[0],
+                        "spectral_metrics": lib[0],
+                        "frobenius_ours": ours[1],
+                        "frobenius_metrics": lib[1],
+                        "max_rel_diff": max(
+                            abs(ours[0] - lib[0]) / max(lib[0], 1e-300), abs(ours[1] - lib[1]) / max(lib[1], 1e-300)
+                        ),
+                    }
+                )
                 check_done = True
             acc.setdefault((meth, l, m), []).append((spec, frob, *times, *lemma))
         rows = []
         for (meth, l, m), vals in acc.items():
             v = np.mean(np.asarray(vals), axis=0)
-            rows.append({"dataset": title, "figure": fig_name, "method": meth, "sketch_size": l if l else "",
-                         "method_label": _label(meth, l), "sample_size": m,
-                         "space": space_usage(meth, m, d, l), "spectral_error": float(v[0]),
-                         "frobenius_error": float(v[1]), "train_time_s": float(v[2]),
-                         "test_time_per_point_s": float(v[3]), "train_wall_s": float(v[4]),
-                         "test_wall_per_point_s": float(v[5]), "n_train": n_train, "n_test": X_test.shape[0],
-                         "n_eval": ne, "d": d, "bandwidth": h, "repetitions": len(vals),
-                         "sketch_error": float(v[6]), "fd_delta": float(v[7]), "lemma_bound": float(v[8])})
+            rows.append(
+                {
+                    "dataset": title,
+                    "figure": fig_name,
+                    "method": meth,
+                    "sketch_size": l if l else "",
+                    "method_label": _label(meth, l),
+                    "sample_size": m,
+                    "space": space_usage(meth, m, d, l),
+                    "spectral_error": float(v[0]),
+                    "frobenius_error": float(v[1]),
+                    "train_time_s": float(v[2]),
+                    "test_time_per_point_s": float(v[3]),
+                    "train_wall_s": float(v[4]),
+                    "test_wall_per_point_s": float(v[5]),
+                    "n_train": n_train,
+                    "n_test": X_test.shape[0],
+                    "n_eval": ne,
+                    "d": d,
+                    "bandwidth": h,
+                    "repetitions": len(vals),
+                    "sketch_error": float(v[6]),
+                    "fd_delta": float(v[7]),
+                    "lemma_bound": float(v[8]),
+                }
+            )
         rows.sort(key=lambda r: (r["method"] != "SKPCA", r["method"], r["sketch_size"] or 0, r["sample_size"]))
         del residual
         rep.note(f"{title}: {len(jobs)} fits in {time.perf_counter() - t_dataset:.1f} s")
         rep.figure(_plot(rows, title, fig_name, params, plt), fig_name)
         claims.extend(_check_claims(rows, title))
         all_rows.extend(rows)
-    columns = ["dataset", "figure", "method_label", "method", "sketch_size", "sample_size", "space",
-               "spectral_error", "frobenius_error", "train_time_s", "test_time_per_point_s", "train_wall_s",
-               "test_wall_per_point_s", "n_train", "n_test",
-               "n_eval", "d", "bandwidth", "repetitions", "sketch_error", "fd_delta", "lemma_bound"]
-    rep.table("results", all_rows, columns,
-              title="Kernel spectral / Frobenius error, train time, test time per point and space")
-    rep.table("claims", claims, ["dataset", "claim", "verdict", "numbers", "criterion", "paper"],
-              title="The paper's claims checked on our runs")
-    rep.table("metric_check", checks,
-              title="Cached-Gram evaluator vs kernelsketch.metrics (kernel_spectral_error, kernel_frobenius_error)")
+    columns = [
+        "dataset",
+        "figure",
+        "method_label",
+        "method",
+        "sketch_size",
+        "sample_size",
+        "space",
+        "spectral_error",
+        "frobenius_error",
+        "train_time_s",
+        "test_time_per_point_s",
+        "train_wall_s",
+        "test_wall_per_point_s",
+        "n_train",
+        "n_test",
+        "n_eval",
+        "d",
+        "bandwidth",
+        "repetitions",
+        "sketch_error",
+        "fd_delta",
+        "lemma_bound",
+    ]
+    rep.table(
+        "results",
+        all_rows,
+        columns,
+        title="Kernel spectral / Frobenius error, train time, test time per point and space",
+    )
+    rep.table(
+        "claims",
+        claims,
+        ["dataset", "claim", "verdict", "numbers", "criterion", "paper"],
+        title="The paper's claims checked on our runs",
+    )
+    rep.table(
+        "metric_check",
+        checks,
+        title="Cached-Gram evaluator vs kernelsketch.metrics (kernel_spectral_error, kernel_frobenius_error)",
+    )
     return rep.finish()

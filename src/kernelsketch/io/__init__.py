@@ -14,7 +14,20 @@ from .source import MatrixSource, coerce_labels
 from .writers import OUTPUT_FORMATS, BlockWriter, open_writer, output_format, write_matrix
 
 __all__ = [
-    "INPUT_FORMATS", "OUTPUT_FORMATS", "AtomicPath", "BlockWriter", "MatrixSource", "OutputExistsError",
-    "RowReservoir", "SameFileError", "check_output_path", "coerce_labels", "guess_format", "open_matrix",
-    "open_writer", "output_format", "read_matrix", "write_matrix",
+    "INPUT_FORMATS",
+    "OUTPUT_FORMATS",
+    "AtomicPath",
+    "BlockWriter",
+    "MatrixSource",
+    "OutputExistsError",
+    "RowReservoir",
+    "SameFileError",
+    "check_output_path",
+    "coerce_labels",
+    "guess_format",
+    "open_matrix",
+    "open_writer",
+    "output_format",
+    "read_matrix",
+    "write_matrix",
 ]

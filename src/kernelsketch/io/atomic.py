@@ -50,7 +50,9 @@ def check_output_path(path, *, force=False, protect=()) -> Path:
     path = Path(os.fspath(path)).expanduser()
     for other in protect:
         if other is not None and _same_file(path, Path(os.fspath(other)).expanduser()):
-            raise SameFileError(f"output {str(path)!r} is the input file {str(other)!r}; refusing to write over an input")
+            raise SameFileError(
+                f"output {str(path)!r} is the input file {str(other)!r}; refusing to write over an input"
+            )
     if path.is_dir():
         raise IsADirectoryError(f"output {str(path)!r} is a directory")
     if (path.exists() or path.is_symlink()) and not force:

@@ -41,7 +41,7 @@ class NpySource(MatrixSource):
             raise ValueError(f"{self.path}: corrupt .npy file: {msg}") from exc
         except (OSError, EOFError) as exc:
             raise ValueError(f"{self.path}: corrupt .npy file ({exc})") from exc
-        except Exception as exc:  # noqa: BLE001 - a crafted header can raise SyntaxError, TokenError, ...
+        except Exception as exc:
             raise ValueError(f"{self.path}: corrupt .npy header ({type(exc).__name__}: {exc})") from exc
         if not isinstance(arr, np.ndarray):
             raise ValueError(f"{self.path}: expected a single array (.npy), got an archive")
@@ -62,7 +62,7 @@ class NpySource(MatrixSource):
     def _select(self, raw, row_of):
         if self._contiguous:
             f0 = self.features[0]
-            X = np.array(raw[:, f0:f0 + self.n_features], dtype=self.dtype)
+            X = np.array(raw[:, f0 : f0 + self.n_features], dtype=self.dtype)
         else:
             X = np.asarray(raw[:, self.features], dtype=self.dtype)
         check_finite_block(self.path, X, row_of, None, self.features, row_label="row index")
@@ -120,8 +120,9 @@ class NpySource(MatrixSource):
                 f.seek(offset + start * row_items * arr.dtype.itemsize)
                 raw = np.fromfile(f, dtype=arr.dtype, count=(stop - start) * row_items)
                 if raw.size != (stop - start) * row_items:
-                    raise ValueError(f"{self.path}: truncated at row index {start} (the file is shorter than its "
-                                     "header says)")
+                    raise ValueError(
+                        f"{self.path}: truncated at row index {start} (the file is shorter than its header says)"
+                    )
                 yield self._select(raw.reshape(stop - start, row_items), lambda i, s=start: s + i)
 
 
@@ -147,8 +148,10 @@ class ParquetSource(MatrixSource):
         for j in self.features:
             t = self._file.schema_arrow.field(j).type
             if not (pat.is_integer(t) or pat.is_floating(t) or pat.is_boolean(t) or pat.is_decimal(t)):
-                raise ValueError(f"{self.path}: column {names[j]!r} has type {t}, not numeric "
-                                 "(use --columns / --label-column to choose the feature columns)")
+                raise ValueError(
+                    f"{self.path}: column {names[j]!r} has type {t}, not numeric "
+                    "(use --columns / --label-column to choose the feature columns)"
+                )
         self.feature_names = [names[j] for j in self.features]
         self._names = names
         self.n_features = len(self.features)
@@ -174,8 +177,9 @@ class ParquetSource(MatrixSource):
                         i = int(np.flatnonzero(np.asarray(col.is_null()))[0])
                         raise ValueError(f"{self.path}: row index {start + i}, column {name!r}: missing value (null)")
                     X[:, j] = col.to_numpy(zero_copy_only=False)
-                check_finite_block(self.path, X, lambda i, s=start: s + i, self._names, self.features,
-                                   row_label="row index")
+                check_finite_block(
+                    self.path, X, lambda i, s=start: s + i, self._names, self.features, row_label="row index"
+                )
                 y = None
                 if self.label is not None:
                     y = np.asarray(batch.column(len(cols)).to_numpy(zero_copy_only=False))

@@ -46,8 +46,10 @@ def _lines(f, path):
             return
         lineno += 1
         if len(line) > MAX_LINE_CHARS and not line.endswith("\n"):
-            raise ValueError(f"{path}: line {lineno} is longer than {MAX_LINE_CHARS} characters (is it a "
-                             "delimited text file with one row per line?)")
+            raise ValueError(
+                f"{path}: line {lineno} is longer than {MAX_LINE_CHARS} characters (is it a "
+                "delimited text file with one row per line?)"
+            )
         yield lineno, line
 
 
@@ -116,8 +118,7 @@ class DelimitedSource(MatrixSource):
         if header is None:
             if len(first) > 1:
                 second = _split(first[1][1], self.delimiter)
-                header = any(_is_name(a) and j < len(second) and _is_number(second[j])
-                             for j, a in enumerate(fields))
+                header = any(_is_name(a) and j < len(second) and _is_number(second[j]) for j, a in enumerate(fields))
                 # A single line, or a second line of text too: any text cell makes a header.
                 header = header or (all(_is_name(a) for a in fields) and not any(map(_is_number, second)))
             else:
@@ -129,11 +130,11 @@ class DelimitedSource(MatrixSource):
         self._check_delimiter(line, lineno)
         self.feature_names_all = fields if self.header else None
         self.data_start = lineno + 1 if self.header else lineno
-        self.features, self.label = resolve_columns(self.path, self.feature_names_all, self.n_columns,
-                                                    columns, label_column)
+        self.features, self.label = resolve_columns(
+            self.path, self.feature_names_all, self.n_columns, columns, label_column
+        )
         self.n_features = len(self.features)
-        self.feature_names = ([self.feature_names_all[j] for j in self.features]
-                              if self.header else None)
+        self.feature_names = [self.feature_names_all[j] for j in self.features] if self.header else None
         self.has_labels = self.label is not None
         self._all_columns = self.label is None and self.features == list(range(self.n_columns))
 
@@ -192,7 +193,9 @@ class DelimitedSource(MatrixSource):
                 try:
                     chunk = list(itertools.islice(lines, block_rows))
                 except (OSError, EOFError, UnicodeDecodeError) as exc:
-                    raise ValueError(f"{self.path}: truncated or corrupt after line {self.data_start + n_rows} ({exc})") from exc
+                    raise ValueError(
+                        f"{self.path}: truncated or corrupt after line {self.data_start + n_rows} ({exc})"
+                    ) from exc
                 if not chunk:
                     break
                 start = chunk[0][0]
@@ -208,15 +211,28 @@ class DelimitedSource(MatrixSource):
     def _parse(self, text, start):
         try:
             if self._all_columns:
-                X = np.loadtxt(text, delimiter=self.delimiter, dtype=self.dtype, ndmin=2, comments="#",
-                               quotechar='"')
+                X = np.loadtxt(text, delimiter=self.delimiter, dtype=self.dtype, ndmin=2, comments="#", quotechar='"')
             else:
-                X = np.loadtxt(text, delimiter=self.delimiter, dtype=self.dtype, ndmin=2, comments="#",
-                               quotechar='"', usecols=self.features)
+                X = np.loadtxt(
+                    text,
+                    delimiter=self.delimiter,
+                    dtype=self.dtype,
+                    ndmin=2,
+                    comments="#",
+                    quotechar='"',
+                    usecols=self.features,
+                )
             y = None
             if self.label is not None:
-                y = np.loadtxt(text, delimiter=self.delimiter, dtype=str, ndmin=1, comments="#",
-                               quotechar='"', usecols=[self.label])
+                y = np.loadtxt(
+                    text,
+                    delimiter=self.delimiter,
+                    dtype=str,
+                    ndmin=1,
+                    comments="#",
+                    quotechar='"',
+                    usecols=[self.label],
+                )
         except ValueError as exc:
             self._diagnose(text, start)
             raise ValueError(f"{self.path}: lines {start}-{start + len(text) - 1}: {exc}") from exc
@@ -225,12 +241,15 @@ class DelimitedSource(MatrixSource):
         if not self._all_columns:
             # usecols silently ignores extra cells: check every row has n_columns cells.
             sep = self.delimiter
-            counts = np.fromiter((ln.count(sep) + 1 if sep is not None else len(ln.split())
-                                  for ln in text if not _is_blank(ln)), dtype=np.int64)
+            counts = np.fromiter(
+                (ln.count(sep) + 1 if sep is not None else len(ln.split()) for ln in text if not _is_blank(ln)),
+                dtype=np.int64,
+            )
             if np.any(counts != self.n_columns):
                 self._diagnose(text, start)
-        check_finite_block(self.path, X, self._lineno_of(text, start), self.feature_names_all, self.features,
-                           row_label="line")
+        check_finite_block(
+            self.path, X, self._lineno_of(text, start), self.feature_names_all, self.features, row_label="line"
+        )
         return X, y
 
     @staticmethod
@@ -253,8 +272,10 @@ class DelimitedSource(MatrixSource):
             fields = _split(line, self.delimiter)
             if len(fields) != self.n_columns:
                 hint = " (truncated file?)" if k == len(text) - 1 and len(fields) < self.n_columns else ""
-                raise ValueError(f"{self.path}: line {lineno} has {len(fields)} field(s), expected "
-                                 f"{self.n_columns} like line {self.data_start}{hint}")
+                raise ValueError(
+                    f"{self.path}: line {lineno} has {len(fields)} field(s), expected "
+                    f"{self.n_columns} like line {self.data_start}{hint}"
+                )
             for j in self.features:
                 if not _is_number(fields[j]):
                     name = f" ({names[j]!r})" if names is not None else ""

@@ -42,8 +42,9 @@ def parse_libsvm_lines(path, lines, start, dtype=np.float64):
         try:
             labels.append(float(tokens[0]))
         except ValueError:
-            raise ValueError(f"{path}: line {lineno}: label {tokens[0]!r} is not a number "
-                             "(libsvm lines start with a numeric label)") from None
+            raise ValueError(
+                f"{path}: line {lineno}: label {tokens[0]!r} is not a number (libsvm lines start with a numeric label)"
+            ) from None
         prev = 0
         for tok in tokens[1:]:
             idx_s, sep, val_s = tok.partition(":")
@@ -55,8 +56,9 @@ def parse_libsvm_lines(path, lines, start, dtype=np.float64):
                 idx = int(idx_s)
                 val = float(val_s)
             except ValueError:
-                raise ValueError(f"{path}: line {lineno}: token {tok!r} is not index:value with an "
-                                 "integer index and a numeric value") from None
+                raise ValueError(
+                    f"{path}: line {lineno}: token {tok!r} is not index:value with an integer index and a numeric value"
+                ) from None
             if idx < 1:
                 raise ValueError(f"{path}: line {lineno}: feature index {idx} < 1 (libsvm indices start at 1)")
             if idx <= prev:
@@ -68,8 +70,13 @@ def parse_libsvm_lines(path, lines, start, dtype=np.float64):
             data.append(val)
         max_index = max(max_index, prev)
         indptr.append(len(data))
-    return (np.asarray(labels), np.asarray(data, dtype=dtype), np.asarray(indices, dtype=np.int32),
-            np.asarray(indptr, dtype=np.int64), max_index)
+    return (
+        np.asarray(labels),
+        np.asarray(data, dtype=dtype),
+        np.asarray(indices, dtype=np.int32),
+        np.asarray(indptr, dtype=np.int64),
+        max_index,
+    )
 
 
 class LibsvmSource(MatrixSource):

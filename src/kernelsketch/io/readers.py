@@ -53,8 +53,10 @@ def guess_format(path) -> str:
             if fmt == "csv" and suffix in ("txt", "dat") and path.is_file() and _looks_like_libsvm(path):
                 return "libsvm"
             return fmt
-    raise ValueError(f"cannot tell the format of {str(path)!r} from its suffix; use one of "
-                     f"{sorted(s for v in INPUT_FORMATS.values() for s in v)} or pass the format explicitly")
+    raise ValueError(
+        f"cannot tell the format of {str(path)!r} from its suffix; use one of "
+        f"{sorted(s for v in INPUT_FORMATS.values() for s in v)} or pass the format explicitly"
+    )
 
 
 def open_matrix(path, *, format=None, delimiter=None, header=None, columns=None, label_column=None, dtype=None):
@@ -104,8 +106,14 @@ def open_matrix(path, *, format=None, delimiter=None, header=None, columns=None,
     if fmt == "csv":
         import numpy as np
 
-        return DelimitedSource(path, delimiter=delimiter, header=header, columns=columns,
-                               label_column=label_column, dtype=dtype or np.float64)
+        return DelimitedSource(
+            path,
+            delimiter=delimiter,
+            header=header,
+            columns=columns,
+            label_column=label_column,
+            dtype=dtype or np.float64,
+        )
     if fmt in ("npy", "parquet") and (delimiter is not None or header is not None):
         raise ValueError(f"delimiter/header options apply to text files, not {fmt}")
     if fmt == "npy":

@@ -41,7 +41,9 @@ def resolve_columns(path, names, n_cols, columns, label_column):
             try:
                 spec = int(spec)
             except ValueError:
-                known = f"; columns are {names}" if names is not None else " (the file has no header: use 0-based indices)"
+                known = (
+                    f"; columns are {names}" if names is not None else " (the file has no header: use 0-based indices)"
+                )
                 raise ValueError(f"{path}: no {what} named {spec!r}{known}") from None
         if not isinstance(spec, (numbers.Integral, np.integer)) or isinstance(spec, bool):
             raise TypeError(f"{what} must be a column name or a 0-based index, got {spec!r}")
@@ -85,7 +87,10 @@ class MatrixSource:
         raise NotImplementedError
 
     def take(self, indices):
-        """Rows at ``indices`` (sorted, distinct) as ``(X, y)``: one pass here; random access where the format has it."""
+        """Rows at ``indices`` (sorted, distinct) as ``(X, y)``.
+
+        One pass here; random access where the format has it.
+        """
         indices = np.asarray(indices, dtype=np.int64)
         Xs, ys, start, pos = [], [], 0, 0
         for X, y in self.iter_blocks():
@@ -109,7 +114,9 @@ class MatrixSource:
 
     def _empty(self):
         dtype = getattr(self, "dtype", np.float64)
-        return sp.csr_matrix((0, self.n_features), dtype=dtype) if self.sparse else np.empty((0, self.n_features), dtype)
+        return (
+            sp.csr_matrix((0, self.n_features), dtype=dtype) if self.sparse else np.empty((0, self.n_features), dtype)
+        )
 
     def read(self):
         """The whole file as ``(X, y)`` (``y`` is None without a label column)."""

@@ -18,7 +18,7 @@ import numpy as np
 from .atomic import AtomicPath
 from .delimited import write_delimited_block
 
-__all__ = ["OUTPUT_FORMATS", "BlockWriter", "output_format", "open_writer", "write_matrix"]
+__all__ = ["OUTPUT_FORMATS", "BlockWriter", "open_writer", "output_format", "write_matrix"]
 
 OUTPUT_FORMATS = {"npy": ("npy",), "csv": ("csv", "txt"), "tsv": ("tsv",), "parquet": ("parquet", "pq")}
 
@@ -35,13 +35,15 @@ def output_format(path) -> str:
     for fmt, suffixes in OUTPUT_FORMATS.items():
         if suffix in suffixes:
             return fmt
-    raise ValueError(f"cannot write {str(path)!r}: unsupported output suffix {suffix!r}; use "
-                     f"{', '.join('.' + s for v in OUTPUT_FORMATS.values() for s in v)}")
+    raise ValueError(
+        f"cannot write {str(path)!r}: unsupported output suffix {suffix!r}; use "
+        f"{', '.join('.' + s for v in OUTPUT_FORMATS.values() for s in v)}"
+    )
 
 
 def _npy_header(dtype, shape, total=None) -> bytes:
     """A version 1.0 ``.npy`` header, space-padded to ``total`` bytes (a multiple of 64)."""
-    d = "{'descr': %r, 'fortran_order': False, 'shape': %r, }" % (np.lib.format.dtype_to_descr(dtype), shape)
+    d = f"{{'descr': {np.lib.format.dtype_to_descr(dtype)!r}, 'fortran_order': False, 'shape': {shape!r}, }}"
     # magic (6) + version (2) + header length (2) + dict + padding + "\n"
     need = 10 + len(d) + 1
     if total is None:
@@ -169,8 +171,7 @@ def open_writer(path, n_columns, dtype=np.float64, *, format=None, column_names=
     >>> np.load(path).shape, np.load(path).dtype
     ((4, 2), dtype('float32'))
     """
-    return BlockWriter(path, n_columns, dtype, format=format, column_names=column_names, force=force,
-                       protect=protect)
+    return BlockWriter(path, n_columns, dtype, format=format, column_names=column_names, force=force, protect=protect)
 
 
 def write_matrix(path, X, *, column_names=None, force=False, protect=()):

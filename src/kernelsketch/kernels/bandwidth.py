@@ -170,8 +170,9 @@ def bandwidth_from_rows(method, rows, row_indices, i=None, j=None, *, percentile
     R = np.asarray(R, dtype=np.float64)
     if i is None:
         if R.shape[0] >= 2 and np.all(np.ptp(R, axis=0) == 0):
-            raise ValueError("all points are identical: every interpoint distance is 0, so no bandwidth "
-                             "heuristic applies")
+            raise ValueError(
+                "all points are identical: every interpoint distance is 0, so no bandwidth heuristic applies"
+            )
         return _percentile_of(pdist(R), q)
     pos_i = np.searchsorted(row_indices, i)
     pos_j = np.searchsorted(row_indices, j)

@@ -57,7 +57,9 @@ class GramOperator(LinearOperator):
         n = self.shape[0]
         out = np.empty((n, V.shape[1]), dtype=np.result_type(V.dtype, np.float64))
         for rows, K in kernel_blocks(self.X, None, self.kernel, working_memory=self.working_memory, validate=False):
-            np.matmul(K, V.astype(K.dtype, copy=False), out=out[rows]) if K.dtype == out.dtype else out.__setitem__(rows, K @ V)
+            np.matmul(K, V.astype(K.dtype, copy=False), out=out[rows]) if K.dtype == out.dtype else out.__setitem__(
+                rows, K @ V
+            )
         return out
 
     def _matmat(self, V):

@@ -66,12 +66,15 @@ over the block); ``K(X, X)`` has an exact unit diagonal.
 from __future__ import annotations
 
 import numbers
+from collections.abc import Callable
+from typing import ClassVar
 
 import numpy as np
 import scipy.sparse as sp
 from scipy.spatial.distance import cdist
 
 from ..utils.threads import exp_inplace
+from .evaluation import evaluate
 from .tiled_gemm import gemm_map
 
 
@@ -94,8 +97,10 @@ def _check_bandwidth(value):
     with np.errstate(over="ignore", under="ignore"):
         inv_h2 = 1.0 / (h * h) if h * h > 0 else np.inf
     if not (np.isfinite(inv_h2) and inv_h2 > 0):
-        raise ValueError(f"bandwidth={h!r} is out of range: 1/h^2 = {inv_h2!r} is not a finite nonzero float64 "
-                         "(use a bandwidth between about 1e-150 and 1e150, or rescale the data)")
+        raise ValueError(
+            f"bandwidth={h!r} is out of range: 1/h^2 = {inv_h2!r} is not a finite nonzero float64 "
+            "(use a bandwidth between about 1e-150 and 1e150, or rescale the data)"
+        )
     return h
 
 
@@ -111,6 +116,10 @@ class Kernel:
     #: and ``out`` (it only writes its own ``out``); blocks then split the rows
     #: over threads (:func:`kernelsketch.kernels.blocks.compute_block`)
     parallel_compute = True
+    #: True when the kernel has a GEMM form (:meth:`gemm_operands` returns operands
+    #: for dense blocks): its ``compute`` then runs the fused tiled route, threaded
+    #: inside, and callers project through :func:`~kernelsketch.kernels.tiled_gemm.gemm_map`
+    gemm_form = False
 
     def get_params(self, deep=True) -> dict:
         # deep is accepted so sklearn.base.clone treats a Kernel like an estimator parameter
@@ -139,14 +148,15 @@ class Kernel:
         raise NotImplementedError
 
     #: in-place function of a tile of ``A @ B`` for kernels of GEMM form
-    elementwise = None
+    elementwise: Callable[[np.ndarray], object] | None = None
 
     def _compute_by_gemm(self, X, prepared, out) -> bool:
         """Fill ``out`` through the fused tiled route when this block has a GEMM form; False otherwise."""
         ops = self.gemm_operands(X, prepared, out.dtype)
         if ops is None:
             return False
-        gemm_map(*ops, self.elementwise, out=out)
+        A, B = ops
+        gemm_map(A, B, self.elementwise, out=out)
         return True
 
     def gemm_operands(self, X, prepared, out_dtype):
@@ -163,9 +173,8 @@ class Kernel:
         raise NotImplementedError
 
     def __call__(self, X, Y=None):
-        from .blocks import pairwise_kernel
-
-        return pairwise_kernel(X, Y, kernel=self)
+        """The block ``K(X, Y)`` (``Y = X`` when omitted), as :func:`~kernelsketch.kernels.pairwise_kernel`."""
+        return evaluate(self, X, Y)
 
 
 class ShiftInvariantKernel(Kernel):
@@ -209,7 +218,7 @@ class GaussianKernel(ShiftInvariantKernel):
 
     #: worst-case absolute error of a kernel value tolerated from the GEMM
     #: route, per output dtype; beyond it a more accurate route is taken.
-    _GEMM_TOL = {np.dtype(np.float32): 2e-6, np.dtype(np.float64): 1e-9}
+    _GEMM_TOL: ClassVar[dict] = {np.dtype(np.float32): 2e-6, np.dtype(np.float64): 1e-9}
 
     def prepare(self, Y, dtype):
         inv_h2 = 1.0 / self.bandwidth**2
@@ -272,9 +281,13 @@ class GaussianKernel(ShiftInvariantKernel):
             prepared["Y_dense64"] = np.asarray(Y.toarray() if sp.issparse(Y) else Y, dtype=np.float64)
         Xd = np.asarray(X.toarray() if sp.issparse(X) else X, dtype=np.float64)
         D = cdist(Xd, prepared["Y_dense64"], metric="sqeuclidean")
-        D *= -prepared["inv_h2"]
+        # D >= 0 and 0 < 1/h^2 < inf: an overflowing product is -inf, whose exp is the exact 0
+        with np.errstate(over="ignore"):
+            D *= -prepared["inv_h2"]
         exp_inplace(D)
         out[...] = D
+
+    gemm_form = True
 
     def gemm_operands(self, X, prepared, out_dtype):
         """``(A, B)`` with ``K(X, Y) = exp(A @ B)`` to within ``_GEMM_TOL``, or None.
@@ -290,7 +303,10 @@ class GaussianKernel(ShiftInvariantKernel):
         A, xn = self._augmented_rows(X, prepared["center"], B.dtype)
         xmax = float(xn.max(initial=0.0))
         if self._gemm_error_bound(B.dtype, xmax, prepared["ymax"], inv_h2) > self._GEMM_TOL[np.dtype(out_dtype)]:
-            if self._gemm_error_bound(np.float64, xmax, prepared["ymax"], inv_h2) > self._GEMM_TOL[np.dtype(np.float64)]:
+            if (
+                self._gemm_error_bound(np.float64, xmax, prepared["ymax"], inv_h2)
+                > self._GEMM_TOL[np.dtype(np.float64)]
+            ):
                 return None
             B = prepared["B64"]  # float32 data too spread for a float32 GEMM
             if A.dtype != np.float64:
@@ -434,6 +450,8 @@ class _ScaledInnerProductKernel(Kernel):
     def elementwise(self):
         return self._finish
 
+    gemm_form = True
+
     def gemm_operands(self, X, prepared, out_dtype):
         if sp.issparse(X) or sp.issparse(prepared):
             return None
@@ -483,6 +501,8 @@ class LinearKernel(Kernel):
 
     def prepare(self, Y, dtype):
         return Y.T.tocsc() if sp.issparse(Y) else np.asarray(Y, dtype=dtype).T
+
+    gemm_form = True
 
     def gemm_operands(self, X, prepared, out_dtype):
         if sp.issparse(X) or sp.issparse(prepared):
@@ -546,6 +566,8 @@ class CosineKernel(Kernel):
             return sp.csr_matrix(X.multiply(inv[:, None]))
         return np.asarray(np.asarray(X, dtype=np.float64) * inv[:, None], dtype=dtype)
 
+    gemm_form = True
+
     def gemm_operands(self, X, prepared, out_dtype):
         if sp.issparse(X) or sp.issparse(prepared):
             return None
@@ -596,9 +618,11 @@ class CallableKernel(Kernel):
         K = self.function(X, Y, **self.kernel_params)
         K = K.toarray() if sp.issparse(K) else np.asarray(K)
         if K.shape != (X.shape[0], Y.shape[0]):
-            raise ValueError(f"the kernel callable {getattr(self.function, '__name__', self.function)!r} "
-                             f"returned shape {K.shape} for inputs of {X.shape[0]} and {Y.shape[0]} rows; "
-                             f"expected ({X.shape[0]}, {Y.shape[0]})")
+            raise ValueError(
+                f"the kernel callable {getattr(self.function, '__name__', self.function)!r} "
+                f"returned shape {K.shape} for inputs of {X.shape[0]} and {Y.shape[0]} rows; "
+                f"expected ({X.shape[0]}, {Y.shape[0]})"
+            )
         if K.dtype.kind not in "biuf":
             raise TypeError(f"the kernel callable returned dtype {K.dtype}; expected real numbers")
         if not np.all(np.isfinite(K)):
@@ -609,10 +633,10 @@ class CallableKernel(Kernel):
         out[...] = self._call(X, prepared)
 
     def diag(self, X):
-        return np.array([self._call(X[i:i + 1], X[i:i + 1])[0, 0] for i in range(X.shape[0])], dtype=np.float64)
+        return np.array([self._call(X[i : i + 1], X[i : i + 1])[0, 0] for i in range(X.shape[0])], dtype=np.float64)
 
 
-KERNELS = {
+KERNELS: dict[str, type[Kernel]] = {
     "gaussian": GaussianKernel,
     "rbf": GaussianKernel,
     "laplacian": LaplacianKernel,
@@ -624,3 +648,39 @@ KERNELS = {
     "cosine": CosineKernel,
 }
 SHIFT_INVARIANT = ("gaussian", "laplacian", "cauchy")
+
+
+def get_kernel(kernel="gaussian", *, bandwidth=None, degree=3, gamma=None, coef0=1.0) -> Kernel:
+    """Return a :class:`Kernel` from a name and parameters (or pass one through).
+
+    Parameters
+    ----------
+    kernel : str, Kernel or callable
+        One of ``"gaussian"`` (alias ``"rbf"``), ``"laplacian"``, ``"cauchy"``,
+        ``"polynomial"`` (alias ``"poly"``), ``"sigmoid"``, ``"cosine"``, ``"linear"``,
+        a Kernel instance, or a function ``f(X, Y) -> K(X, Y)`` (a :class:`CallableKernel`).
+    bandwidth : float
+        ``h`` of the shift-invariant kernels (required for them; must be a
+        number here -- resolve heuristics first with :func:`resolve_bandwidth`).
+    degree, gamma, coef0 :
+        Polynomial (all three) and sigmoid (``gamma``, ``coef0``) kernel parameters.
+    """
+    if isinstance(kernel, Kernel):
+        return kernel
+    if callable(kernel):
+        return CallableKernel(kernel)
+    if not isinstance(kernel, str):
+        raise TypeError(f"kernel must be a name or a kernelsketch Kernel, got {type(kernel).__name__}")
+    key = kernel.lower()
+    if key not in KERNELS:
+        raise ValueError(f"unknown kernel {kernel!r}; choose one of {sorted(set(KERNELS))}")
+    cls = KERNELS[key]
+    if issubclass(cls, ShiftInvariantKernel):
+        if bandwidth is None:
+            raise ValueError(f"the {key} kernel needs a bandwidth")
+        return cls(bandwidth=bandwidth)
+    if cls is PolynomialKernel:
+        return PolynomialKernel(degree=degree, gamma=gamma, coef0=coef0)
+    if cls is SigmoidKernel:
+        return SigmoidKernel(gamma=gamma, coef0=coef0)
+    return cls()

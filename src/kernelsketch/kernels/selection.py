@@ -2,13 +2,32 @@
 
 from __future__ import annotations
 
-from .bandwidth import resolve_bandwidth
-from .blocks import get_kernel
-from .kernel_functions import KERNELS, CallableKernel, Kernel, ShiftInvariantKernel
+import numbers
+
+import numpy as np
+from sklearn.utils._param_validation import Interval, StrOptions
+
+from .bandwidth import HEURISTICS, resolve_bandwidth
+from .kernel_functions import KERNELS, CallableKernel, Kernel, ShiftInvariantKernel, get_kernel
+
+#: constraints shared by every kernel estimator
+KERNEL_CONSTRAINTS = {
+    "kernel": [StrOptions(set(KERNELS)), Kernel, callable],
+    "bandwidth": [Interval(numbers.Real, 0, None, closed="neither"), StrOptions(set(HEURISTICS))],
+    "gamma": [Interval(numbers.Real, 0, None, closed="neither"), None],
+    "kernel_params": [dict, None],
+    "random_state": ["random_state", np.random.Generator],
+}
+#: random features need a kernel with a spectral measure: a name or Kernel, not a callable
+FEATURE_KERNEL_CONSTRAINT = [StrOptions(set(KERNELS)), Kernel]
+
 
 #: kernel_params each named kernel accepts
-_KERNEL_PARAMS = {"polynomial": {"degree", "gamma", "coef0"}, "poly": {"degree", "gamma", "coef0"},
-                  "sigmoid": {"gamma", "coef0"}}
+_KERNEL_PARAMS = {
+    "polynomial": {"degree", "gamma", "coef0"},
+    "poly": {"degree", "gamma", "coef0"},
+    "sigmoid": {"gamma", "coef0"},
+}
 
 
 def make_kernel(kernel, bandwidth, kernel_params, X, random_state=0, gamma=None) -> Kernel:
@@ -40,13 +59,16 @@ def make_kernel(kernel, bandwidth, kernel_params, X, random_state=0, gamma=None)
     allowed = _KERNEL_PARAMS.get(key, set())
     unknown = set(params) - allowed
     if unknown:
-        raise ValueError(f"unknown kernel_params {sorted(unknown)} for the {key} kernel; allowed: "
-                         f"{', '.join(sorted(allowed)) or 'none'}")
+        raise ValueError(
+            f"unknown kernel_params {sorted(unknown)} for the {key} kernel; allowed: "
+            f"{', '.join(sorted(allowed)) or 'none'}"
+        )
     if issubclass(cls, ShiftInvariantKernel):
         if gamma is not None:
             if not isinstance(bandwidth, str):
-                raise ValueError(f"give the {key} kernel's width once: gamma={gamma!r} or bandwidth={bandwidth!r}, "
-                                 "not both")
+                raise ValueError(
+                    f"give the {key} kernel's width once: gamma={gamma!r} or bandwidth={bandwidth!r}, not both"
+                )
             return get_kernel(key, bandwidth=cls.bandwidth_from_gamma(gamma))
         h = resolve_bandwidth(bandwidth, X, random_state=random_state)
         return get_kernel(key, bandwidth=h)

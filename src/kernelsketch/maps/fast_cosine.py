@@ -58,12 +58,26 @@ _K_MAX = 2.0**20  # above this, fall back to np.cos for the tile
 # cos(r) ~= sum_i _COS[i] r^(2i) and sin(r) ~= r sum_i _SIN[i] r^(2i) on |r| <= pi/2
 # (Chebyshev interpolation in u = r^2 at 200 nodes, 80-bit arithmetic).
 _COS = (
-    1.0, -0.4999999999999997, 0.04166666666666388, -0.0013888888888772828, 2.4801587277376708e-05,
-    -2.755731638715154e-07, 2.087656163814358e-09, -1.1462896616976136e-11, 4.60892186960228e-14,
+    1.0,
+    -0.4999999999999997,
+    0.04166666666666388,
+    -0.0013888888888772828,
+    2.4801587277376708e-05,
+    -2.755731638715154e-07,
+    2.087656163814358e-09,
+    -1.1462896616976136e-11,
+    4.60892186960228e-14,
 )
 _SIN = (
-    1.0, -0.16666666666666666, 0.00833333333333319, -0.00019841269841206727, 2.755731921070716e-06,
-    -2.5052106834549156e-08, 1.6058937858959503e-10, -7.642945513445522e-13, 2.7207127033978593e-15,
+    1.0,
+    -0.16666666666666666,
+    0.00833333333333319,
+    -0.00019841269841206727,
+    2.755731921070716e-06,
+    -2.5052106834549156e-08,
+    1.6058937858959503e-10,
+    -7.642945513445522e-13,
+    2.7207127033978593e-15,
 )
 
 
@@ -278,9 +292,16 @@ def fast_cos_sin(t, cos_out=None, sin_out=None, *, shift=None, scale=1.0):
     kernel = _get_numba_kernel() if fast and USE_NUMBA else None
     if kernel is not None:
         dummy = np.empty((1, 1))
-        kernel(t2, shift if shift is not None else np.zeros(t2.shape[1]), shift is not None,
-               c2 if c2 is not None else dummy, c2 is not None,
-               s2 if s2 is not None else dummy, s2 is not None, float(scale))
+        kernel(
+            t2,
+            shift if shift is not None else np.zeros(t2.shape[1]),
+            shift is not None,
+            c2 if c2 is not None else dummy,
+            c2 is not None,
+            s2 if s2 is not None else dummy,
+            s2 is not None,
+            float(scale),
+        )
         return cos_out, sin_out
     if fast:
         tmp = [np.empty(TILE_ELEMENTS, dtype=np.float64) for _ in range(3)]

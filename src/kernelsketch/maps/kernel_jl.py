@@ -3,19 +3,23 @@
 from __future__ import annotations
 
 import numbers
+from typing import ClassVar, Self
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin, _fit_context
 
-from ..kernels.selection import KernelEstimatorMixin
-from ..utils.estimator_checks import KERNEL_CONSTRAINTS, Interval, StrOptions
+from .._typing import ArrayLike, BandwidthLike, FloatArray, KernelLike, KernelParams, RandomStateLike
+from ..kernels.selection import KERNEL_CONSTRAINTS, KernelEstimatorMixin
+from ..utils.estimator_checks import Interval, StrOptions
+from ..utils.threads import blas_for
 from .landmark_estimator import LandmarkMapMixin
 from .landmarks import select_landmarks
 from .nystroem import landmark_gram64
-from ..utils.threads import blas_for
 
 
-class KernelJL(KernelEstimatorMixin, LandmarkMapMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
+class KernelJL(
+    KernelEstimatorMixin, LandmarkMapMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
+):
     r"""Kernel JL: random projection in the RKHS through a Gaussian sketch ``Z K``.
 
     Parameters
@@ -122,9 +126,9 @@ class KernelJL(KernelEstimatorMixin, LandmarkMapMixin, ClassNamePrefixFeaturesOu
 
     n_seeds_before_landmarks = 1  # the Gaussian matrix's seed
     # Model files written before ``scaling`` existed hold the paper's V_hat.
-    _before_parameter_added = {"scaling": ("paper", {"scale_": 1.0})}
+    _before_parameter_added: ClassVar[dict] = {"scaling": ("paper", {"scale_": 1.0})}
 
-    _parameter_constraints = {
+    _parameter_constraints: ClassVar[dict] = {
         "n_components": [Interval(numbers.Integral, 1, None, closed="left"), None],
         "n_landmarks": [Interval(numbers.Integral, 1, None, closed="left"), StrOptions({"auto"})],
         "centered": ["boolean"],
@@ -133,8 +137,20 @@ class KernelJL(KernelEstimatorMixin, LandmarkMapMixin, ClassNamePrefixFeaturesOu
         "landmarks": ["array-like", "sparse matrix", None],
     }
 
-    def __init__(self, *, n_components=None, n_landmarks="auto", centered=True, scaling="unit",
-                 kernel="gaussian", bandwidth="percentile", gamma=None, kernel_params=None, landmarks=None, random_state=None):
+    def __init__(
+        self,
+        *,
+        n_components: int | None = None,
+        n_landmarks: int | str = "auto",
+        centered: bool = True,
+        scaling: str = "unit",
+        kernel: KernelLike = "gaussian",
+        bandwidth: BandwidthLike = "percentile",
+        gamma: float | None = None,
+        kernel_params: KernelParams = None,
+        landmarks: ArrayLike | None = None,
+        random_state: RandomStateLike = None,
+    ) -> None:
         self.n_components = n_components
         self.n_landmarks = n_landmarks
         self.centered = centered
@@ -147,11 +163,13 @@ class KernelJL(KernelEstimatorMixin, LandmarkMapMixin, ClassNamePrefixFeaturesOu
         self.random_state = random_state
 
     @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y=None):
+    def fit(self, X: ArrayLike, y: object = None) -> Self:
         """Draw the subsample, form its Gram once and the projection ``P``. Returns self."""
         if self.n_components is None:
-            raise ValueError("KernelJL needs n_components (the sketch dimension d >= 1); "
-                             "the paper uses d = 10 * n_clusters for clustering")
+            raise ValueError(
+                "KernelJL needs n_components (the sketch dimension d >= 1); "
+                "the paper uses d = 10 * n_clusters for clustering"
+            )
         # The Gaussian matrix gets its own stream, drawn before the landmarks:
         # a fit given the same landmarks (e.g. the Dask path) draws the same Z.
         X, rng, (z_seed,) = self._begin_fit(X)
@@ -197,7 +215,6 @@ class KernelJL(KernelEstimatorMixin, LandmarkMapMixin, ClassNamePrefixFeaturesOu
         self._n_features_out = d
         return self
 
-    def transform(self, X):
+    def transform(self, X: ArrayLike) -> FloatArray:
         """Map each x to ``V_hat^T K(X_sub, x)`` (centred if ``centered``), block by block."""
         return self._map(X)
-

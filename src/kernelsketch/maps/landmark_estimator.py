@@ -15,6 +15,11 @@ then the landmark indices from the same generator.
 
 from __future__ import annotations
 
+from typing import Any
+
+import numpy as np
+import scipy.sparse as sp
+from numpy.typing import NDArray
 from sklearn.utils.validation import check_is_fitted
 
 from ..kernels.selection import make_kernel
@@ -28,6 +33,12 @@ class LandmarkMapMixin:
 
     #: seeds drawn from ``random_state`` after the kernel's and before the landmarks
     n_seeds_before_landmarks = 0
+    # parameters every subclass has (declared for the type checker)
+    random_state: Any
+    kernel: Any
+    bandwidth: Any
+    kernel_params: Any
+    gamma: Any
 
     @classmethod
     def draw_seeds(cls, rng):
@@ -39,13 +50,14 @@ class LandmarkMapMixin:
         kernel_seed = derive_seed(rng)
         return kernel_seed, [derive_seed(rng) for _ in range(cls.n_seeds_before_landmarks)]
 
-    def _begin_fit(self, X):
+    def _begin_fit(self, X) -> tuple[NDArray[Any] | sp.csr_matrix, np.random.Generator, list[int]]:
         """Validate X, resolve ``kernel_``; return ``(X, rng, extra_seeds)``."""
         X = check_input(X, accept_sparse=("csr",), estimator=self, reset=True)  # n_features_in_, feature_names_in_
         rng = check_random_state(self.random_state)
         kernel_seed, extra = self.draw_seeds(rng)
-        self.kernel_ = make_kernel(self.kernel, self.bandwidth, self.kernel_params, X, random_state=kernel_seed,
-                                   gamma=self.gamma)
+        self.kernel_ = make_kernel(
+            self.kernel, self.bandwidth, self.kernel_params, X, random_state=kernel_seed, gamma=self.gamma
+        )
         return X, rng, extra
 
     def _map(self, X):

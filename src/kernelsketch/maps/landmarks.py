@@ -25,8 +25,8 @@ import numpy as np
 import scipy.sparse as sp
 
 from .._config import get_config
-from ..kernels.blocks import compute_block, kernel_blocks
-from ..kernels.kernel_functions import Kernel
+from ..kernels.blocks import kernel_blocks
+from ..kernels.evaluation import compute_block
 from ..kernels.tiled_gemm import gemm_map
 from ..utils.chunking import gen_row_slices, get_chunk_n_rows
 from ..utils.validation import cast_finite, check_input, check_random_state
@@ -194,7 +194,7 @@ class ReservoirSampler:
         """Copy ``block[rows - offset]`` into ``slots``."""
         local = np.asarray(rows, dtype=np.int64) - offset
         if self._sparse:
-            for s, i in zip(slots, local):
+            for s, i in zip(slots, local, strict=True):
                 self._slots[s] = block[int(i)]
         else:
             self._slots[slots] = block[local]
@@ -319,8 +319,7 @@ def resolve_n_landmarks(n_landmarks, n_samples, *, replace=False, name="n_landma
     n_landmarks = _check_count(name, n_landmarks)
     if not replace and n_landmarks > n_samples:
         raise ValueError(
-            f"{name}={n_landmarks} must be <= n_samples={n_samples} (landmarks are drawn from X "
-            "without replacement)"
+            f"{name}={n_landmarks} must be <= n_samples={n_samples} (landmarks are drawn from X without replacement)"
         )
     return n_landmarks
 
@@ -386,7 +385,7 @@ def landmark_map(X, landmarks, kernel, projection, offset=None):
     L = landmarks.astype(dtype, copy=False)
     P = np.ascontiguousarray(projection, dtype=dtype)
     out = np.empty((X.shape[0], P.shape[1]), dtype=dtype)
-    if type(kernel).gemm_operands is not Kernel.gemm_operands and not sp.issparse(X):
+    if kernel.gemm_form and not sp.issparse(X):
         # Kernel of GEMM form: K(X, L) @ P tile by tile in cache -- no block
         # of K is ever stored (tiled_gemm).  Chunks bound the GEMM operand A.
         prepared = kernel.prepare(L, dtype)

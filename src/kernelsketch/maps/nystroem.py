@@ -3,16 +3,18 @@
 from __future__ import annotations
 
 import numbers
+from typing import ClassVar, Self
 
 import numpy as np
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin, _fit_context
 from sklearn.utils.validation import check_is_fitted
 
+from .._typing import ArrayLike, BandwidthLike, FloatArray, KernelLike, KernelParams, RandomStateLike
 from ..kernels.blocks import kernel_blocks, pairwise_kernel
-from ..kernels.selection import KernelEstimatorMixin
-from ..utils.estimator_checks import KERNEL_CONSTRAINTS, Interval, StrOptions
+from ..kernels.selection import KERNEL_CONSTRAINTS, KernelEstimatorMixin
 from ..utils.eigen import canonical_eigenvectors, drop_noise_eigenpairs, top_eigenpairs
+from ..utils.estimator_checks import Interval, StrOptions
 from ..utils.validation import check_input, check_n_features
 from .landmark_estimator import LandmarkMapMixin
 from .landmarks import AUTO_MIN_LANDMARKS, ReservoirSampler, select_landmarks
@@ -24,7 +26,9 @@ def landmark_gram64(landmarks, kernel):
     return pairwise_kernel(L64, kernel=kernel)
 
 
-class Nystroem(KernelEstimatorMixin, LandmarkMapMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
+class Nystroem(
+    KernelEstimatorMixin, LandmarkMapMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
+):
     r"""Nystroem feature map from ``m`` uniformly drawn landmarks, rank ``r``.
 
     Parameters
@@ -65,7 +69,7 @@ class Nystroem(KernelEstimatorMixin, LandmarkMapMixin, ClassNamePrefixFeaturesOu
     eigenvalues_ : ndarray (r,)
         Top eigenvalues ``lambda_i`` of the landmark Gram ``W``, descending.
     eigenvectors_ : ndarray (m, r)
-        Matching unit eigenvectors ``u_i`` (largest-|.| entry positive; a canonical basis within equal
+        Matching unit eigenvectors ``u_i`` (largest-magnitude entry positive; a canonical basis within equal
         eigenvalues).
     projection_ : ndarray (m, r)
         ``U_r Lambda_r^{-1/2}``; ``transform(X) = K(X, landmarks_) @ projection_``.
@@ -124,7 +128,7 @@ class Nystroem(KernelEstimatorMixin, LandmarkMapMixin, ClassNamePrefixFeaturesOu
     True
     """
 
-    _parameter_constraints = {
+    _parameter_constraints: ClassVar[dict] = {
         "n_landmarks": [Interval(numbers.Integral, 1, None, closed="left"), StrOptions({"auto"})],
         "n_components": [Interval(numbers.Integral, 1, None, closed="left"), None],
         **KERNEL_CONSTRAINTS,
@@ -133,8 +137,20 @@ class Nystroem(KernelEstimatorMixin, LandmarkMapMixin, ClassNamePrefixFeaturesOu
         "eigenvalue_tol": [Interval(numbers.Real, 0, 1, closed="left")],
     }
 
-    def __init__(self, *, n_landmarks="auto", n_components=None, kernel="gaussian", bandwidth="percentile", gamma=None,
-                 kernel_params=None, replace=False, landmarks=None, eigenvalue_tol=1e-10, random_state=None):
+    def __init__(
+        self,
+        *,
+        n_landmarks: int | str = "auto",
+        n_components: int | None = None,
+        kernel: KernelLike = "gaussian",
+        bandwidth: BandwidthLike = "percentile",
+        gamma: float | None = None,
+        kernel_params: KernelParams = None,
+        replace: bool = False,
+        landmarks: ArrayLike | None = None,
+        eigenvalue_tol: float = 1e-10,
+        random_state: RandomStateLike = None,
+    ) -> None:
         self.n_landmarks = n_landmarks
         self.n_components = n_components
         self.kernel = kernel
@@ -147,11 +163,11 @@ class Nystroem(KernelEstimatorMixin, LandmarkMapMixin, ClassNamePrefixFeaturesOu
         self.random_state = random_state
 
     @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y=None):
+    def fit(self, X: ArrayLike, y: object = None) -> Self:
         """Draw ``n_landmarks`` rows of X uniformly (or take ``landmarks``) and factor their Gram."""
         X, rng, _ = self._begin_fit(X)
         L, idx = select_landmarks(X, self.landmarks, self.n_landmarks, rng, replace=self.replace)
-        self._sampler = None
+        self._sampler: ReservoirSampler | None = None
         self.n_samples_seen_ = X.shape[0]
         self._factor(L, idx, partial=False)
         self._warn_if_little_captured(X)
@@ -184,10 +200,13 @@ class Nystroem(KernelEstimatorMixin, LandmarkMapMixin, ClassNamePrefixFeaturesOu
                 f"{captured:.0%} of the kernel's trace on {len(rows)} rows of X (bandwidth "
                 f"{getattr(self.kernel_, 'bandwidth', float('nan')):.4g}): its Gram approximation is poor here. "
                 "More landmarks or a larger bandwidth help; kernelsketch.diagnose(X) (or `kernelsketch diagnose "
-                "FILE`) measures which.", ApproximationWarning, stacklevel=3)
+                "FILE`) measures which.",
+                ApproximationWarning,
+                stacklevel=3,
+            )
 
     @_fit_context(prefer_skip_nested_validation=True)
-    def partial_fit(self, X, y=None):
+    def partial_fit(self, X: ArrayLike, y: object = None) -> Self:
         """Feed a block of the stream: update the reservoir of landmarks, refactor. Returns self.
 
         The kernel (and a bandwidth heuristic) is fixed on the first block.
@@ -198,18 +217,21 @@ class Nystroem(KernelEstimatorMixin, LandmarkMapMixin, ClassNamePrefixFeaturesOu
         first = getattr(self, "_sampler", None) is None
         if first:
             if self.landmarks is not None:
-                raise ValueError("partial_fit draws landmarks from the stream; it cannot be used with "
-                                 "user-given landmarks (use fit)")
+                raise ValueError(
+                    "partial_fit draws landmarks from the stream; it cannot be used with user-given landmarks (use fit)"
+                )
             m = AUTO_MIN_LANDMARKS if self.n_landmarks == "auto" else self.n_landmarks
             X, rng, _ = self._begin_fit(X)
-            self._sampler = ReservoirSampler(m, replace=self.replace, random_state=rng)
+            self._sampler = sampler = ReservoirSampler(m, replace=self.replace, random_state=rng)
         else:
+            assert self._sampler is not None  # not the first block
+            sampler = self._sampler
             X = check_input(X, accept_sparse=("csr",), estimator=self, reset=False)
-            if sp.issparse(X) != self._sampler._sparse:
+            if sp.issparse(X) != sampler._sparse:
                 raise TypeError("partial_fit blocks must all be dense or all CSR")
-        self._sampler.partial_fit(X)
-        self.n_samples_seen_ = self._sampler.n_seen_
-        return self._factor(self._sampler.sample_, self._sampler.sample_indices_, partial=True)
+        sampler.partial_fit(X)
+        self.n_samples_seen_ = sampler.n_seen_
+        return self._factor(sampler.sample_, sampler.sample_indices_, partial=True)
 
     def _factor(self, L, idx, partial):
         """Rank-r eigendecomposition of the landmark Gram and the projection ``U_r Lambda_r^{-1/2}``."""
@@ -226,8 +248,17 @@ class Nystroem(KernelEstimatorMixin, LandmarkMapMixin, ClassNamePrefixFeaturesOu
         w, U = top_eigenpairs(W, r, solver, np.random.default_rng(0))
         # Tiny eigenvalues are rounding noise (duplicate or near-duplicate
         # landmarks, fast-decaying spectra); inverting them would blow up.
-        w, U = drop_noise_eigenpairs(w, U, n=m, kmax=float(np.max(np.abs(W))), eigenvalue_tol=self.eigenvalue_tol,
-                                     requested=r_req, owner="Nystroem", what="landmark Gram matrix", stacklevel=4)
+        w, U = drop_noise_eigenpairs(
+            w,
+            U,
+            n=m,
+            kmax=float(np.max(np.abs(W))),
+            eigenvalue_tol=self.eigenvalue_tol,
+            requested=r_req,
+            owner="Nystroem",
+            what="landmark Gram matrix",
+            stacklevel=4,
+        )
         self.landmarks_ = L
         self.landmark_indices_ = idx
         self.eigenvalues_ = w
@@ -237,8 +268,8 @@ class Nystroem(KernelEstimatorMixin, LandmarkMapMixin, ClassNamePrefixFeaturesOu
         self._n_features_out = len(w)
         return self
 
-    def transform(self, X):
-        """Map X to ``K(X, landmarks_) U_r Lambda_r^{-1/2}`` (shape (N, n_components_))."""
+    def transform(self, X: ArrayLike) -> FloatArray:
+        """Map X to ``K(X, landmarks_) U_r Lambda_r^{-1/2}`` (shape ``(N, n_components_)``)."""
         return self._map(X)
 
     def trace_error(self, X):
@@ -264,4 +295,3 @@ class Nystroem(KernelEstimatorMixin, LandmarkMapMixin, ClassNamePrefixFeaturesOu
             captured += float(np.einsum("ij,ij->", F, F, dtype=np.float64))
         total = float(np.sum(self.kernel_.diag(X), dtype=np.float64))
         return total - captured
-

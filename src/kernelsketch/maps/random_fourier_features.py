@@ -3,19 +3,21 @@
 from __future__ import annotations
 
 import numbers
+from typing import ClassVar, Self
 
 import numpy as np
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin, _fit_context
 from sklearn.utils.validation import check_is_fitted
 
+from .._typing import ArrayLike, BandwidthLike, FloatArray, KernelLike, RandomStateLike
 from ..kernels.kernel_functions import KERNELS, SHIFT_INVARIANT, GaussianKernel, Kernel, ShiftInvariantKernel
+from ..kernels.selection import FEATURE_KERNEL_CONSTRAINT, KERNEL_CONSTRAINTS, KernelEstimatorMixin, make_kernel
 from ..utils.chunking import gen_row_slices, get_chunk_n_rows
-from ..kernels.selection import KernelEstimatorMixin, make_kernel
-from ..utils.estimator_checks import FEATURE_KERNEL_CONSTRAINT, KERNEL_CONSTRAINTS, Interval, StrOptions, output_dtype
+from ..utils.dispatch import maybe_dask_transform
+from ..utils.estimator_checks import Interval, StrOptions, output_dtype
 from ..utils.validation import check_input, derive_seed
 from .fast_cosine import fast_cos_sin
-from ..utils.dispatch import maybe_dask_transform
 
 VARIANTS = ("cos", "paired")
 
@@ -163,7 +165,7 @@ class RandomFourierFeatures(KernelEstimatorMixin, ClassNamePrefixFeaturesOutMixi
     ----------
     kernel_ : ShiftInvariantKernel
         The kernel with its resolved bandwidth.
-    random_weights_ : ndarray (n_features_in_, m) or (n_features_in_, m/2)
+    random_weights_ : ndarray of shape (d, m) or (d, m / 2), d = ``n_features_in_``
         Frequencies ``W``, float64.
     random_offset_ : ndarray (m,) or None
         Phases ``b`` (None for the paired variant).
@@ -209,7 +211,7 @@ class RandomFourierFeatures(KernelEstimatorMixin, ClassNamePrefixFeaturesOutMixi
     True
     """
 
-    _parameter_constraints = {
+    _parameter_constraints: ClassVar[dict] = {
         "n_random_features": [Interval(numbers.Integral, 1, None, closed="left")],
         "kernel": FEATURE_KERNEL_CONSTRAINT,
         "bandwidth": KERNEL_CONSTRAINTS["bandwidth"],
@@ -219,8 +221,17 @@ class RandomFourierFeatures(KernelEstimatorMixin, ClassNamePrefixFeaturesOutMixi
         "random_state": KERNEL_CONSTRAINTS["random_state"],
     }
 
-    def __init__(self, n_random_features=100, *, kernel="gaussian", bandwidth="percentile", gamma=None, variant="cos",
-                 orthogonal=False, random_state=None):
+    def __init__(
+        self,
+        n_random_features: int = 100,
+        *,
+        kernel: KernelLike = "gaussian",
+        bandwidth: BandwidthLike = "percentile",
+        gamma: float | None = None,
+        variant: str = "cos",
+        orthogonal: bool = False,
+        random_state: RandomStateLike = None,
+    ) -> None:
         self.n_random_features = n_random_features
         self.kernel = kernel
         self.bandwidth = bandwidth
@@ -238,8 +249,9 @@ class RandomFourierFeatures(KernelEstimatorMixin, ClassNamePrefixFeaturesOutMixi
                 f"got {self.n_random_features}"
             )
         if self.orthogonal:
-            is_gauss = (isinstance(self.kernel, GaussianKernel)
-                        or (isinstance(self.kernel, str) and self.kernel.lower() in ("gaussian", "rbf")))
+            is_gauss = isinstance(self.kernel, GaussianKernel) or (
+                isinstance(self.kernel, str) and self.kernel.lower() in ("gaussian", "rbf")
+            )
             if not is_gauss:
                 raise ValueError(
                     "orthogonal=True is only valid for the Gaussian kernel: orthogonal random features need a "
@@ -247,27 +259,30 @@ class RandomFourierFeatures(KernelEstimatorMixin, ClassNamePrefixFeaturesOutMixi
                 )
 
     @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y=None):
+    def fit(self, X: ArrayLike, y: object = None) -> Self:
         """Draw the frequencies and phases (X sets the dimension and the heuristic bandwidth)."""
         self._check_feature_params()
         X = check_input(X, accept_sparse=("csr",), estimator=self, reset=True)
         self.seed_ = derive_seed(self.random_state)
         self.kernel_ = make_kernel(self.kernel, self.bandwidth, None, X, random_state=self.seed_, gamma=self.gamma)
         self.random_weights_, self.random_offset_ = sample_random_features(
-            self.kernel_, X.shape[1], self.n_random_features, variant=self.variant,
-            orthogonal=self.orthogonal, seed=self.seed_,
+            self.kernel_,
+            X.shape[1],
+            self.n_random_features,
+            variant=self.variant,
+            orthogonal=self.orthogonal,
+            seed=self.seed_,
         )
         self._n_features_out = self.n_random_features
         return self
 
-    def transform(self, X):
+    def transform(self, X: ArrayLike) -> FloatArray:
         """Map X (n, d) to Z (n, m); float32 stays float32."""
         if (Z := maybe_dask_transform(self, X)) is not None:  # a dask array: map over its blocks
             return Z
         check_is_fitted(self)
         X = check_input(X, accept_sparse=("csr",), estimator=self, reset=False)
-        return rff_transform(X, self.random_weights_, self.random_offset_,
-                             np.sqrt(2.0 / self.n_random_features))
+        return rff_transform(X, self.random_weights_, self.random_offset_, np.sqrt(2.0 / self.n_random_features))
 
     def gram_factor(self, X):
         """``Y = Z(X)``: the factor of the approximate Gram ``Z Z^T`` (never formed)."""
@@ -290,9 +305,14 @@ def make_feature_map(estimator, X, kernel=None):
     anything else, so equal seeds and parameters give identical features.
     """
     seed = derive_seed(estimator.random_state)
-    params = dict(n_random_features=estimator.n_random_features, kernel=estimator.kernel,
-                  bandwidth=estimator.bandwidth, gamma=estimator.gamma, variant=estimator.variant,
-                  orthogonal=estimator.orthogonal)
+    params = dict(
+        n_random_features=estimator.n_random_features,
+        kernel=estimator.kernel,
+        bandwidth=estimator.bandwidth,
+        gamma=estimator.gamma,
+        variant=estimator.variant,
+        orthogonal=estimator.orthogonal,
+    )
     RandomFourierFeatures(**params)._check_feature_params(type(estimator).__name__)
     if kernel is None:
         kernel = make_kernel(estimator.kernel, estimator.bandwidth, None, X, random_state=seed, gamma=estimator.gamma)
@@ -302,9 +322,18 @@ def make_feature_map(estimator, X, kernel=None):
 
 def same_feature_map(a, b) -> bool:
     """True when two fitted maps produce identical features."""
-    return (a.seed_ == b.seed_ and a.kernel_ == b.kernel_ and a.variant == b.variant
-            and a.random_weights_.shape == b.random_weights_.shape
-            and np.array_equal(a.random_weights_, b.random_weights_)
-            and ((a.random_offset_ is None and b.random_offset_ is None)
-                 or (a.random_offset_ is not None and b.random_offset_ is not None
-                     and np.array_equal(a.random_offset_, b.random_offset_))))
+    return (
+        a.seed_ == b.seed_
+        and a.kernel_ == b.kernel_
+        and a.variant == b.variant
+        and a.random_weights_.shape == b.random_weights_.shape
+        and np.array_equal(a.random_weights_, b.random_weights_)
+        and (
+            (a.random_offset_ is None and b.random_offset_ is None)
+            or (
+                a.random_offset_ is not None
+                and b.random_offset_ is not None
+                and np.array_equal(a.random_offset_, b.random_offset_)
+            )
+        )
+    )

@@ -39,7 +39,9 @@ def factor_float64(Y, n_rows, name="Y"):
     if Y.ndim != 2:
         raise ValueError(f"{name} must be 2-D of shape ({n_rows}, k), got {Y.ndim}-D")
     if Y.shape[0] != n_rows:
-        raise ValueError(f"{name} has {Y.shape[0]} rows but X has {n_rows} samples; the factor must have one row per sample")
+        raise ValueError(
+            f"{name} has {Y.shape[0]} rows but X has {n_rows} samples; the factor must have one row per sample"
+        )
     if Y.shape[1] == 0:
         raise ValueError(f"{name} has 0 columns; give at least one (a zero column for G' = 0)")
     Y = np.ascontiguousarray(Y, dtype=np.float64)

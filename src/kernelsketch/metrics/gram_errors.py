@@ -137,8 +137,18 @@ def kernel_spectral_error_dense(X, Y, kernel="gaussian", *, normalize=True, **ke
     return _normalise(max(abs(w[0]), abs(w[-1])), X.shape[0], 1, normalize)
 
 
-def kernel_spectral_error(X, Y, kernel="gaussian", *, method="auto", tol=1e-8, max_iter=None,
-                          random_state=None, normalize=True, **kernel_params):
+def kernel_spectral_error(
+    X,
+    Y,
+    kernel="gaussian",
+    *,
+    method="auto",
+    tol=1e-8,
+    max_iter=None,
+    random_state=None,
+    normalize=True,
+    **kernel_params,
+):
     """Kernel spectral error ``||G - Y Y^T||_2 / n`` without forming ``G``.
 
     Parameters

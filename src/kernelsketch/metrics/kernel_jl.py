@@ -94,8 +94,9 @@ def _coefficients(F, n, name):
     if F.ndim == 1:
         F = F[:, None]
     if F.ndim != 2 or F.shape[0] != n or F.shape[1] == 0:
-        raise ValueError(f"{name} must have shape ({n}, p) with p >= 1 (one coefficient per subsample point), "
-                         f"got {F.shape}")
+        raise ValueError(
+            f"{name} must have shape ({n}, p) with p >= 1 (one coefficient per subsample point), got {F.shape}"
+        )
     F = np.asarray(F, dtype=np.float64)
     if not np.all(np.isfinite(F)):
         raise ValueError(f"{name} contains NaN or infinity")
@@ -122,8 +123,9 @@ def _population_products(X_pop, X, kern, A):
     return GramOperator(X_pop, kern).matmat(B)
 
 
-def theorem1_inner_product_error(X, Z, F, G=None, kernel="gaussian", *, projection=None, X_population=None,
-                                 sup=True, **kernel_params) -> Theorem1Error:
+def theorem1_inner_product_error(
+    X, Z, F, G=None, kernel="gaussian", *, projection=None, X_population=None, sup=True, **kernel_params
+) -> Theorem1Error:
     r"""Kernel JL Theorem 1: sketched vs exact ``<f, Sigma^3 g>_H`` for sets of functions.
 
     Parameters
@@ -217,7 +219,7 @@ def theorem1_inner_product_error(X, Z, F, G=None, kernel="gaussian", *, projecti
             raise ValueError(f"X_population has {X_pop.shape[1]} features but X has {X.shape[1]}")
         N = X_pop.shape[0]
         P = _population_products(X_pop, X, kern, np.hstack([F, G]))
-        target = (P[:, : F.shape[1]].T @ P[:, F.shape[1]:]) / float(N) ** 3
+        target = (P[:, : F.shape[1]].T @ P[:, F.shape[1] :]) / float(N) ** 3
 
     abs_error = np.abs(sketched - target)
     # ||f||_H^2 = a^T K a, clipped: rounding can make it slightly negative for f ~ 0

@@ -215,8 +215,9 @@ def _nystroem_factor(C, idx, r):
     return C @ (U / np.sqrt(w))
 
 
-def nystroem_errors(X, landmarks, r, kernel="gaussian", *, method="auto", tol=0.0, random_state=None,
-                    **kernel_params) -> NystroemErrors:
+def nystroem_errors(
+    X, landmarks, r, kernel="gaussian", *, method="auto", tol=0.0, random_state=None, **kernel_params
+) -> NystroemErrors:
     """Frobenius errors of the rank-r Nystroem approximation, computed in bounded memory.
 
     Parameters
@@ -300,8 +301,9 @@ def _report(resid_sq, best_sq, lam, r):
     return NystroemErrors(nys - best, nys, best, lam[: r + 1], float(lam[r - 1] - lam[r]))
 
 
-def additional_approximation_error(X, landmarks, r, kernel="gaussian", *, method="auto", tol=0.0,
-                                   random_state=None, **kernel_params):
+def additional_approximation_error(
+    X, landmarks, r, kernel="gaussian", *, method="auto", tol=0.0, random_state=None, **kernel_params
+):
     """``||K - K_hat_r||_F - ||K - K_r||_F`` for the rank-r Nystroem approximation.
 
     Same parameters as :func:`nystroem_errors`, which returns this number
@@ -326,8 +328,9 @@ def additional_approximation_error(X, landmarks, r, kernel="gaussian", *, method
     >>> bool(e >= 0)
     True
     """
-    return nystroem_errors(X, landmarks, r, kernel, method=method, tol=tol, random_state=random_state,
-                           **kernel_params).additional_error
+    return nystroem_errors(
+        X, landmarks, r, kernel, method=method, tol=tol, random_state=random_state, **kernel_params
+    ).additional_error
 
 
 def additional_approximation_error_dense(K, landmarks, r, *, details=False):

@@ -9,16 +9,18 @@ is full) and a shrink step that diagonalises the small Gram matrix
 from __future__ import annotations
 
 import numbers
+from typing import Self
 
 import numpy as np
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin
 from sklearn.utils.validation import check_is_fitted
 
+from .._typing import ArrayLike, FloatArray
 from ..utils.chunking import gen_row_slices, get_chunk_n_rows
-from ..utils.validation import cast_finite, check_input, check_n_features, require_finite
 from ..utils.dispatch import maybe_dask_transform
 from ..utils.threads import single_threaded_blas
+from ..utils.validation import cast_finite, check_input, check_n_features, require_finite
 
 __all__ = ["FrequentDirections"]
 
@@ -29,8 +31,6 @@ _SHRINK_MODES = ("l", "half")
 # (eigh of B B^T is accurate to eps * lambda_1 in absolute terms), so the
 # shrink falls back to an SVD of B, accurate to eps * sigma_1 * sigma_i.
 _GRAM_MAX_CONDITION = 1e12
-
-
 
 
 def _squared_norm(block) -> float:
@@ -220,7 +220,7 @@ class FrequentDirections(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Base
     (3, 10)
     """
 
-    def __init__(self, *, sketch_size=20, shrink="l", n_components=None):
+    def __init__(self, *, sketch_size: int = 20, shrink: str = "l", n_components: int | None = None) -> None:
         self.sketch_size = sketch_size
         self.shrink = shrink
         self.n_components = n_components
@@ -327,7 +327,7 @@ class FrequentDirections(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Base
             self._append_dense(X)
 
     # -------------------------------------------------------------- fitting
-    def partial_fit(self, X, y=None):
+    def partial_fit(self, X: ArrayLike, y: object = None) -> Self:
         """Add a block of rows to the sketch.
 
         Parameters
@@ -352,7 +352,7 @@ class FrequentDirections(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Base
         self._append(X)
         return self
 
-    def fit(self, X, y=None):
+    def fit(self, X: ArrayLike, y: object = None) -> Self:
         """Sketch ``X`` from scratch (same result as a stream of ``partial_fit``).
 
         Parameters
@@ -374,7 +374,7 @@ class FrequentDirections(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Base
             self._append(X[rows])
         return self
 
-    def merge(self, other):
+    def merge(self, other: Self) -> Self:
         """Merge another sketch into this one (in place).
 
         The result sketches the concatenation of both streams with the same
@@ -396,8 +396,7 @@ class FrequentDirections(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Base
         for name in ("sketch_size", "shrink"):
             if getattr(self, name) != getattr(other, name):
                 raise ValueError(
-                    f"cannot merge sketches with different {name}: "
-                    f"{getattr(self, name)!r} != {getattr(other, name)!r}"
+                    f"cannot merge sketches with different {name}: {getattr(self, name)!r} != {getattr(other, name)!r}"
                 )
         if not hasattr(other, "n_features_in_"):
             return self  # an empty sketch adds nothing
@@ -407,8 +406,7 @@ class FrequentDirections(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Base
         self._check_unchanged()
         if self.n_features_in_ != other.n_features_in_:
             raise ValueError(
-                f"cannot merge sketches with different n_features_in_: "
-                f"{self.n_features_in_} != {other.n_features_in_}"
+                f"cannot merge sketches with different n_features_in_: {self.n_features_in_} != {other.n_features_in_}"
             )
         if self._dtype != other._dtype:
             raise ValueError(f"cannot merge sketches with different dtype: {self._dtype} != {other._dtype}")
@@ -488,7 +486,7 @@ class FrequentDirections(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Base
         k = self.n_components if self.n_components is not None else self.sketch_size
         return min(k, self.n_features_in_)
 
-    def transform(self, X):
+    def transform(self, X: ArrayLike) -> FloatArray:
         """Project ``X`` on the leading right singular vectors of the sketch.
 
         Parameters
@@ -534,7 +532,7 @@ class FrequentDirections(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Base
         }
 
     @classmethod
-    def from_dict(cls, state: dict) -> "FrequentDirections":
+    def from_dict(cls, state: dict) -> FrequentDirections:
         """Rebuild a sketch from :meth:`to_dict` output.
 
         Parameters
@@ -558,9 +556,7 @@ class FrequentDirections(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Base
             raise ValueError(f"state dtype must be float32 or float64, got {dtype}")
         capacity = est._capacity(n_features)
         if buffer.ndim != 2 or buffer.shape[1] != n_features or buffer.shape[0] >= capacity:
-            raise ValueError(
-                f"state buffer has shape {buffer.shape}; expected (< {capacity}, {n_features})"
-            )
+            raise ValueError(f"state buffer has shape {buffer.shape}; expected (< {capacity}, {n_features})")
         est._reset(n_features, dtype)
         est._buffer[: buffer.shape[0]] = buffer
         est._n_rows = buffer.shape[0]

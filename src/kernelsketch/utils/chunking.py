@@ -60,5 +60,7 @@ def check_allocation(nbytes: float, what: str, alternatives: str) -> None:
     """
     total = physical_memory_bytes()
     if total is not None and nbytes > total:
-        raise MemoryError(f"{what} needs {nbytes / 2**30:.1f} GiB, more than this machine's "
-                          f"{total / 2**30:.1f} GiB of memory; {alternatives}")
+        raise MemoryError(
+            f"{what} needs {nbytes / 2**30:.1f} GiB, more than this machine's "
+            f"{total / 2**30:.1f} GiB of memory; {alternatives}"
+        )

@@ -2,12 +2,13 @@
 
 Estimators sit below :mod:`kernelsketch.distributed` in the layering, so they
 never import it: a dask array is recognised by its type's module name (no
-import of dask), and only then is the Dask integration loaded by name.
+import of dask), and the module that handles it is the one the package root
+registered for ``"dask"`` (:func:`kernelsketch._lazy.register_backend`).
 """
 
 from __future__ import annotations
 
-import importlib
+from .._lazy import backend
 
 
 def is_dask_array(X) -> bool:
@@ -42,5 +43,5 @@ def maybe_dask_transform(estimator, X, method="transform"):
     """
     if not is_dask_array(X):
         return None
-    mapping = importlib.import_module("kernelsketch.distributed.mapping")
-    return mapping.predict(estimator, X) if method == "predict" else mapping.transform(estimator, X)
+    dask = backend("dask")
+    return dask.predict(estimator, X) if method == "predict" else dask.transform(estimator, X)

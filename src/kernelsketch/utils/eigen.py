@@ -26,9 +26,11 @@ def noise_floor(n, kmax, eigenvalue_tol, lambda_max):
     below ``eigenvalue_tol * lambda_max`` (a relative cut for ill-conditioned
     but exact spectra), cannot be inverted or trusted.
     """
-    return max(eigenvalue_tol * max(float(lambda_max), 0.0),
-               10.0 * n * np.finfo(np.float64).eps * float(kmax),
-               np.finfo(np.float64).tiny)
+    return max(
+        eigenvalue_tol * max(float(lambda_max), 0.0),
+        10.0 * n * np.finfo(np.float64).eps * float(kmax),
+        np.finfo(np.float64).tiny,
+    )
 
 
 def drop_noise_eigenpairs(w, V, *, n, kmax, eigenvalue_tol, requested, owner, what="Gram matrix", stacklevel=3):
@@ -52,7 +54,8 @@ def drop_noise_eigenpairs(w, V, *, n, kmax, eigenvalue_tol, requested, owner, wh
                 f"{owner}: {int(np.sum(~keep))} of the {len(w)} requested eigenvalues of the {what} are below "
                 f"{floor:.3g} (numerically zero, e.g. duplicate points or a fast-decaying spectrum); their "
                 f"components were dropped, keeping {int(np.sum(keep))}",
-                RuntimeWarning, stacklevel=stacklevel,
+                RuntimeWarning,
+                stacklevel=stacklevel,
             )
         w, V = w[keep], V[:, keep]
     return w, V
@@ -110,11 +113,14 @@ def top_eigenpairs(A, k, solver, rng, tol=0.0, max_iter=None):
             with pin:
                 w, V = eigsh(op, k=k, which="LA", v0=v0, tol=tol, maxiter=max_iter)
         except ArpackNoConvergence as exc:
-            raise ValueError(f"ARPACK did not converge to {k} eigenpairs ({exc}); raise max_iter or "
-                             "use eigen_solver='dense'") from None
+            raise ValueError(
+                f"ARPACK did not converge to {k} eigenpairs ({exc}); raise max_iter or use eigen_solver='dense'"
+            ) from None
         except ArpackError as exc:
-            raise ValueError(f"the centred Gram matrix is numerically zero or the eigensolver failed "
-                             f"({exc}); check the bandwidth against the data's spread") from None
+            raise ValueError(
+                f"the centred Gram matrix is numerically zero or the eigensolver failed "
+                f"({exc}); check the bandwidth against the data's spread"
+            ) from None
     elif solver == "randomized":
         if isinstance(A, LinearOperator):
             raise ValueError("eigen_solver='randomized' needs the dense Gram; use 'arpack' for operators")

@@ -1,25 +1,14 @@
-"""Small helpers shared by estimators (kept out of the public API)."""
+"""Small helpers shared by estimators (kept out of the public API).
+
+The kernel parameters' constraints live with the kernels: :data:`kernelsketch.kernels.selection.KERNEL_CONSTRAINTS`.
+"""
 
 from __future__ import annotations
 
-import numbers
-
 import numpy as np
-from sklearn.utils._param_validation import Interval, StrOptions  # noqa: F401  (re-exported)
+from sklearn.utils._param_validation import Interval, StrOptions
 
-from ..kernels.bandwidth import HEURISTICS
-from ..kernels.kernel_functions import KERNELS, Kernel
-
-#: constraints shared by every kernel estimator
-KERNEL_CONSTRAINTS = {
-    "kernel": [StrOptions(set(KERNELS)), Kernel, callable],
-    "bandwidth": [Interval(numbers.Real, 0, None, closed="neither"), StrOptions(set(HEURISTICS))],
-    "gamma": [Interval(numbers.Real, 0, None, closed="neither"), None],
-    "kernel_params": [dict, None],
-    "random_state": ["random_state", np.random.Generator],
-}
-#: random features need a kernel with a spectral measure: a name or Kernel, not a callable
-FEATURE_KERNEL_CONSTRAINT = [StrOptions(set(KERNELS)), Kernel]
+__all__ = ["Interval", "StrOptions", "output_dtype"]
 
 
 def output_dtype(X):

@@ -160,7 +160,7 @@ def run_claim_loops(do_piece, n_pieces: int, n_workers: int, setup=None) -> None
     and the first exception is raised.
     """
     counter = itertools.count()  # next() on a count is atomic under the GIL
-    failed = []
+    failed: list[BaseException] = []
 
     def work():
         state = setup() if setup is not None else None
@@ -207,7 +207,7 @@ def parallel_rows(func, *arrays, n_threads: int | None = None) -> None:
     bounds = np.linspace(0, n_rows, n_parts + 1).astype(int)
 
     def piece(i, _):
-        func(*(a[bounds[i]:bounds[i + 1]] for a in arrays))
+        func(*(a[bounds[i] : bounds[i + 1]] for a in arrays))
 
     run_claim_loops(piece, n_parts, n_threads)
 

@@ -8,17 +8,29 @@ does not make for us (object/bool dtypes, feature counts at transform time).
 from __future__ import annotations
 
 import numbers
+from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
+from numpy.typing import NDArray
 from sklearn.utils import check_array
 from sklearn.utils.validation import validate_data
 
 FLOAT_DTYPES = (np.float64, np.float32)
 
 
-def check_input(X, *, accept_sparse=("csr",), dtype=FLOAT_DTYPES, ensure_min_samples=1,
-                ensure_min_features=1, name="X", reset=None, estimator=None, copy=False):
+def check_input(
+    X,
+    *,
+    accept_sparse=("csr",),
+    dtype=FLOAT_DTYPES,
+    ensure_min_samples=1,
+    ensure_min_features=1,
+    name="X",
+    reset=None,
+    estimator=None,
+    copy=False,
+) -> NDArray[Any] | sp.csr_matrix:
     """Validate a data matrix: 2-D, finite, numeric, float32/float64, non-empty.
 
     With ``estimator`` and ``reset`` given, goes through scikit-learn's
@@ -41,13 +53,25 @@ def check_input(X, *, accept_sparse=("csr",), dtype=FLOAT_DTYPES, ensure_min_sam
     )
     # scikit-learn's finiteness check sums X first: inf + -inf or an overflowing sum warns
     # ("invalid value", "overflow") just before it raises its clear ValueError; only the error is news
+    resetting = estimator is not None and bool(reset)
+    before = {a: vars(estimator)[a] for a in _FEATURE_ATTRS if a in vars(estimator)} if resetting else {}
     with np.errstate(invalid="ignore", over="ignore"):
         if estimator is not None and reset is not None:
             # sets n_features_in_ (reset=True) or checks it (reset=False)
             X = validate_data(estimator, X, reset=reset, **kwargs)
         else:
             X = check_array(X, input_name=name, estimator=estimator, **kwargs)
-    _check_magnitude(X, name)
+    try:
+        _check_magnitude(X, name)
+    except ValueError:
+        if resetting:
+            # refused input leaves the estimator as it was: a stream that never started has not started
+            for attr in _FEATURE_ATTRS:
+                if attr in before:
+                    setattr(estimator, attr, before[attr])
+                else:
+                    vars(estimator).pop(attr, None)
+        raise
     if sp.issparse(X):
         if not X.has_sorted_indices:
             X = X.copy()
@@ -56,6 +80,9 @@ def check_input(X, *, accept_sparse=("csr",), dtype=FLOAT_DTYPES, ensure_min_sam
             X = X.astype(np.float64)
     return X
 
+
+#: what validate_data(reset=True) sets on the estimator
+_FEATURE_ATTRS = ("n_features_in_", "feature_names_in_")
 
 #: largest magnitude accepted: squared norms and distances of such values (and sums of a few
 #: thousand of them) stay finite in float64 (max ~1.8e308)
@@ -68,8 +95,10 @@ def _check_magnitude(X, name):
         return
     big = max(float(data.max()), -float(data.min()))
     if big > MAX_MAGNITUDE:
-        raise ValueError(f"{name} has a value of magnitude {big:.4g}: squared distances overflow float64 beyond "
-                         f"about {MAX_MAGNITUDE:g}; rescale the data (e.g. StandardScaler) first")
+        raise ValueError(
+            f"{name} has a value of magnitude {big:.4g}: squared distances overflow float64 beyond "
+            f"about {MAX_MAGNITUDE:g}; rescale the data (e.g. StandardScaler) first"
+        )
 
 
 def check_n_features(estimator, X, name="X"):
@@ -91,14 +120,12 @@ def check_random_state(seed) -> np.random.Generator:
     if seed is None or isinstance(seed, (numbers.Integral, np.integer, np.random.SeedSequence)):
         if isinstance(seed, numbers.Integral) and int(seed) < 0:
             raise ValueError(f"random_state must be a non-negative int, got {seed}")
-        return np.random.default_rng(seed)
+        return np.random.default_rng(seed if seed is None or isinstance(seed, np.random.SeedSequence) else int(seed))
     if isinstance(seed, np.random.Generator):
         return seed
     if isinstance(seed, np.random.RandomState):
         return np.random.default_rng(seed.randint(0, 2**31 - 1))
-    raise TypeError(
-        f"random_state must be None, an int, a numpy Generator or RandomState; got {type(seed).__name__}"
-    )
+    raise TypeError(f"random_state must be None, an int, a numpy Generator or RandomState; got {type(seed).__name__}")
 
 
 def derive_seed(random_state) -> int:
@@ -141,6 +168,8 @@ def require_finite(A, what="matrix"):
     """Raise a ValueError before a LAPACK call would see NaN or inf (it may never return)."""
     data = A.data if sp.issparse(A) else A
     if not np.all(np.isfinite(data)):
-        raise ValueError(f"the {what} has non-finite entries (overflow in the data or the kernel); "
-                         "rescale the data or choose another bandwidth")
+        raise ValueError(
+            f"the {what} has non-finite entries (overflow in the data or the kernel); "
+            "rescale the data or choose another bandwidth"
+        )
     return A

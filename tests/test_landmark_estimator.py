@@ -54,3 +54,93 @@ def test_leading_parameter_is_positional_like_scikit_learn():
     assert NystroemKernelKMeans(2).n_clusters == 2
     with pytest.raises(TypeError):
         SubsampleKPCA(3, 40)  # everything after the first is keyword-only
+
+
+# -- the selector seam (issue 20): one selector, every fitting path --------------------------
+class FarthestPointSelector:
+    """A data- and kernel-dependent selector: greedy farthest points (in the kernel) among 3m candidates."""
+
+    def __init__(self):
+        self.calls = 0
+
+    def select(self, n_rows, n_landmarks, rng, *, kernel, replace, rows):
+        self.calls += 1
+        cand = rng.choice(n_rows, size=min(n_rows, 3 * n_landmarks), replace=False)
+        C = rows(cand)
+        K = kernel(C)
+        chosen = [0]
+        closest = K[0].copy()
+        for _ in range(n_landmarks - 1):
+            nxt = int(np.argmin(closest))
+            chosen.append(nxt)
+            np.maximum(closest, K[nxt], out=closest)
+        return cand[np.array(chosen)]
+
+
+@pytest.mark.parametrize("base, params", ESTIMATORS)
+def test_a_custom_selector_drives_every_fitting_path(tmp_path, base, params):
+    import kernelsketch as ks
+
+    selector = FarthestPointSelector()
+    cls = type(f"FarthestPoint{base.__name__}", (base,), {"landmark_selector": selector})
+    X = np.random.default_rng(1).normal(size=(600, 3))
+    est = cls(n_landmarks=25, bandwidth="median", random_state=3, **params)
+    in_memory = est.fit(X)
+    assert selector.calls == 1
+    # the farthest-point landmarks are spread: not what uniform sampling draws
+    assert not np.array_equal(
+        in_memory.landmark_indices_, base(n_landmarks=25, random_state=3, **params).fit(X).landmark_indices_
+    )
+    np.save(tmp_path / "X.npy", X)
+    from_file = ks.fit_source(cls(n_landmarks=25, bandwidth="median", random_state=3, **params), tmp_path / "X.npy")
+    assert selector.calls == 2
+    np.testing.assert_array_equal(from_file.estimator.landmark_indices_, in_memory.landmark_indices_)
+    np.testing.assert_allclose(from_file.estimator.transform(X), in_memory.transform(X), rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.distributed
+def test_a_custom_selector_drives_the_dask_fit():
+    da = pytest.importorskip("dask.array")
+    from kernelsketch.distributed import fit
+
+    selector = FarthestPointSelector()
+    cls = type("FarthestPointNystroem", (Nystroem,), {"landmark_selector": selector})
+    X = np.random.default_rng(2).normal(size=(500, 3))
+    a = cls(n_landmarks=20, n_components=5, bandwidth="median", random_state=0).fit(X)
+    b = fit(cls(n_landmarks=20, n_components=5, bandwidth="median", random_state=0), da.from_array(X, chunks=(128, 3)))
+    assert selector.calls == 2
+    np.testing.assert_array_equal(a.landmark_indices_, b.landmark_indices_)
+    np.testing.assert_allclose(a.transform(X), b.transform(X), rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize(
+    "bad, message",
+    [
+        (lambda n, m: np.arange(m - 1), "must return"),
+        (lambda n, m: np.arange(m) + n, "must return"),
+        (lambda n, m: np.zeros(m, dtype=np.int64), "repeated rows"),
+        (lambda n, m: np.linspace(0, n - 1, m), "must return"),
+    ],
+)
+def test_a_selector_that_breaks_the_contract_is_refused(bad, message):
+    class Bad:
+        def select(self, n_rows, n_landmarks, rng, *, kernel, replace, rows):
+            return bad(n_rows, n_landmarks)
+
+    cls = type("BadNystroem", (Nystroem,), {"landmark_selector": Bad()})
+    with pytest.raises(ValueError, match=message):
+        cls(n_landmarks=10).fit(np.random.default_rng(0).normal(size=(50, 2)))
+
+
+def test_fit_from_landmarks_is_the_second_half_of_fit(rng):
+    # fit = select + _fit_from_landmarks: given the same landmarks, the seam alone gives fit's model
+    X = rng.normal(size=(200, 3))
+    est = KernelJL(n_components=4, n_landmarks=30, bandwidth=1.1, random_state=5).fit(X)
+    seam = KernelJL(n_components=4, n_landmarks=30, bandwidth=1.1, random_state=5)
+    g = check_random_state(5)
+    _, seeds = seam.draw_seeds(g)
+    seam.kernel_ = est.kernel_
+    seam.n_features_in_ = 3
+    seam._fit_from_landmarks(X[est.landmark_indices_], est.landmark_indices_, seeds, len(X))
+    np.testing.assert_array_equal(seam.projection_, est.projection_)
+    np.testing.assert_array_equal(seam.transform(X), est.transform(X))

@@ -12,8 +12,7 @@ import scipy.sparse as sp
 import kernelsketch
 from kernelsketch.persistence import ModelFormatError, load, save
 
-_ESTIMATOR_PACKAGES = ("maps", "sketches", "decomposition", "cluster")
-ESTIMATOR_NAMES = sorted(n for n, m in kernelsketch._LAZY.items() if m in _ESTIMATOR_PACKAGES and n[0].isupper())
+ESTIMATOR_NAMES = sorted(kernelsketch.estimators.estimator_locations())
 
 # small settings for every parameter name an estimator may have
 _SMALL = {
@@ -399,3 +398,58 @@ def test_an_entry_flagged_encrypted_is_a_model_format_error(saved, tmp_path, ent
         assert zf.getinfo(entry).flag_bits & 0x1
     with pytest.raises(ModelFormatError, match="encrypted"):
         load(out)
+
+
+# -- declared state (issue 20): what is saved is what the class declares ----------------------
+def _fitted_every_way(name):
+    """Estimators of class ``name`` after fit, after partial_fit (+ merge) and after transform."""
+    import warnings
+
+    X = np.random.default_rng(0).normal(size=(120, 4))
+    cls = getattr(kernelsketch, name)
+    params = {"random_state": 0} if "random_state" in cls().get_params() else {}
+    if "bandwidth" in cls().get_params():
+        params["bandwidth"] = 1.5
+    for key, value in {"n_landmarks": 30, "n_random_features": 16, "sketch_size": 3, "n_clusters": 3}.items():
+        if key in cls().get_params():
+            params[key] = value
+    if name in ("KernelJL", "KernelPCA", "SubsampleKPCA", "RFKPCA", "RNCA", "StreamingKPCA"):
+        params["n_components"] = 2
+    out = []
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        est = cls(**params).fit(X)
+        for method in ("transform", "predict"):
+            if hasattr(est, method):
+                getattr(est, method)(X[:5])
+        out.append(est)
+        if hasattr(cls, "partial_fit"):
+            est = cls(**params).partial_fit(X[:60]).partial_fit(X[60:])
+            if hasattr(est, "merge"):
+                est.merge(cls(**params).partial_fit(X[:30]))
+            out.append(est)
+    return out
+
+
+@pytest.mark.parametrize("name", ESTIMATOR_NAMES)
+def test_every_fitted_attribute_is_declared(name):
+    declared = set(getattr(kernelsketch, name)._persistent_state)
+    for est in _fitted_every_way(name):
+        state = set(vars(est)) - set(est.get_params(deep=False)) - {"n_features_in_", "feature_names_in_"}
+        assert state <= declared, f"{name}: undeclared state {sorted(state - declared)}"
+
+
+def test_undeclared_state_is_refused_on_save_and_on_load(tmp_path):
+    est = kernelsketch.Nystroem(n_landmarks=20, random_state=0).fit(np.random.default_rng(0).normal(size=(50, 3)))
+    est.surprise_ = np.ones(3)
+    with pytest.raises(TypeError, match=r"does not declare.*surprise_"):
+        save(est, tmp_path / "m.ksm")
+    del est.surprise_
+    path = save(est, tmp_path / "m.ksm")
+
+    def edit(meta):
+        meta["root"]["state"]["surprise_"] = 1
+
+    _rewrite(path, edit_meta=edit, reseal=True)
+    with pytest.raises(ModelFormatError, match="no fitted attribute 'surprise_'"):
+        load(path)

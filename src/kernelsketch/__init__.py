@@ -73,6 +73,7 @@ _SUBPACKAGES = (
     "utils",
     "out_of_core",
     "diagnostics",
+    "estimators",
 )
 
 

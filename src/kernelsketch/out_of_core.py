@@ -72,7 +72,7 @@ from .kernels.kernel_functions import KERNELS, Kernel, ShiftInvariantKernel
 from .kernels.selection import make_kernel
 from .utils.dispatch import is_dask_array
 from .utils.progress import progress
-from .utils.validation import check_random_state, derive_seed
+from .utils.validation import check_input, check_random_state, derive_seed
 
 __all__ = [
     "ClusterResult",
@@ -397,6 +397,33 @@ class FitResult:
         }
 
 
+#: how :func:`fit_source` fits an estimator, declared by its class as ``_fit_strategy``:
+#:
+#: - ``"landmarks"``: the landmark rows gathered by index, then the estimator's own
+#:   ``_draw_landmarks`` / ``_fit_from_landmarks`` seams (equal to the in-memory fit);
+#: - ``"landmarks_then_sample"``: a landmark embedding (as above), then a fit on a uniform
+#:   sample of embedded rows (NystroemKernelKMeans' k-means);
+#: - ``"sketch"``: ``partial_fit`` per block and ``merge`` of the sketches (a mergeable summary);
+#: - ``"random_features"``: nothing but the bandwidth depends on the data;
+#: - ``"sample"`` (any other estimator): ``fit`` on a uniform sample of ``fit_rows`` rows.
+FIT_STRATEGIES = ("landmarks", "landmarks_then_sample", "sketch", "random_features", "sample")
+
+
+def fit_strategy(estimator) -> str:
+    """The strategy ``estimator``'s class declares (``_fit_strategy``), ``"sample"`` when none.
+
+    Examples
+    --------
+    >>> import kernelsketch as ks
+    >>> fit_strategy(ks.KernelJL()), fit_strategy(ks.RNCA()), fit_strategy(ks.KernelPCA())
+    ('landmarks', 'sketch', 'sample')
+    """
+    strategy = getattr(type(estimator), "_fit_strategy", "sample")
+    if strategy not in FIT_STRATEGIES:
+        raise ValueError(f"{type(estimator).__name__}._fit_strategy = {strategy!r}; expected one of {FIT_STRATEGIES}")
+    return strategy
+
+
 def _fresh(est, **params):
     """An unfitted copy of ``est`` with ``params`` changed (not sklearn.clone: Kernel objects take no deep=)."""
     return type(est)(**{**est.get_params(deep=False), **params})
@@ -427,67 +454,80 @@ def _bandwidth_of(est):
     return float(h) if isinstance(h, numbers.Real) else None
 
 
-def _fit_landmarks(est, engine, fit_rows):
-    from .maps.landmarks import resolve_n_landmarks, sample_landmarks
-    from .maps.nystroem import Nystroem
+def _take(engine, idx):
+    """The rows at ``idx`` (any order, repeats allowed) in that order: one gather of the distinct rows."""
+    uniq, inverse = np.unique(np.asarray(idx), return_inverse=True)
+    rows, _ = engine.gather(uniq)
+    return rows[inverse.ravel()], uniq.size
 
+
+def _fit_landmarks(est, engine, fit_rows, also=None):
+    """Fit a landmark estimator through its two seams, the landmark rows gathered by index.
+
+    The same steps as its in-memory ``fit`` (:mod:`kernelsketch.maps.landmark_estimator`):
+    the order of draws from ``random_state`` (:meth:`draw_seeds`), the kernel resolved on
+    all rows, ``_draw_landmarks`` with the estimator's own selector, ``_fit_from_landmarks``.
+    ``also``: more row indices to bring back in the same gather (returned second).
+    """
+    from .maps.landmarks import given_landmarks, resolve_n_landmarks
+
+    est._validate_params()
+    est._check_fit_params()
     rng = check_random_state(est.random_state)
-    # the in-memory fit's order of draws: the kernel's seed, the estimator's own seeds, the landmarks
-    bw_seed, extra_seeds = est.draw_seeds(rng)
+    kernel_seed, seeds = est.draw_seeds(rng)
     replace = bool(getattr(est, "replace", False))
     if engine.n_rows is None:
-        # one pass: a sample of the rows (and their count); landmarks drawn from the sample
+        # one pass: a sample of the rows (and their count); the estimator is fitted on the sample
         m_cap = fit_rows if est.n_landmarks == "auto" or est.landmarks is not None else max(fit_rows, est.n_landmarks)
-        Xs, _ = engine.reservoir(m_cap, [derive_seed(bw_seed), 0x6C6D], desc="sample rows")
+        Xs, _ = engine.reservoir(m_cap, [derive_seed(kernel_seed), 0x6C6D], desc="sample rows")
         N = engine.n_rows
         m = resolve_n_landmarks(est.n_landmarks, N, replace=replace) if est.landmarks is None else None
         temporary = {"n_landmarks": min(m, Xs.shape[0]) if m is not None and not replace else m}
         if temporary["n_landmarks"] is None:
             temporary = {}
         _fit_with_params(est, Xs, temporary)
-        if isinstance(est, Nystroem):
-            est.n_samples_seen_ = N
-        return FitResult(est, "landmarks", N, Xs.shape[0], int(est.landmarks_.shape[0]), _bandwidth_of(est))
+        if hasattr(est, "n_samples_seen_"):
+            est.n_samples_seen_ = N  # the sample stands for all N rows
+        res = FitResult(est, "landmarks", N, Xs.shape[0], int(est.landmarks_.shape[0]), _bandwidth_of(est))
+        return res, (None if also is None else _take(engine, also)[0])
     N = engine.n_rows
-    idx = None
+    kernel = resolve_kernel(est.kernel, est.bandwidth, est.kernel_params, engine, kernel_seed, gamma=est.gamma)
+    gathered = {"n_read": 0, "also": None}
+
+    def rows(idx):
+        idx = np.asarray(idx)
+        want = idx if also is None else np.concatenate([idx, np.asarray(also)])
+        R, n_read = _take(engine, want)
+        gathered["n_read"] += n_read
+        if also is not None:
+            gathered["also"] = R[idx.size :]
+        return R[: idx.size]
+
     if est.landmarks is None:
-        m = resolve_n_landmarks(est.n_landmarks, N, replace=replace)
-        idx = sample_landmarks(N, m, rng, replace=replace)
-    kernel = resolve_kernel(est.kernel, est.bandwidth, est.kernel_params, engine, bw_seed, gamma=est.gamma)
-    temporary = {**_kernel_override(est, kernel), "random_state": rng}
-    if extra_seeds and isinstance(est.random_state, numbers.Integral):
-        # replay the same seed: fit redraws (kernel seed, its own seeds), then skips the given landmarks
-        temporary["random_state"] = est.random_state
-    if idx is not None:
-        order = np.argsort(idx, kind="stable")
-        uniq, inverse = np.unique(idx[order], return_inverse=True)
-        rows, _ = engine.gather(uniq)
-        L = rows[inverse]
-        back = np.empty_like(order)
-        back[order] = np.arange(order.size)
-        temporary["landmarks"] = L[back]  # in draw order (with replacement, duplicates kept)
-        n_read = uniq.size
+        L, idx = est._draw_landmarks(N, rng, kernel, rows)
+        L = check_input(L, accept_sparse=("csr",), estimator=est, reset=True)  # n_features_in_ from the rows
     else:
-        n_read = 0
-    _fit_with_params(est, temporary.get("landmarks", est.landmarks), temporary)
-    if idx is not None:
-        est.landmark_indices_ = idx
-    if isinstance(est, Nystroem):
-        est.n_samples_seen_ = N
-    return FitResult(est, "landmarks", N, n_read, int(est.landmarks_.shape[0]), _bandwidth_of(est))
+        given = check_input(est.landmarks, accept_sparse=("csr",), estimator=est, reset=True)
+        L, idx = given_landmarks(est.landmarks, given), None
+    est.kernel_ = kernel
+    est._fit_from_landmarks(L, idx, seeds, N)
+    if also is not None and gathered["also"] is None:
+        gathered["also"], n_read = _take(engine, also)
+        gathered["n_read"] += n_read
+    res = FitResult(est, "landmarks", N, gathered["n_read"], int(est.landmarks_.shape[0]), _bandwidth_of(est))
+    return res, gathered["also"]
 
 
 def _fit_kernel_kmeans(est, engine, fit_rows):
-    from .maps.landmarks import resolve_n_landmarks, sample_landmarks, sample_row_indices
-    from .maps.nystroem import Nystroem
+    from .maps.landmarks import sample_row_indices
 
-    # NystroemKernelKMeans.fit draws (embedding seed, k-means seed) first and its
-    # Nystroem draws (bandwidth seed, landmarks) from the embedding seed.
-    rng = check_random_state(est.random_state)
-    seed_map, seed_km = (int(s) for s in rng.integers(0, 2**31 - 1, size=2))
-    rng_map = np.random.default_rng(seed_map)
-    bw_seed, _ = Nystroem.draw_seeds(rng_map)
+    est._validate_params()
     if engine.n_rows is None:
+        from .maps.landmarks import resolve_n_landmarks
+
+        # the same draws as fit: (embedding seed, k-means seed), the sample from the k-means seed
+        rng = check_random_state(est.random_state)
+        _, seed_km = (int(s) for s in rng.integers(0, 2**31 - 1, size=2))
         Xs, _ = engine.reservoir(fit_rows, [seed_km, 0x6B6D], desc="sample rows")
         _fit_with_params(
             est,
@@ -509,32 +549,21 @@ def _fit_kernel_kmeans(est, engine, fit_rows):
             _bandwidth_of(est.nystroem_),
         )
     N = engine.n_rows
-    idx = None
-    if est.landmarks is None:
-        m = resolve_n_landmarks(est.n_landmarks, N)
-        idx = sample_landmarks(N, m, rng_map)
+    # fit's own steps: the embedding planned from all N rows and fitted through the landmark
+    # seams, then k-means on a sample of rows -- gathered with the landmarks, in one pass
+    nystroem, seed_km = est._plan_embedding(N)
     fit_idx = sample_row_indices(N, fit_rows, [seed_km, 0x6B6D])
-    kernel = resolve_kernel(est.kernel, est.bandwidth, est.kernel_params, engine, bw_seed, gamma=est.gamma)
-    union = np.unique(np.concatenate([fit_idx] + ([idx] if idx is not None else [])))
-    rows, _ = engine.gather(union)
-    temporary = _kernel_override(est, kernel)
-    if idx is not None:
-        temporary["landmarks"] = rows[np.searchsorted(union, idx)]
-    _fit_with_params(est, rows[np.searchsorted(union, fit_idx)], temporary)
-    est.nystroem_.set_params(landmarks=None, kernel=est.kernel, gamma=est.gamma)
-    if idx is not None:
-        est.nystroem_.landmark_indices_ = idx
-    est.nystroem_.n_samples_seen_ = N
+    with est._embedding_warnings():
+        res, fit_X = _fit_landmarks(nystroem, engine, fit_rows, also=fit_idx)
+    est.nystroem_ = nystroem
+    est.n_features_in_ = nystroem.n_features_in_
+    est._fit_clusters(nystroem.transform(fit_X), seed_km)
     del est.labels_  # the sample's labels would mislead: predict() labels any rows
-    return FitResult(
-        est, "kernel_kmeans", N, union.size, est.nystroem_.landmarks_.shape[0], _bandwidth_of(est.nystroem_)
-    )
+    return FitResult(est, "kernel_kmeans", N, res.fit_rows, nystroem.landmarks_.shape[0], _bandwidth_of(nystroem))
 
 
 def _fit_stream(est, engine):
-    from .sketches.frequent_directions import FrequentDirections
-
-    if isinstance(est, FrequentDirections):
+    if "kernel" not in est.get_params(deep=False):  # a sketch of the rows themselves (FrequentDirections)
         template, restore = _fresh(est), {}
     else:
         # One integer seed and one kernel resolved on all rows: the random features are
@@ -618,23 +647,18 @@ def fit_source(
     >>> bool(np.allclose(res.estimator.transform(X), ks.KernelJL(n_components=8, random_state=0).fit(X).transform(X)))
     True
     """
-    from .cluster.nystroem_kernel_kmeans import NystroemKernelKMeans
-    from .decomposition._feature_stream import RandomFeatureStreamMixin
-    from .maps.landmark_estimator import LandmarkMapMixin
-    from .maps.random_fourier_features import RandomFourierFeatures
-    from .sketches.frequent_directions import FrequentDirections
-
     if isinstance(fit_rows, bool) or not isinstance(fit_rows, numbers.Integral) or fit_rows < 2:
         raise ValueError(f"fit_rows must be an int >= 2, got {fit_rows!r}")
     engine = open_engine(data, client=client, block_rows=block_rows, **read_options)
     t0 = time.perf_counter()
-    if isinstance(estimator, LandmarkMapMixin):
-        res = _fit_landmarks(estimator, engine, fit_rows)
-    elif isinstance(estimator, NystroemKernelKMeans):
+    strategy = fit_strategy(estimator)
+    if strategy == "landmarks":
+        res, _ = _fit_landmarks(estimator, engine, fit_rows)
+    elif strategy == "landmarks_then_sample":
         res = _fit_kernel_kmeans(estimator, engine, fit_rows)
-    elif isinstance(estimator, (RandomFeatureStreamMixin, FrequentDirections)):
+    elif strategy == "sketch":
         res = _fit_stream(estimator, engine)
-    elif isinstance(estimator, RandomFourierFeatures):
+    elif strategy == "random_features":
         res = _fit_random_features(estimator, engine)
     else:
         res = _fit_sample(estimator, engine, fit_rows, derive_seed(random_state))

@@ -88,6 +88,30 @@ def _estimator_table():
     return table
 
 
+#: state every estimator may carry besides its declared ``_persistent_state`` (scikit-learn's)
+_COMMON_STATE = ("n_features_in_", "feature_names_in_")
+
+
+def _persistent_state(est, params, where):
+    """The fitted state to write: the class's declared ``_persistent_state`` (kernelsketch classes).
+
+    An attribute the class does not declare is an error, not a silent omission. Classes
+    without a declaration (the allowlisted scikit-learn ones) give their ``__dict__``, as
+    their own pickling does.
+    """
+    declared = getattr(type(est), "_persistent_state", None)
+    found = {k: v for k, v in vars(est).items() if k not in params}
+    if declared is None:
+        return found
+    undeclared = sorted(set(found) - set(declared) - set(_COMMON_STATE))
+    if undeclared:
+        raise TypeError(
+            f"cannot save {where}: {type(est).__name__} holds state its class does not declare in "
+            f"_persistent_state: {undeclared}"
+        )
+    return {k: found[k] for k in (*_COMMON_STATE, *declared) if k in found}
+
+
 def _init_param_names(cls):
     """Constructor parameters: scikit-learn's list, or a helper's declared ``_init_params``."""
     if hasattr(cls, "_get_param_names"):
@@ -215,7 +239,7 @@ class _Encoder:
     def estimator(self, est, key, where):
         names = _init_param_names(type(est))
         params = {k: getattr(est, k) for k in names} if not hasattr(est, "get_params") else est.get_params(deep=False)
-        state = {k: v for k, v in vars(est).items() if k not in params}
+        state = _persistent_state(est, params, where)
         return {
             "__estimator__": key,
             "params": {k: self.encode(v, f"{where}.{k}") for k, v in params.items()},
@@ -468,9 +492,12 @@ class _Decoder:
             est = cls(**params)
         except (TypeError, ValueError) as exc:
             self.fail(f"cannot rebuild {cls.__name__}({params}): {exc}")
+        declared = getattr(cls, "_persistent_state", None)
         for k, v in node.get("state", {}).items():
             if not isinstance(k, str) or not k.isidentifier() or k.startswith("__"):
                 self.fail(f"invalid attribute name {k!r}")
+            if declared is not None and k not in declared and k not in _COMMON_STATE:
+                self.fail(f"{cls.__name__} has no fitted attribute {k!r} in this version")
             est.__dict__[k] = self.decode(v)
         if node.get("state"):
             for k, v in upgraded_state.items():

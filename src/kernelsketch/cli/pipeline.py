@@ -23,9 +23,6 @@ METHODS = {
     "rnca": "RNCA",
     "skpca": "StreamingKPCA",
 }
-#: -d sets the first of these parameters the estimator has; -n the first remaining one
-_DIM_PARAMS = ("n_components", "n_random_features")
-_SIZE_PARAMS = ("n_landmarks", "n_random_features", "sketch_size")
 #: rows of the plot sample
 PLOT_ROWS = 20000
 
@@ -50,17 +47,15 @@ def build_estimator(method, *, kernel=None, bandwidth=None, dim=None, landmarks=
         params["bandwidth"] = bandwidth
     if "random_state" in names:
         params["random_state"] = seed
-    used = None
+    # each estimator class declares which of its parameters -d and -n set
     if dim is not None:
-        used = next((p for p in _DIM_PARAMS if p in names), None)
-        if used is None:
+        if getattr(cls, "_dim_param", None) is None:
             raise UsageError(f"-d/--dim does not apply to --method {method}")
-        params[used] = dim
+        params[cls._dim_param] = dim
     if landmarks is not None:
-        size = next((p for p in _SIZE_PARAMS if p in names and p != used), None)
-        if size is None:
+        if getattr(cls, "_size_param", None) is None:
             raise UsageError(f"-n/--landmarks does not apply to --method {method}")
-        params[size] = landmarks
+        params[cls._size_param] = landmarks
     for k, v in extra.items():
         if v is None:
             continue

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import numbers
 import warnings
 from typing import ClassVar, Self
@@ -99,6 +100,25 @@ class NystroemKernelKMeans(
     [100, 100]
     """
 
+    #: the fitted state ks.save writes (beyond the parameters, n_features_in_ and feature_names_in_);
+    #: an attribute not listed here makes save fail, so nothing is silently lost
+    _persistent_state: ClassVar[tuple[str, ...]] = (
+        "_n_features_out",
+        "cluster_centers_",
+        "inertia_",
+        "kmeans_",
+        "labels_",
+        "n_components_",
+        "n_iter_",
+        "nystroem_",
+    )
+
+    #: how the out-of-core driver (files, Dask) fits it (:data:`kernelsketch.out_of_core.FIT_STRATEGIES`)
+    _fit_strategy: ClassVar[str] = "landmarks_then_sample"
+    #: the parameters that set the output dimension and the approximation"s size (the CLI"s -d and -n)
+    _dim_param: ClassVar[str | None] = "n_components"
+    _size_param: ClassVar[str | None] = "n_landmarks"
+
     _parameter_constraints: ClassVar[dict] = {
         "n_clusters": [Interval(numbers.Integral, 1, None, closed="left")],
         "n_components": [Interval(numbers.Integral, 1, None, closed="left"), None],
@@ -140,7 +160,20 @@ class NystroemKernelKMeans(
     def fit(self, X: ArrayLike, y: object = None) -> Self:
         """Embed X with rank-d Nystroem, then run k-means. Returns self."""
         X = check_input(X, accept_sparse=("csr",), estimator=self, reset=True)
-        N = X.shape[0]
+        nystroem, seed_km = self._plan_embedding(X.shape[0])
+        with self._embedding_warnings():
+            self.nystroem_ = nystroem.fit(X)
+        self.n_features_in_ = X.shape[1]
+        self._fit_clusters(self.nystroem_.transform(X), seed_km)
+        return self
+
+    def _plan_embedding(self, N):
+        """The unfitted Nystroem embedding of ``N`` rows and k-means' seed, in fit's order of draws.
+
+        The embedding is then fitted like any landmark estimator (in memory, or by the
+        out-of-core driver through the same seams), and :meth:`_fit_clusters` runs
+        k-means on embedded rows.
+        """
         if self.n_clusters > N:
             raise ValueError(f"n_clusters={self.n_clusters} must be <= n_samples={N}")
         rng = check_random_state(self.random_state)
@@ -163,14 +196,19 @@ class NystroemKernelKMeans(
             landmarks=self.landmarks,
             random_state=seed_map,
         )
+        return nystroem, seed_km
+
+    @contextlib.contextmanager
+    def _embedding_warnings(self):
+        """Around the embedding's fit: the default d = 10 k may exceed the numerical rank of the
+        landmark Gram, and dropping null directions is then expected, not news."""
         with warnings.catch_warnings():
             if self.n_components is None:
-                # the default d = 10 k may exceed the numerical rank of the
-                # landmark Gram; dropping null directions is then expected.
                 warnings.filterwarnings("ignore", message="Nystroem: .* requested eigenvalues", category=RuntimeWarning)
-            self.nystroem_ = nystroem.fit(X)
-        self.n_features_in_ = X.shape[1]
-        E = self.nystroem_.transform(X)
+            yield
+
+    def _fit_clusters(self, E, seed_km):
+        """k-means on embedded rows ``E`` with seed ``seed_km``; sets the clustering attributes."""
         self.kmeans_ = KMeans(
             n_clusters=self.n_clusters, n_init=self.n_init, max_iter=self.max_iter, random_state=seed_km
         ).fit(E)
@@ -180,7 +218,6 @@ class NystroemKernelKMeans(
         self.n_iter_ = self.kmeans_.n_iter_
         self.n_components_ = self.nystroem_.n_components_
         self._n_features_out = self.n_components_
-        return self
 
     def transform(self, X: ArrayLike) -> FloatArray:
         """The Nystroem embedding ``K(X, landmarks) U_d Lambda_d^{-1/2}`` (not distances to centres)."""

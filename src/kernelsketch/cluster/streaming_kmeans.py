@@ -366,6 +366,24 @@ class StreamingKMeans(ClusterMixin, ClassNamePrefixFeaturesOutMixin, Transformer
     [500, 500]
     """
 
+    #: the fitted state ks.save writes (beyond the parameters, n_features_in_ and feature_names_in_);
+    #: an attribute not listed here makes save fail, so nothing is silently lost
+    _persistent_state: ClassVar[tuple[str, ...]] = (
+        "_n_features_out",
+        "_sample_iter",
+        "_tol_abs",
+        "cluster_centers_",
+        "counts_",
+        "inertia_",
+        "labels_",
+        "n_iter_",
+        "n_steps_",
+    )
+
+    #: the parameters that set the output dimension and the approximation"s size (the CLI"s -d and -n)
+    _dim_param: ClassVar[str | None] = None
+    _size_param: ClassVar[str | None] = None
+
     _parameter_constraints: ClassVar[dict] = {
         "n_clusters": [Interval(numbers.Integral, 1, None, closed="left")],
         "init_size": [Interval(numbers.Integral, 1, None, closed="left"), None],

@@ -22,6 +22,11 @@ class RandomFeatureStreamMixin:
     ``partial_fit`` on the first block only (documented on each estimator).
     """
 
+    #: how the out-of-core driver (files, Dask) fits it: per-block sketches, merged
+    _fit_strategy: ClassVar[str] = "sketch"
+    #: the parameters that set the output dimension and the approximation"s size (the CLI"s -d and -n)
+    _dim_param: ClassVar[str | None] = "n_components"
+    _size_param: ClassVar[str | None] = "n_random_features"
     #: the attribute that exists once a stream has started
     _stream_attr: ClassVar[str]
     # parameters every subclass has (declared for the type checker)

@@ -124,6 +124,29 @@ class KernelPCA(KernelEstimatorMixin, ClassNamePrefixFeaturesOutMixin, Transform
     (200, 2)
     """
 
+    #: the fitted state ks.save writes (beyond the parameters, n_features_in_ and feature_names_in_);
+    #: an attribute not listed here makes save fail, so nothing is silently lost
+    _persistent_state: ClassVar[tuple[str, ...]] = (
+        "X_fit_",
+        "X_transformed_fit_",
+        "_fit_dtype",
+        "_fit_row_means",
+        "_fit_total_mean",
+        "_n_features_out",
+        "_solver_used",
+        "dual_coef_",
+        "eigenvalues_",
+        "eigenvectors_",
+        "explained_variance_",
+        "explained_variance_ratio_",
+        "kernel_",
+        "n_samples_fit_",
+    )
+
+    #: the parameters that set the output dimension and the approximation"s size (the CLI"s -d and -n)
+    _dim_param: ClassVar[str | None] = "n_components"
+    _size_param: ClassVar[str | None] = None
+
     _parameter_constraints: ClassVar[dict] = {
         "n_components": [Interval(numbers.Integral, 1, None, closed="left"), None],
         **KERNEL_CONSTRAINTS,

@@ -33,6 +33,17 @@ class _RandomFeaturePCA(
 ):
     """Shared machinery: features, the centred scatter (Chan et al. updates), eigh, transform, merge."""
 
+    #: the fitted state ks.save writes (beyond the parameters, n_features_in_ and feature_names_in_);
+    #: an attribute not listed here makes save fail, so nothing is silently lost
+    _persistent_state: ClassVar[tuple[str, ...]] = (
+        "_decomposition",
+        "_scatter",
+        "feature_map_",
+        "kernel_",
+        "mean_",
+        "n_samples_seen_",
+    )
+
     _parameter_constraints: ClassVar[dict] = {
         "n_components": [Interval(numbers.Integral, 1, None, closed="left"), None],
         "n_random_features": [Interval(numbers.Integral, 1, None, closed="left")],

@@ -146,6 +146,15 @@ class StreamingKPCA(
     True
     """
 
+    #: the fitted state ks.save writes (beyond the parameters, n_features_in_ and feature_names_in_);
+    #: an attribute not listed here makes save fail, so nothing is silently lost
+    _persistent_state: ClassVar[tuple[str, ...]] = (
+        "_basis_memo",
+        "feature_map_",
+        "kernel_",
+        "sketch_",
+    )
+
     _parameter_constraints: ClassVar[dict] = {
         "n_components": [Interval(numbers.Integral, 1, None, closed="left"), None],
         "n_random_features": [Interval(numbers.Integral, 1, None, closed="left")],

@@ -11,7 +11,6 @@ from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, Transfo
 from .._typing import ArrayLike, BandwidthLike, FloatArray, KernelLike, KernelParams, RandomStateLike
 from ..kernels.selection import KERNEL_CONSTRAINTS, KernelEstimatorMixin
 from ..maps.landmark_estimator import LandmarkMapMixin
-from ..maps.landmarks import select_landmarks
 from ..maps.nystroem import landmark_gram64
 from ..utils.eigen import canonical_eigenvectors, centered_gram, drop_noise_eigenpairs, top_eigenpairs
 from ..utils.estimator_checks import Interval, StrOptions
@@ -102,6 +101,21 @@ class SubsampleKPCA(
     (2000, 5)
     """
 
+    #: the fitted state ks.save writes (beyond the parameters, n_features_in_ and feature_names_in_);
+    #: an attribute not listed here makes save fail, so nothing is silently lost
+    _persistent_state: ClassVar[tuple[str, ...]] = (
+        "_n_features_out",
+        "eigenvalues_",
+        "eigenvectors_",
+        "explained_variance_",
+        "kernel_",
+        "landmark_indices_",
+        "landmarks_",
+        "n_landmarks_",
+        "offset_",
+        "projection_",
+    )
+
     _parameter_constraints: ClassVar[dict] = {
         "n_components": [Interval(numbers.Integral, 1, None, closed="left"), None],
         "n_landmarks": [Interval(numbers.Integral, 1, None, closed="left"), StrOptions({"auto"})],
@@ -139,8 +153,10 @@ class SubsampleKPCA(
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X: ArrayLike, y: object = None) -> Self:
         """Draw the subsample and eigendecompose its centred Gram. Returns self."""
-        X, rng, _ = self._begin_fit(X)
-        L, idx = select_landmarks(X, self.landmarks, self.n_landmarks, rng)
+        self._fit_landmarks_in_memory(X)
+        return self
+
+    def _fit_from_landmarks(self, L, idx, seeds, n_rows):
         n = L.shape[0]
         k_req = self.n_components
         if k_req is not None and k_req > n:
@@ -175,7 +191,6 @@ class SubsampleKPCA(
         self.landmark_indices_ = idx
         self.n_landmarks_ = n
         self._n_features_out = len(w)
-        return self
 
     def transform(self, X: ArrayLike) -> FloatArray:
         """Project X on the subsample's kernel principal components (centred)."""

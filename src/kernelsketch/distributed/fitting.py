@@ -63,26 +63,16 @@ def fit(estimator, X, *, split_every=8, fit_rows=FIT_ROWS, client=None):
     >>> bool(np.allclose(a.explained_variance_, b.explained_variance_))
     True
     """
-    from ..cluster.nystroem_kernel_kmeans import NystroemKernelKMeans
-    from ..decomposition._feature_stream import RandomFeatureStreamMixin
-    from ..maps.landmark_estimator import LandmarkMapMixin
-    from ..maps.random_fourier_features import RandomFourierFeatures
-    from ..out_of_core import fit_source
-    from ..sketches.frequent_directions import FrequentDirections
+    from ..out_of_core import fit_source, fit_strategy
     from . import mapping
     from .engine import DaskEngine
 
     X = check_dask_matrix(X)
     if isinstance(fit_rows, bool) or not isinstance(fit_rows, numbers.Integral) or fit_rows < 2:
         raise ValueError(f"fit_rows must be an int >= 2, got {fit_rows!r}")
-    supported = (
-        FrequentDirections,
-        RandomFeatureStreamMixin,
-        LandmarkMapMixin,
-        NystroemKernelKMeans,
-        RandomFourierFeatures,
-    )
-    if not isinstance(estimator, supported):
+    # the class declares how it is fitted without the data in one place (out_of_core.FIT_STRATEGIES);
+    # a plain fit on a sample is fit_source's business, not this whole-data fit's
+    if fit_strategy(estimator) == "sample":
         hint = {"KernelPCA": "exact kernel PCA needs the full N x N Gram; use SubsampleKPCA or RNCA"}
         name = type(estimator).__name__
         raise TypeError(
@@ -93,7 +83,7 @@ def fit(estimator, X, *, split_every=8, fit_rows=FIT_ROWS, client=None):
         )
     engine = DaskEngine(X, client=client, split_every=split_every)
     fit_source(estimator, engine, fit_rows=fit_rows)
-    if isinstance(estimator, NystroemKernelKMeans):
+    if fit_strategy(estimator) == "landmarks_then_sample" and hasattr(estimator, "predict"):
         # labels of every row, lazily: one more pass when computed
         estimator.labels_ = mapping.predict(estimator, X)
     return estimator

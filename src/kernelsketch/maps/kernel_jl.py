@@ -13,7 +13,6 @@ from ..kernels.selection import KERNEL_CONSTRAINTS, KernelEstimatorMixin
 from ..utils.estimator_checks import Interval, StrOptions
 from ..utils.threads import blas_for
 from .landmark_estimator import LandmarkMapMixin
-from .landmarks import select_landmarks
 from .nystroem import landmark_gram64
 
 
@@ -124,6 +123,21 @@ class KernelJL(
     (1000, 20)
     """
 
+    #: the fitted state ks.save writes (beyond the parameters, n_features_in_ and feature_names_in_);
+    #: an attribute not listed here makes save fail, so nothing is silently lost
+    _persistent_state: ClassVar[tuple[str, ...]] = (
+        "_n_features_out",
+        "kernel_",
+        "landmark_indices_",
+        "landmark_means_",
+        "landmarks_",
+        "n_landmarks_",
+        "offset_",
+        "projection_",
+        "random_matrix_",
+        "scale_",
+    )
+
     n_seeds_before_landmarks = 1  # the Gaussian matrix's seed
     # Model files written before ``scaling`` existed hold the paper's V_hat.
     _before_parameter_added: ClassVar[dict] = {"scaling": ("paper", {"scale_": 1.0})}
@@ -165,16 +179,21 @@ class KernelJL(
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X: ArrayLike, y: object = None) -> Self:
         """Draw the subsample, form its Gram once and the projection ``P``. Returns self."""
+        self._fit_landmarks_in_memory(X)
+        return self
+
+    def _check_fit_params(self):
         if self.n_components is None:
             raise ValueError(
                 "KernelJL needs n_components (the sketch dimension d >= 1); "
                 "the paper uses d = 10 * n_clusters for clustering"
             )
+
+    def _fit_from_landmarks(self, L, idx, seeds, n_rows):
         # The Gaussian matrix gets its own stream, drawn before the landmarks:
-        # a fit given the same landmarks (e.g. the Dask path) draws the same Z.
-        X, rng, (z_seed,) = self._begin_fit(X)
+        # every fitting path (in memory, a file, Dask) draws the same Z.
+        (z_seed,) = seeds
         z_rng = np.random.default_rng(z_seed)
-        L, idx = select_landmarks(X, self.landmarks, self.n_landmarks, rng)
         n, d = L.shape[0], self.n_components
         K = landmark_gram64(L, self.kernel_)
         if self.centered:
@@ -213,7 +232,6 @@ class KernelJL(
         self.projection_ = P
         self.n_landmarks_ = n
         self._n_features_out = d
-        return self
 
     def transform(self, X: ArrayLike) -> FloatArray:
         """Map each x to ``V_hat^T K(X_sub, x)`` (centred if ``centered``), block by block."""

@@ -1,4 +1,4 @@
-"""What every landmark estimator shares: the fit prologue, its order of random draws, the map.
+"""What every landmark estimator shares: the fit and its two seams, its order of random draws, the map.
 
 :class:`~kernelsketch.maps.Nystroem`, :class:`~kernelsketch.maps.KernelJL` and
 :class:`~kernelsketch.decomposition.SubsampleKPCA` fit the same way up to the
@@ -11,11 +11,22 @@ that another fitting path (the Dask one, :mod:`kernelsketch.distributed`)
 can reproduce a fit exactly: first the kernel's seed, then
 ``n_seeds_before_landmarks`` more seeds (:meth:`LandmarkMapMixin.draw_seeds`),
 then the landmark indices from the same generator.
+
+``fit`` is three steps, and every fitting path runs the same ones (the
+out-of-core driver on a file or on Dask calls the two seams itself, with the
+rows gathered by index, so it cannot drift from the in-memory fit):
+
+1. validate X and resolve the kernel (:meth:`LandmarkMapMixin._begin_fit`);
+2. **select the landmarks** (:meth:`LandmarkMapMixin._draw_landmarks`): the class's
+   ``landmark_selector`` (:mod:`kernelsketch.maps.landmark_selection`) picks row
+   indices, or the user's ``landmarks`` are taken as given;
+3. **fit from the landmarks** (``_fit_from_landmarks(L, idx, seeds)``, each
+   estimator's own): the Gram of the landmark rows and the projection.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 import scipy.sparse as sp
@@ -25,7 +36,8 @@ from sklearn.utils.validation import check_is_fitted
 from ..kernels.selection import make_kernel
 from ..utils.dispatch import maybe_dask_transform
 from ..utils.validation import check_input, check_random_state, derive_seed
-from .landmarks import landmark_map
+from .landmark_selection import LandmarkSelector, UniformLandmarks
+from .landmarks import given_landmarks, landmark_map, resolve_n_landmarks, take_rows
 
 
 class LandmarkMapMixin:
@@ -33,6 +45,15 @@ class LandmarkMapMixin:
 
     #: seeds drawn from ``random_state`` after the kernel's and before the landmarks
     n_seeds_before_landmarks = 0
+    #: picks the landmark rows (:mod:`kernelsketch.maps.landmark_selection`); uniform, as in the papers
+    landmark_selector: ClassVar[LandmarkSelector] = UniformLandmarks()
+    #: how the out-of-core driver (files, Dask) fits it: landmark rows gathered by index
+    _fit_strategy: ClassVar[str] = "landmarks"
+    #: the parameters that set the output dimension and the approximation"s size (the CLI"s -d and -n)
+    _dim_param: ClassVar[str | None] = "n_components"
+    _size_param: ClassVar[str | None] = "n_landmarks"
+    landmarks: Any
+    n_landmarks: Any
     # parameters every subclass has (declared for the type checker)
     random_state: Any
     kernel: Any
@@ -59,6 +80,46 @@ class LandmarkMapMixin:
             self.kernel, self.bandwidth, self.kernel_params, X, random_state=kernel_seed, gamma=self.gamma
         )
         return X, rng, extra
+
+    def _check_fit_params(self):
+        """Checks of the parameters that come before any work (a hook; nothing by default)."""
+
+    def _draw_landmarks(self, n_rows, rng, kernel, rows):
+        """Seam 1: ``(L, idx)``, the landmark rows and their indices, from ``landmark_selector``.
+
+        ``rows(indices)`` returns the data rows at ``indices`` (in that order); ``rng`` is
+        positioned after :meth:`draw_seeds`.  Used by ``fit`` and by the out-of-core driver.
+        """
+        replace = bool(getattr(self, "replace", False))
+        m = resolve_n_landmarks(self.n_landmarks, n_rows, replace=replace)
+        idx = np.asarray(self.landmark_selector.select(n_rows, m, rng, kernel=kernel, replace=replace, rows=rows))
+        if idx.shape != (m,) or idx.dtype.kind not in "iu" or (m and (idx.min() < 0 or idx.max() >= n_rows)):
+            raise ValueError(
+                f"{type(self.landmark_selector).__name__}.select must return {m} row indices in [0, {n_rows}), "
+                f"got an array of shape {idx.shape} and dtype {idx.dtype}"
+            )
+        if not replace and np.unique(idx).size != m:
+            raise ValueError(f"{type(self.landmark_selector).__name__}.select returned repeated rows (replace=False)")
+        return rows(idx), idx
+
+    def _fit_from_landmarks(self, L, idx, seeds, n_rows):  # pragma: no cover - each estimator defines it
+        """Seam 2: fit from the landmark rows ``L`` (indices ``idx``, None when given), ``kernel_`` set.
+
+        ``seeds`` are the ones :meth:`draw_seeds` drew before the landmarks; ``n_rows`` is the
+        number of rows of the data they were drawn from.
+        """
+        raise NotImplementedError
+
+    def _fit_landmarks_in_memory(self, X) -> NDArray[Any] | sp.csr_matrix:
+        """``fit``'s body: validate, resolve the kernel, select the landmarks, fit from them; returns X."""
+        self._check_fit_params()
+        X, rng, seeds = self._begin_fit(X)
+        if self.landmarks is not None:
+            L, idx = given_landmarks(self.landmarks, X), None
+        else:
+            L, idx = self._draw_landmarks(X.shape[0], rng, self.kernel_, lambda i: take_rows(X, i))
+        self._fit_from_landmarks(L, idx, seeds, X.shape[0])
+        return X
 
     def _map(self, X):
         """``K(X, landmarks_) @ projection_ + offset_`` (a dask array: mapped over its blocks)."""

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import heapq
 import numbers
+from typing import ClassVar
 
 import numpy as np
 import scipy.sparse as sp
@@ -170,6 +171,20 @@ class ReservoirSampler:
     >>> rs.n_seen_, rs.sample_.shape
     (10, (3, 2))
     """
+
+    #: the fitted state ks.save writes (beyond the parameters, n_features_in_ and feature_names_in_);
+    #: an attribute not listed here makes save fail, so nothing is silently lost
+    _persistent_state: ClassVar[tuple[str, ...]] = (
+        "_heap",
+        "_n_features",
+        "_next",
+        "_rng",
+        "_slots",
+        "_sparse",
+        "_w",
+        "indices_",
+        "n_seen_",
+    )
 
     #: constructor arguments a saved model records (persistence); the rest is fitted state
     _init_params = ("n_samples", "replace")
@@ -324,29 +339,27 @@ def resolve_n_landmarks(n_landmarks, n_samples, *, replace=False, name="n_landma
     return n_landmarks
 
 
-def select_landmarks(X, landmarks, n_landmarks, rng, *, replace=False):
-    """Landmark rows and their indices in X (None for user-given landmarks).
+def given_landmarks(landmarks, X):
+    """User-given ``landmarks`` (array-like or CSR) validated against ``X`` and in X's format.
 
-    ``landmarks`` (array-like or CSR, or None) overrides sampling; it is validated
-    against ``X``'s feature count and converted to ``X``'s dtype (and to CSR when
-    X is CSR, dense otherwise).
+    The feature counts must agree; the result has ``X``'s dtype and is CSR when X is
+    CSR, dense otherwise -- always a copy, so the fitted state does not change when
+    the caller reuses its array.
     """
-    if landmarks is not None:
-        L = check_input(landmarks, accept_sparse=("csr",), name="landmarks")
-        if L.shape[1] != X.shape[1]:
-            raise ValueError(f"landmarks have {L.shape[1]} features but X has {X.shape[1]}")
-        if sp.issparse(X) and not sp.issparse(L):
-            L = sp.csr_matrix(L)
-        elif not sp.issparse(X) and sp.issparse(L):
-            L = L.toarray()
-        # always a copy: the fitted state must not change when the caller reuses its array
-        return L.astype(X.dtype, copy=True), None
-    m = resolve_n_landmarks(n_landmarks, X.shape[0], replace=replace)
-    idx = sample_landmarks(X.shape[0], m, rng, replace=replace)
+    L = check_input(landmarks, accept_sparse=("csr",), name="landmarks")
+    if L.shape[1] != X.shape[1]:
+        raise ValueError(f"landmarks have {L.shape[1]} features but X has {X.shape[1]}")
+    if sp.issparse(X) and not sp.issparse(L):
+        L = sp.csr_matrix(L)
+    elif not sp.issparse(X) and sp.issparse(L):
+        L = L.toarray()
+    return L.astype(X.dtype, copy=True)
+
+
+def take_rows(X, idx):
+    """The rows of X at ``idx``, in that order (C-contiguous when dense)."""
     L = X[idx]
-    if not sp.issparse(L):
-        L = np.ascontiguousarray(L)
-    return L, idx
+    return L if sp.issparse(L) else np.ascontiguousarray(L)
 
 
 _CACHE_BLOCK_MIB = 16

@@ -17,7 +17,7 @@ from ..utils.eigen import canonical_eigenvectors, drop_noise_eigenpairs, top_eig
 from ..utils.estimator_checks import Interval, StrOptions
 from ..utils.validation import check_input, check_n_features
 from .landmark_estimator import LandmarkMapMixin
-from .landmarks import AUTO_MIN_LANDMARKS, ReservoirSampler, select_landmarks
+from .landmarks import AUTO_MIN_LANDMARKS, ReservoirSampler
 
 
 def landmark_gram64(landmarks, kernel):
@@ -128,6 +128,21 @@ class Nystroem(
     True
     """
 
+    #: the fitted state ks.save writes (beyond the parameters, n_features_in_ and feature_names_in_);
+    #: an attribute not listed here makes save fail, so nothing is silently lost
+    _persistent_state: ClassVar[tuple[str, ...]] = (
+        "_n_features_out",
+        "_sampler",
+        "eigenvalues_",
+        "eigenvectors_",
+        "kernel_",
+        "landmark_indices_",
+        "landmarks_",
+        "n_components_",
+        "n_samples_seen_",
+        "projection_",
+    )
+
     _parameter_constraints: ClassVar[dict] = {
         "n_landmarks": [Interval(numbers.Integral, 1, None, closed="left"), StrOptions({"auto"})],
         "n_components": [Interval(numbers.Integral, 1, None, closed="left"), None],
@@ -136,6 +151,9 @@ class Nystroem(
         "landmarks": ["array-like", "sparse matrix", None],
         "eigenvalue_tol": [Interval(numbers.Real, 0, 1, closed="left")],
     }
+
+    #: the reservoir of landmarks of a partial_fit stream (None after fit)
+    _sampler: ReservoirSampler | None
 
     def __init__(
         self,
@@ -165,13 +183,14 @@ class Nystroem(
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X: ArrayLike, y: object = None) -> Self:
         """Draw ``n_landmarks`` rows of X uniformly (or take ``landmarks``) and factor their Gram."""
-        X, rng, _ = self._begin_fit(X)
-        L, idx = select_landmarks(X, self.landmarks, self.n_landmarks, rng, replace=self.replace)
-        self._sampler: ReservoirSampler | None = None
-        self.n_samples_seen_ = X.shape[0]
-        self._factor(L, idx, partial=False)
+        X = self._fit_landmarks_in_memory(X)
         self._warn_if_little_captured(X)
         return self
+
+    def _fit_from_landmarks(self, L, idx, seeds, n_rows):
+        self._sampler = None
+        self.n_samples_seen_ = n_rows
+        self._factor(L, idx, partial=False)
 
     def _warn_if_little_captured(self, X, n_check=256):
         """Warn (ApproximationWarning) when the map captures under half of the kernel's trace on X.

@@ -211,6 +211,22 @@ class RandomFourierFeatures(KernelEstimatorMixin, ClassNamePrefixFeaturesOutMixi
     True
     """
 
+    #: the fitted state ks.save writes (beyond the parameters, n_features_in_ and feature_names_in_);
+    #: an attribute not listed here makes save fail, so nothing is silently lost
+    _persistent_state: ClassVar[tuple[str, ...]] = (
+        "_n_features_out",
+        "kernel_",
+        "random_offset_",
+        "random_weights_",
+        "seed_",
+    )
+
+    #: how the out-of-core driver (files, Dask) fits it: only the bandwidth looks at the data
+    _fit_strategy: ClassVar[str] = "random_features"
+    #: the parameters that set the output dimension and the approximation"s size (the CLI"s -d and -n)
+    _dim_param: ClassVar[str | None] = "n_random_features"
+    _size_param: ClassVar[str | None] = None
+
     _parameter_constraints: ClassVar[dict] = {
         "n_random_features": [Interval(numbers.Integral, 1, None, closed="left")],
         "kernel": FEATURE_KERNEL_CONSTRAINT,

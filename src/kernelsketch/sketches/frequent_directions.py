@@ -9,7 +9,7 @@ is full) and a shrink step that diagonalises the small Gram matrix
 from __future__ import annotations
 
 import numbers
-from typing import Self
+from typing import ClassVar, Self
 
 import numpy as np
 import scipy.sparse as sp
@@ -219,6 +219,28 @@ class FrequentDirections(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Base
     >>> fd.transform(A[:3]).shape
     (3, 10)
     """
+
+    #: the fitted state ks.save writes (beyond the parameters, n_features_in_ and feature_names_in_);
+    #: an attribute not listed here makes save fail, so nothing is silently lost
+    _persistent_state: ClassVar[tuple[str, ...]] = (
+        "_buffer",
+        "_compact",
+        "_delta_sum",
+        "_dtype",
+        "_last_full",
+        "_n_rows",
+        "_n_shrinks",
+        "_record_last_full",
+        "_squared_frobenius",
+        "_started_with",
+        "n_samples_seen_",
+    )
+
+    #: how the out-of-core driver (files, Dask) fits it: per-block sketches, merged
+    _fit_strategy: ClassVar[str] = "sketch"
+    #: the parameters that set the output dimension and the approximation"s size (the CLI"s -d and -n)
+    _dim_param: ClassVar[str | None] = "n_components"
+    _size_param: ClassVar[str | None] = "sketch_size"
 
     def __init__(self, *, sketch_size: int = 20, shrink: str = "l", n_components: int | None = None) -> None:
         self.sketch_size = sketch_size

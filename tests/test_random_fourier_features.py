@@ -307,3 +307,38 @@ def test_cpu_gram_converges(cpu_2000):
     ]
     assert errs[0] > errs[1] > errs[2]
     assert errs[2] < 0.5 * errs[0]
+
+
+def test_numba_caches_outside_the_installed_package(tmp_path):
+    # issue 20: the compiled cos/sin kernel is cached in the user's cache folder, never in the package
+    pytest.importorskip("numba")
+    import os
+    import subprocess
+    import sys
+
+    from kernelsketch.maps import fast_cosine
+
+    package_cache = os.path.join(os.path.dirname(fast_cosine.__file__), "__pycache__")
+    before = (
+        {f for f in os.listdir(package_cache) if f.endswith((".nbi", ".nbc"))}
+        if os.path.isdir(package_cache)
+        else set()
+    )
+    code = (
+        "import numpy as np; from kernelsketch.maps import fast_cosine as f; "
+        "k = f._get_numba_kernel(); assert k is not None; "
+        "t = np.ones((4, 3)); c = np.empty((4, 3)); "
+        "k(t, np.zeros(3), False, c, True, c, False, 1.0); print(f.numba_cache_dir())"
+    )
+    env = {**os.environ, "KERNELSKETCH_CACHE_DIR": str(tmp_path)}
+    env.pop("NUMBA_CACHE_DIR", None)
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == str(tmp_path / "numba")
+    assert any(p.suffix == ".nbi" for p in (tmp_path / "numba").rglob("*")), "nothing cached in KERNELSKETCH_CACHE_DIR"
+    after = (
+        {f for f in os.listdir(package_cache) if f.endswith((".nbi", ".nbc"))}
+        if os.path.isdir(package_cache)
+        else set()
+    )
+    assert after <= before, f"numba wrote into the package: {sorted(after - before)}"

@@ -23,7 +23,7 @@ def _exp(T):
 @pytest.fixture
 def small_tiles(monkeypatch):
     # 16-row tiles on a 37-column output: many tiles, a ragged last one
-    monkeypatch.setattr(tiled_gemm, "TILE_BYTES", 16 * 37 * 8)
+    monkeypatch.setattr(tiled_gemm, "tile_bytes", lambda: 16 * 37 * 8)
     monkeypatch.setattr(threads, "MIN_ELEMENTS_PER_THREAD", 64)
 
 
@@ -169,7 +169,7 @@ def test_exp_inplace_equals_numpy(rng, small_tiles):
 
 
 def test_tile_rows_respects_budget():
-    assert tile_rows(1000, 8) * 1000 * 8 <= max(tiled_gemm.TILE_BYTES, tiled_gemm.MIN_TILE_ROWS * 8000)
+    assert tile_rows(1000, 8) * 1000 * 8 <= max(tiled_gemm.tile_bytes(), tiled_gemm.MIN_TILE_ROWS * 8000)
     assert tile_rows(10**7, 8) == tiled_gemm.MIN_TILE_ROWS
 
 
@@ -267,7 +267,7 @@ def test_a_busy_pool_does_not_block_the_caller(rng, small_tiles):
 
 
 def test_no_new_tiles_start_after_a_failure(rng, monkeypatch):
-    monkeypatch.setattr(tiled_gemm, "TILE_BYTES", 16 * 37 * 8)  # 16-row tiles: 1,000 of them
+    monkeypatch.setattr(tiled_gemm, "tile_bytes", lambda: 16 * 37 * 8)  # 16-row tiles: 1,000 of them
     A = rng.normal(size=(16_000, 2))
     B = rng.normal(size=(2, 37))
     calls = []
@@ -328,3 +328,19 @@ def test_blas_limited_to_one_thread_means_tiles_on_the_caller_only(rng, small_ti
         gemm_map(A, B, record, out=out)
     assert seen == {threading.get_ident()}
     np.testing.assert_allclose(out, np.exp(A @ B), rtol=1e-13)
+
+
+def test_the_tile_size_is_configuration_and_does_not_change_results(rng):
+    import kernelsketch as ks
+
+    X, L = rng.normal(size=(3000, 5)), rng.normal(size=(300, 5))
+    default = ks.pairwise_kernel(X, L, "gaussian", bandwidth=2.0)
+    with ks.config_context(tile_kib=8):
+        assert tile_rows(300, 8) == max(tiled_gemm.MIN_TILE_ROWS, 8 * 1024 // 2400)
+        small = ks.pairwise_kernel(X, L, "gaussian", bandwidth=2.0)
+    np.testing.assert_allclose(small, default, rtol=1e-12, atol=0)
+    assert ks.get_config()["tile_kib"] == 1024
+    with pytest.raises(ValueError, match="tile_kib"):
+        ks.set_config(tile_kib=0)
+    with pytest.raises(ValueError, match="cache_block_mib"):
+        ks.set_config(cache_block_mib=-1.0)

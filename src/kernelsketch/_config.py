@@ -16,6 +16,15 @@ _global_config = {
     "working_memory": 256,
     # Show progress bars for long steps.  None: only when stderr is a terminal.
     "show_progress": None,
+    # KiB of output in one tile of the fused GEMM + elementwise + projection route (and of
+    # the k-means distance tiles): the tile, its slice of A and the hot part of B / P should
+    # stay in one core's L2 cache.  1024 suits cores with >= 1 MiB of L2 (measured: 52 ms vs
+    # 96 ms for the GEMM + exp floor on the benchmark machine, benchmarks/kernel_block.py).
+    "tile_kib": 1024,
+    # MiB of a kernel block that stays in the last-level cache between the kernel pass and
+    # the GEMM reading it (landmark maps of kernels without a GEMM form): 1.5x faster than
+    # 256 MiB blocks on the benchmark machine.
+    "cache_block_mib": 16,
 }
 _local = threading.local()
 
@@ -31,7 +40,13 @@ def get_config() -> dict:
     return _get_threadlocal_config().copy()
 
 
-def set_config(*, working_memory: float | None = None, show_progress: bool | None = None) -> None:
+def set_config(
+    *,
+    working_memory: float | None = None,
+    show_progress: bool | None = None,
+    tile_kib: int | None = None,
+    cache_block_mib: float | None = None,
+) -> None:
     """Set configuration values for the current thread.
 
     Parameters
@@ -41,8 +56,24 @@ def set_config(*, working_memory: float | None = None, show_progress: bool | Non
         Must be positive.
     show_progress : bool, optional
         Force progress bars on (True) or off (False).
+    tile_kib : int, optional
+        KiB of output per tile of the fused kernel routes (default 1024: a core's L2
+        cache on the benchmark machine). Tune it to your CPU's L2 with
+        ``benchmarks/kernel_block.py``; results are the same for any value.
+    cache_block_mib : float, optional
+        MiB of a kernel block kept cache-resident before its projection (default 16).
     """
     cfg = _get_threadlocal_config()
+    if tile_kib is not None:
+        if isinstance(tile_kib, bool) or not isinstance(tile_kib, int) or not 4 <= tile_kib <= 2**20:
+            raise ValueError(f"tile_kib must be an int between 4 and 1048576 KiB, got {tile_kib!r}")
+        cfg["tile_kib"] = int(tile_kib)
+    if cache_block_mib is not None:
+        if isinstance(cache_block_mib, bool) or not isinstance(cache_block_mib, (int, float)):
+            raise TypeError(f"cache_block_mib must be a number of MiB, got {type(cache_block_mib).__name__}")
+        if not 0 < cache_block_mib < float("inf"):
+            raise ValueError(f"cache_block_mib must be a finite number of MiB > 0, got {cache_block_mib}")
+        cfg["cache_block_mib"] = float(cache_block_mib)
     if working_memory is not None:
         if not isinstance(working_memory, (int, float)) or isinstance(working_memory, bool):
             raise TypeError(f"working_memory must be a number of MiB, got {type(working_memory).__name__}")
@@ -54,7 +85,13 @@ def set_config(*, working_memory: float | None = None, show_progress: bool | Non
 
 
 @contextmanager
-def config_context(*, working_memory: float | None = None, show_progress: bool | None = None):
+def config_context(
+    *,
+    working_memory: float | None = None,
+    show_progress: bool | None = None,
+    tile_kib: int | None = None,
+    cache_block_mib: float | None = None,
+):
     """Context manager to change the configuration for the current thread.
 
     Examples
@@ -65,7 +102,9 @@ def config_context(*, working_memory: float | None = None, show_progress: bool |
     64.0
     """
     old = get_config()
-    set_config(working_memory=working_memory, show_progress=show_progress)
+    set_config(
+        working_memory=working_memory, show_progress=show_progress, tile_kib=tile_kib, cache_block_mib=cache_block_mib
+    )
     try:
         yield
     finally:

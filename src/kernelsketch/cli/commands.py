@@ -363,7 +363,7 @@ def cmd_info(args, ui):
 
     from .._config import get_config
     from .._version import __version__
-    from ..kernels.tiled_gemm import TILE_BYTES
+    from ..kernels.tiled_gemm import tile_bytes
     from ..utils.threads import blas_num_threads
 
     pools = threadpool_info()
@@ -378,7 +378,7 @@ def cmd_info(args, ui):
         "working_memory_mib": get_config()["working_memory"],
         # threads the tiled kernel blocks use (the BLAS limit, capped by the usable cores)
         "kernel_threads": blas_num_threads(),
-        "tile_kib": TILE_BYTES // 1024,
+        "tile_kib": tile_bytes() // 1024,
         "threadpools": [
             {k: p.get(k) for k in ("user_api", "internal_api", "num_threads", "version", "filepath")} for p in pools
         ],

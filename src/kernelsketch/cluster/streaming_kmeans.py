@@ -34,7 +34,7 @@ from sklearn.cluster import kmeans_plusplus
 from sklearn.utils.validation import check_is_fitted
 
 from .._typing import ArrayLike, FloatArray, NDArray, RandomStateLike
-from ..kernels.tiled_gemm import TILE_BYTES
+from ..kernels.tiled_gemm import tile_bytes
 from ..utils.chunking import get_chunk_n_rows
 from ..utils.estimator_checks import Interval
 from ..utils.threads import blas_num_threads, run_claim_loops, single_threaded_blas
@@ -58,7 +58,7 @@ def _sq_norms(X):
 
 #: columns of a tile of ``X^T``: its distances and its slice of ``X^T`` stay in a core's L2 cache
 def _tile_cols(n_features, itemsize):
-    return max(256, TILE_BYTES // max(1, n_features * itemsize))
+    return max(256, tile_bytes() // max(1, n_features * itemsize))
 
 
 def _assign(X, centers, labels, dist=None, XT=None):

@@ -12,7 +12,7 @@ from .._typing import ArrayLike, BandwidthLike, FloatArray, KernelLike, KernelPa
 from ..kernels.selection import KERNEL_CONSTRAINTS, KernelEstimatorMixin
 from ..maps.landmark_estimator import LandmarkMapMixin
 from ..maps.nystroem import landmark_gram64
-from ..utils.eigen import canonical_eigenvectors, centered_gram, drop_noise_eigenpairs, top_eigenpairs
+from ..utils.eigen import canonical_eigenvectors, centered_gram, drop_noise_eigenpairs, landmark_solver, top_eigenpairs
 from ..utils.estimator_checks import Interval, StrOptions
 
 
@@ -167,7 +167,7 @@ class SubsampleKPCA(
         Kc, kbar, _ = centered_gram(K)
         # few components of a large subsample: Lanczos with one-triangle products;
         # a fixed start vector keeps the result a function of the landmarks alone
-        solver = "arpack" if n > 500 and k <= n // 10 else "dense"
+        solver = landmark_solver(n, k)
         w, V = top_eigenpairs(Kc, k, solver, np.random.default_rng(0))
         w, V = drop_noise_eigenpairs(
             w,

@@ -44,6 +44,7 @@ import numpy as np
 
 from ..datasets import DatasetNotFoundError, load_dataset, make_cluster_in_cluster, make_crescent_fullmoon
 from ..utils.progress import progress as _progress
+from ._prep import zscore
 from ._report import Report, pyplot
 from ._seeds import int_seed as _int_seed
 from ._seeds import stream_rng as _rng
@@ -80,14 +81,6 @@ READINGS = {"KPCA (unit eigenfunctions)": "KPCA", "K-JL (uncentred)": "K-JL"}
 
 
 # ----------------------------------------------------------------------------- shared helpers
-
-
-def _standardize(X):
-    """z-score each column (constant columns are left at 0)."""
-    X = np.asarray(X, dtype=np.float64)
-    sd = X.std(axis=0)
-    sd[sd == 0] = 1.0
-    return (X - X.mean(axis=0)) / sd
 
 
 def _encode(y):
@@ -218,7 +211,7 @@ def _load_clustering_set(name, standardize, max_samples=None, seed=0):
         keep = np.sort(_rng(seed, 7, X.shape[0]).choice(X.shape[0], size=max_samples, replace=False))
         X, y = X[keep], y[keep]
     if standardize:
-        X = _standardize(X)
+        X = zscore(X)
     return X, y, int(np.unique(y).size)
 
 
@@ -233,7 +226,7 @@ def _linear_accuracy(E, y):
     """Training accuracy of a (weakly regularised) logistic regression on z-scored E."""
     from sklearn.linear_model import LogisticRegression
 
-    Es = _standardize(E)
+    Es = zscore(E)
     return float(LogisticRegression(C=1e4, max_iter=2000).fit(Es, y).score(Es, y))
 
 

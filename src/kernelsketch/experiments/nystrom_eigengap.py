@@ -52,12 +52,11 @@ from __future__ import annotations
 import time
 
 import numpy as np
-import scipy.linalg
 import scipy.sparse as sp
 
 from ..datasets import DatasetNotFoundError, load_dataset
 from ..kernels import estimate_bandwidth, pairwise_kernel
-from ..metrics import eigengaps, top_eigen
+from ..metrics import eigengaps, nystroem_factor, top_eigen
 from ..utils.progress import progress as _progress
 from ._report import Report, pyplot
 from ._seeds import stream_rng as _rng
@@ -139,15 +138,8 @@ def nystroem_additional_errors(K, landmarks, r_max, *, fro2=None, eigenvalues=No
     if eigenvalues is None:
         eigenvalues = top_eigen(K, r_max, method="dense")[0]
     lam = np.asarray(eigenvalues, dtype=np.float64)[:r_max]
-    C = np.ascontiguousarray(K[:, idx])
-    W = C[idx]
-    W = (W + W.T) / 2.0
-    w, U = scipy.linalg.eigh(W, subset_by_index=[m - r_max, m - 1], check_finite=False)
-    w, U = w[::-1], U[:, ::-1]
-    # W_r^+ needs lambda_hat_r > 0: below eps * m * lambda_hat_1 it is rounding noise
-    if not w[-1] > np.finfo(np.float64).eps * m * w[0]:
-        raise ValueError(f"the landmark block has numerical rank < r_max={r_max}; use more landmarks")
-    Y = C @ (U / np.sqrt(w))
+    # every rank's factor at once: the columns of Y follow the landmark eigenvalues, descending
+    Y = nystroem_factor(np.ascontiguousarray(K[:, idx]), idx, r_max)
     G = Y.T @ (K @ Y)
     P = Y.T @ Y
     trace = np.cumsum(np.diag(G))

@@ -61,13 +61,13 @@ printed with every run):
 
 from __future__ import annotations
 
-import math
 import time
 
 import numpy as np
 
 from ..datasets import DatasetNotFoundError, load_dataset, make_random_noisy
 from ..utils.progress import progress as _progress
+from ._prep import zscore
 from ._report import Report, pyplot
 from ._seeds import int_seed as _int_seed
 from ._seeds import stream_rng as _rng
@@ -123,13 +123,6 @@ def space_usage(method, sample_size, n_features, sketch_size=None):
 # ----------------------------------------------------------------------------- helpers
 
 
-def _zscore(X_train, X_test):
-    """z-score both with the training columns' mean and std (constant columns left at 0)."""
-    mu, sd = X_train.mean(axis=0), X_train.std(axis=0)
-    sd[sd == 0] = 1.0
-    return (X_train - mu) / sd, (X_test - mu) / sd
-
-
 def _holdout(X, n_test, rng):
     perm = rng.permutation(X.shape[0])
     return X[np.sort(perm[n_test:])], X[np.sort(perm[:n_test])]
@@ -153,7 +146,7 @@ def _load_split(name, seed, *, quick, max_train, random_noisy_shape):
     elif name == "cpu":
         X, _ = load_dataset("cpu")
         X_train, X_test = _holdout(X, 800 if not quick else 80, rng)
-        X_train, X_test = _zscore(X_train, X_test)
+        X_train, X_test = zscore(X_train, X_test)
         title = "CPU (cpu_act, z-scored)"
     elif name == "adult":
         X_train, _, X_test_all, _ = load_dataset("adult", return_split=True)
@@ -175,7 +168,7 @@ def _load_split(name, seed, *, quick, max_train, random_noisy_shape):
             )
             return X_train, X_test, "MNIST (stand-in for Forest, not in the paper)", note
         X_train, X_test = _holdout(X, 1000 if not quick else 100, rng)
-        X_train, X_test = _zscore(X_train, X_test)
+        X_train, X_test = zscore(X_train, X_test)
         title = "Forest (covtype, z-scored)"
     else:
         raise ValueError(f"unknown dataset {name!r}; choose from {sorted(FIGURE_OF)}")
@@ -188,10 +181,10 @@ def _load_split(name, seed, *, quick, max_train, random_noisy_shape):
 class _GramResidual:
     """Errors of factors ``Y`` (``G' = Y Y^T``) against one exact Gram, formed once.
 
-    ``spectral = ||G - Y Y^T||_2 / n`` (ARPACK on the dense residual, whose
-    products cost ``O(n^2)``) and ``frobenius = ||G - Y Y^T||_F / n^2`` (the
-    residual's entries summed directly, no cancellation) -- the same
-    quantities as :func:`kernelsketch.metrics.kernel_spectral_error` and
+    ``spectral = ||G - Y Y^T||_2 / n`` and ``frobenius = ||G - Y Y^T||_F / n^2``:
+    :func:`kernelsketch.metrics.gram_residual_norms` on the held Gram, with one
+    residual buffer reused for every factor -- the same quantities as
+    :func:`kernelsketch.metrics.kernel_spectral_error` and
     :func:`~kernelsketch.metrics.kernel_frobenius_error`, which recompute the
     Gram's blocks on every call.
     """
@@ -205,18 +198,11 @@ class _GramResidual:
         self._R = np.empty_like(self.G)
 
     def __call__(self, Y, seed=0, tol=1e-8):
-        from scipy.sparse.linalg import eigsh
+        from ..metrics import gram_residual_norms
 
-        Y = np.ascontiguousarray(Y, dtype=np.float64)
-        R = self._R
-        np.matmul(Y, Y.T, out=R)
-        np.subtract(self.G, R, out=R)
-        flat = R.reshape(-1)
-        frob = math.sqrt(float(np.dot(flat, flat)))
-        v0 = _rng(seed, 99).uniform(-1.0, 1.0, self.n)
         # G - Y Y^T is symmetric but indefinite for random features: largest |eigenvalue|
-        top = eigsh(R, k=1, which="LM", v0=v0, tol=tol, return_eigenvectors=False)
-        return abs(float(top[0])) / self.n, frob / self.n**2
+        spectral, frob = gram_residual_norms(self.G, Y, tol=tol, random_state=_rng(seed, 99), out=self._R)
+        return spectral / self.n, frob / self.n**2
 
 
 def _make_estimator(

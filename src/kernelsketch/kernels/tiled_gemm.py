@@ -6,9 +6,10 @@ travels through main memory three times: written by the GEMM, read and
 written again by ``exp``.  With a rank-``d + 2`` GEMM (``d`` small) both passes
 are memory-bound, so the floor is set by memory traffic, not arithmetic.
 
-Here the rows are cut into tiles of ~``TILE_BYTES`` (a fraction of a core's
-L2 cache): each tile's GEMM, ``exp`` and -- for a feature map -- the product
-with the projection ``P`` run while the tile is in cache, so the block is
+Here the rows are cut into tiles of ~``get_config()["tile_kib"]`` KiB (a fraction
+of a core's L2 cache; :func:`kernelsketch.set_config`): each tile's GEMM, ``exp``
+and -- for a feature map -- the product with the projection ``P`` run while the
+tile is in cache, so the block is
 written to memory once (or, with ``P``, never).  Tiles are handed out to
 ``blas_num_threads()`` threads (the calling thread is one of them) while BLAS
 is pinned to one thread, so the elementwise work runs on every core too.
@@ -25,18 +26,22 @@ from contextlib import nullcontext
 
 import numpy as np
 
+from .._config import get_config
 from ..utils.threads import blas_num_threads, run_claim_loops, single_threaded_blas
 
-#: Output bytes of one tile: small enough that the tile, its slice of ``A``
-#: and the hot part of ``B`` / ``P`` stay in a core's L2 cache (1 MiB on the
-#: benchmark machine), large enough that the GEMM runs at speed.
-TILE_BYTES = 1024 * 1024
 MIN_TILE_ROWS = 16
+
+
+def tile_bytes() -> int:
+    """Output bytes of one tile: small enough that the tile, its slice of ``A`` and the hot
+    part of ``B`` / ``P`` stay in a core's L2 cache, large enough that the GEMM runs at speed
+    (``get_config()["tile_kib"]``, 1 MiB by default)."""
+    return int(get_config()["tile_kib"]) * 1024
 
 
 def tile_rows(n_cols: int, itemsize: int) -> int:
     """Rows per tile for an output of ``n_cols`` columns of ``itemsize`` bytes."""
-    return max(MIN_TILE_ROWS, TILE_BYTES // max(1, n_cols * itemsize))
+    return max(MIN_TILE_ROWS, tile_bytes() // max(1, n_cols * itemsize))
 
 
 def gemm_map(A, B, func=None, out=None, *, project=None, project_out=None, n_threads=None):

@@ -41,6 +41,8 @@ and scale: 0.056 s vs 0.4 s through the numpy tiles on this machine.
 
 from __future__ import annotations
 
+import os
+
 import numpy as np
 
 # Number of elements per tile: 3 float64 temporaries of 32768 values (768 KiB)
@@ -92,6 +94,52 @@ USE_NUMBA = True
 _numba_kernel = None
 
 
+def numba_cache_dir() -> str:
+    """Where the compiled kernel is cached: ``$KERNELSKETCH_CACHE_DIR/numba``, else the user's cache folder.
+
+    Never inside the installed package (which may be read-only, shared between users,
+    or removed by ``pip uninstall`` without its caches).  ``$NUMBA_CACHE_DIR``, when set,
+    still wins: numba's own setting for every library.
+    """
+    root = os.environ.get("KERNELSKETCH_CACHE_DIR")
+    if not root:
+        from numba.misc.appdirs import AppDirs
+
+        root = AppDirs(appname="kernelsketch", appauthor=False).user_cache_dir
+    return os.path.join(os.path.expanduser(root), "numba")
+
+
+def _install_cache_locator(numba):
+    """Make numba cache this module's compiled code under :func:`numba_cache_dir`; False if it cannot."""
+    try:
+        from numba.core import caching
+
+        base, classes = caching.UserWideCacheLocator, caching.CacheImpl._locator_classes
+    except (ImportError, AttributeError):  # a numba without this (private) hook: compile per process
+        return False
+    if any(getattr(c, "_kernelsketch", False) for c in classes):
+        return True
+    source = os.path.abspath(__file__)
+
+    class KernelsketchCacheLocator(base):
+        _kernelsketch = True
+
+        def __init__(self, py_func, py_file):
+            super().__init__(py_func, py_file)
+            self._cache_path = os.path.join(numba_cache_dir(), self.get_suitable_cache_subpath(py_file))
+
+        @classmethod
+        def from_function(cls, py_func, py_file):
+            if os.path.abspath(py_file) != source:
+                return None  # another library's function: numba's own locators
+            return super().from_function(py_func, py_file)
+
+    # after numba's user-provided location ($NUMBA_CACHE_DIR), before its in-tree one
+    provided = [i for i, c in enumerate(classes) if c.__name__ == "UserProvidedCacheLocator"]
+    classes.insert(provided[0] + 1 if provided else 0, KernelsketchCacheLocator)
+    return True
+
+
 def _get_numba_kernel():
     """The compiled kernel, or None when numba is unavailable (compiled once, cached on disk)."""
     global _numba_kernel
@@ -101,6 +149,7 @@ def _get_numba_kernel():
         except ImportError:
             _numba_kernel = False
             return None
+        cache = _install_cache_locator(numba)
         c0, c1, c2, c3, c4, c5, c6, c7, c8 = _COS
         s0, s1, s2, s3, s4, s5, s6, s7, s8 = _SIN
 
@@ -120,7 +169,7 @@ def _get_numba_kernel():
         def sin_r(r, u):  # pragma: no cover - compiled
             return r * (s0 + u * (s1 + u * (s2 + u * (s3 + u * (s4 + u * (s5 + u * (s6 + u * (s7 + u * s8))))))))
 
-        @numba.njit(parallel=True, cache=True)
+        @numba.njit(parallel=True, cache=cache)
         def kernel(t, shift, has_shift, cos_out, do_cos, sin_out, do_sin, scale):  # pragma: no cover - compiled
             n, m = t.shape
             for i in numba.prange(n):

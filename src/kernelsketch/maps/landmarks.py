@@ -362,9 +362,6 @@ def take_rows(X, idx):
     return L if sp.issparse(L) else np.ascontiguousarray(L)
 
 
-_CACHE_BLOCK_MIB = 16
-
-
 def landmark_map(X, landmarks, kernel, projection, offset=None):
     """``K(X, landmarks) @ projection + offset``, block by block (the hot path).
 
@@ -420,7 +417,8 @@ def landmark_map(X, landmarks, kernel, projection, offset=None):
         # (100k x 1000 landmarks -> 50 dims: 0.16 s vs 0.25 s).  The budget is
         # still an upper bound.
         row_mib = 16.0 * L.shape[0] / 2**20  # one block row + its scratch, generously
-        wm = min(get_config()["working_memory"], max(_CACHE_BLOCK_MIB, 64 * row_mib))
+        cfg = get_config()
+        wm = min(cfg["working_memory"], max(cfg["cache_block_mib"], 64 * row_mib))
         for rows, Kb in kernel_blocks(X, L, kernel, validate=False, working_memory=wm):
             np.matmul(Kb, P, out=out[rows])
     if offset is not None and np.any(offset):

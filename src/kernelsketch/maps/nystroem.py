@@ -13,7 +13,7 @@ from sklearn.utils.validation import check_is_fitted
 from .._typing import ArrayLike, BandwidthLike, FloatArray, KernelLike, KernelParams, RandomStateLike
 from ..kernels.blocks import kernel_blocks, pairwise_kernel
 from ..kernels.selection import KERNEL_CONSTRAINTS, KernelEstimatorMixin
-from ..utils.eigen import canonical_eigenvectors, drop_noise_eigenpairs, top_eigenpairs
+from ..utils.eigen import canonical_eigenvectors, drop_noise_eigenpairs, landmark_solver, top_eigenpairs
 from ..utils.estimator_checks import Interval, StrOptions
 from ..utils.validation import check_input, check_n_features
 from .landmark_estimator import LandmarkMapMixin
@@ -260,10 +260,7 @@ class Nystroem(
             raise ValueError(f"n_components={r_req} must be <= n_landmarks={m}")
         r = m if r_req is None else min(r_req, m)
         W = landmark_gram64(L, self.kernel_)
-        # Few components of a large landmark Gram: Lanczos (one-triangle BLAS
-        # products) is 5-30x faster than a full tridiagonalisation; its start
-        # vector is fixed, so the result stays deterministic.
-        solver = "arpack" if m > 500 and r <= m // 10 else "dense"
+        solver = landmark_solver(m, r)
         w, U = top_eigenpairs(W, r, solver, np.random.default_rng(0))
         # Tiny eigenvalues are rounding noise (duplicate or near-duplicate
         # landmarks, fast-decaying spectra); inverting them would blow up.

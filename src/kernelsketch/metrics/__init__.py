@@ -15,6 +15,7 @@ from .nystrom_errors import (
     additional_approximation_error_dense,
     eigengaps,
     nystroem_errors,
+    nystroem_factor,
     top_eigen,
 )
 
@@ -31,6 +32,7 @@ __all__ = [
     "kernel_spectral_error",
     "kernel_spectral_error_dense",
     "nystroem_errors",
+    "nystroem_factor",
     "rand_index",
     "theorem1_inner_product_error",
     "top_eigen",

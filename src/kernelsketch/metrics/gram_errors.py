@@ -225,13 +225,16 @@ def kernel_spectral_error(
     return _normalise(abs(float(w[0])), n, 1, normalize)
 
 
-def gram_residual_norms(G, Y, *, tol=1e-8, random_state=0):
+def gram_residual_norms(G, Y, *, tol=1e-8, random_state=0, out=None):
     """``(||G - Y Y^T||_2, ||G - Y Y^T||_F)`` for a Gram ``G`` already formed (symmetric, n x n).
 
     For callers that hold the exact Gram of a sample and compare several factors
-    ``Y`` with it (:func:`kernelsketch.diagnose`): the residual is formed once per
-    ``Y``, its spectral norm is the eigenvalue of largest magnitude (Lanczos,
-    ``eigsh(which="LM")``, much cheaper than an SVD), and nothing is normalised.
+    ``Y`` with it (:func:`kernelsketch.diagnose`, the Streaming KPCA reproduction):
+    the residual is formed once per ``Y``, its spectral norm is the eigenvalue of
+    largest magnitude (Lanczos, ``eigsh(which="LM")``, much cheaper than an SVD;
+    the start vector is drawn from ``random_state``), and nothing is normalised.
+    ``out``: an ``n x n`` float64 C-contiguous buffer for the residual, reused across
+    calls (no ``n x n`` allocation per factor).
 
     Examples
     --------
@@ -242,10 +245,17 @@ def gram_residual_norms(G, Y, *, tol=1e-8, random_state=0):
     [1.0, 1.118034]
     """
     G = np.asarray(G, dtype=np.float64)
-    Y = np.asarray(Y, dtype=np.float64)
-    R = G - Y @ Y.T
-    frob = float(np.linalg.norm(R, "fro"))
-    n = R.shape[0]
+    Y = np.ascontiguousarray(Y, dtype=np.float64)
+    n = G.shape[0]
+    if out is None:
+        out = np.empty((n, n))
+    elif out.shape != (n, n) or out.dtype != np.float64 or not out.flags.c_contiguous:
+        raise ValueError(f"out must be a C-contiguous float64 array of shape {(n, n)}")
+    R = out
+    np.matmul(Y, Y.T, out=R)
+    np.subtract(G, R, out=R)
+    flat = R.reshape(-1)
+    frob = float(np.sqrt(np.dot(flat, flat)))
     if n < 3:  # ARPACK needs k < n - 1
         return float(np.max(np.abs(np.linalg.eigvalsh(R)))), frob
     v0 = check_random_state(random_state).uniform(-1.0, 1.0, n)

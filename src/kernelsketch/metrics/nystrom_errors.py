@@ -24,10 +24,11 @@ from typing import NamedTuple
 
 import numpy as np
 import scipy.linalg
-from scipy.sparse.linalg import LinearOperator, eigsh
+from scipy.sparse.linalg import LinearOperator
 
 from ..kernels.blocks import pairwise_kernel
 from ..kernels.gram_operator import GramOperator
+from ..utils.eigen import top_eigenpairs
 from ..utils.validation import check_random_state
 from ._inputs import check_method, check_positive_int, check_tol, data_float64, resolve_kernel
 from .gram_errors import _BLOCKED_MAX_N, _dense_fits, _frobenius_sums
@@ -38,6 +39,7 @@ __all__ = [
     "additional_approximation_error_dense",
     "eigengaps",
     "nystroem_errors",
+    "nystroem_factor",
     "top_eigen",
 ]
 
@@ -177,13 +179,8 @@ def top_eigen(A, r, *, kernel=None, method="auto", tol=0.0, random_state=None, *
             if isinstance(A, LinearOperator):
                 raise ValueError(f"Lanczos needs r < n - 1 (r={r}, n={n})")
             method = "dense"
-    if method == "dense":
-        w, V = scipy.linalg.eigh(A, subset_by_index=[n - r, n - 1], check_finite=False)
-    else:
-        v0 = check_random_state(random_state).uniform(-1.0, 1.0, n)
-        w, V = eigsh(A, k=r, which="LA", v0=v0, tol=tol)
-    order = np.argsort(w)[::-1]
-    return w[order], np.ascontiguousarray(V[:, order])
+    # the one eigensolver wrapper of the package (the estimators use it too)
+    return top_eigenpairs(A, r, "dense" if method == "dense" else "arpack", check_random_state(random_state), tol=tol)
 
 
 def _check_landmarks(landmarks, n, r):
@@ -199,17 +196,31 @@ def _check_landmarks(landmarks, n, r):
     return idx
 
 
-def _nystroem_factor(C, idx, r):
-    """``Y`` with ``Y Y^T = C W_r^+ C^T``: ``Y = C U_r diag(lambda_hat_r)^{-1/2}``."""
+def nystroem_factor(C, idx, r):
+    """``Y`` with ``Y Y^T = C W_r^+ C^T``: ``Y = C U_r diag(lambda_hat_r)^{-1/2}`` (the paper's Nystroem).
+
+    ``C = K[:, idx]`` (n x m) and ``W = C[idx]`` the landmark block; the columns of
+    ``Y`` follow the landmark eigenvalues in descending order, so ``Y[:, :s]`` is the
+    rank-``s`` factor for every ``s <= r``.  The paper assumes ``lambda_hat_r > 0``:
+    a landmark block of numerical rank below ``r`` is an error, not a warning (the
+    estimator :class:`~kernelsketch.maps.Nystroem` drops such directions instead).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> K = np.array([[2.0, 1.0, 0.5], [1.0, 2.0, 1.0], [0.5, 1.0, 2.0]])
+    >>> Y = nystroem_factor(K[:, [0, 2]], np.array([0, 2]), 2)
+    >>> bool(np.allclose((Y @ Y.T)[[0, 2]][:, [0, 2]], K[[0, 2]][:, [0, 2]]))
+    True
+    """
     W = C[idx]
     W = (W + W.T) / 2.0  # exact symmetry for eigh
     m = W.shape[0]
-    w, U = scipy.linalg.eigh(W, subset_by_index=[m - r, m - 1], check_finite=False)
-    # The paper assumes lambda_hat_r > 0; below eps * m * lambda_hat_1 the
-    # r-th landmark eigenvalue is rounding noise and W_r^+ would blow it up.
-    if not w[0] > np.finfo(np.float64).eps * m * max(w[-1], 0.0):
+    w, U = top_eigenpairs(W, r, "dense", None)
+    # below eps * m * lambda_hat_1 the r-th landmark eigenvalue is rounding noise and W_r^+ would blow it up
+    if not w[-1] > np.finfo(np.float64).eps * m * max(w[0], 0.0):
         raise ValueError(
-            f"the landmark kernel matrix W has numerical rank < r={r} (lambda_hat_r = {w[0]:.3g}); "
+            f"the landmark kernel matrix W has numerical rank < r={r} (lambda_hat_r = {w[-1]:.3g}); "
             "use distinct landmarks or a smaller r"
         )
     return C @ (U / np.sqrt(w))
@@ -288,7 +299,7 @@ def nystroem_errors(
     if method == "dense":
         return additional_approximation_error_dense(pairwise_kernel(X, kernel=kern), idx, r, details=True)
     C = pairwise_kernel(X, X[idx], kernel=kern)
-    Y = _nystroem_factor(C, idx, r)
+    Y = nystroem_factor(C, idx, r)
     del C
     resid_sq, gram_sq = _frobenius_sums(X, kern, Y, method, gram_norm=True)
     lam, _ = top_eigen(X, r + 1, kernel=kern, method="lanczos", tol=tol, random_state=random_state)
@@ -376,7 +387,7 @@ def additional_approximation_error_dense(K, landmarks, r, *, details=False):
         raise ValueError(f"r={r} must be < n={n}")
     idx = _check_landmarks(landmarks, n, r)
     K = (K + K.T) / 2.0
-    Y = _nystroem_factor(np.ascontiguousarray(K[:, idx]), idx, r)
+    Y = nystroem_factor(np.ascontiguousarray(K[:, idx]), idx, r)
     D = K - Y @ Y.T
     resid_sq = float(np.einsum("ij,ij->", D, D))
     lam = scipy.linalg.eigvalsh(K, check_finite=False)[::-1]

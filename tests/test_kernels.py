@@ -209,3 +209,40 @@ def test_gaussian_accurate_for_any_bandwidth(rng, dtype, scale, sparse):
     assert np.abs(K - ref).max() < tol
     if scale <= 1e-3:  # K(X, L) is a 0/1 selection matrix
         np.testing.assert_allclose(K[::4], np.eye(L.shape[0]), atol=tol)
+
+
+def test_every_kernel_implements_the_block_protocol_and_a_duck_typed_one_evaluates():
+    # issue 20: the block protocol is a typed Protocol, not a contract in comments
+    import kernelsketch as ks
+    from kernelsketch.kernels import KERNELS, BlockKernel
+    from kernelsketch.kernels.evaluation import evaluate
+
+    for name in KERNELS:
+        kern = ks.get_kernel(name, bandwidth=1.0)
+        assert isinstance(kern, BlockKernel), name
+        ops = kern.gemm_operands(np.ones((2, 2)), kern.prepare(np.ones((3, 2)), np.float64), np.float64)
+        assert kern.gemm_form == (ops is not None), name
+
+    class Dot:  # not a Kernel subclass: the protocol alone
+        unit_diagonal = False
+        parallel_compute = True
+        gemm_form = False
+
+        def prepare(self, Y, dtype):
+            return np.asarray(Y, dtype=dtype)
+
+        def compute(self, X, prepared, out):
+            np.matmul(X, prepared.T, out=out)
+
+        def temp_bytes_per_row(self, n_features, n_cols, itemsize):
+            return n_features * itemsize
+
+        def gemm_operands(self, X, prepared, out_dtype):
+            return None
+
+        def diag(self, X):
+            return np.einsum("ij,ij->i", X, X)
+
+    assert isinstance(Dot(), BlockKernel)
+    X = np.random.default_rng(0).normal(size=(50, 3))
+    np.testing.assert_allclose(evaluate(Dot(), X), X @ X.T, rtol=1e-12)

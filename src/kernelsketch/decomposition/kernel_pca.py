@@ -10,10 +10,11 @@ from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, Transfo
 from sklearn.utils.validation import check_is_fitted
 
 from .._typing import ArrayLike, BandwidthLike, FloatArray, KernelLike, KernelParams, RandomStateLike
-from ..kernels.blocks import kernel_blocks, pairwise_kernel
+from ..kernels.blocks import pairwise_kernel
 from ..kernels.gram_operator import GramOperator
 from ..kernels.kernel_functions import Kernel
 from ..kernels.selection import KERNEL_CONSTRAINTS, KernelEstimatorMixin, make_kernel
+from ..maps.landmarks import landmark_map
 from ..utils.chunking import check_allocation
 from ..utils.dispatch import maybe_dask_transform
 from ..utils.eigen import canonical_eigenvectors, centered_gram, drop_noise_eigenpairs, top_eigenpairs
@@ -297,17 +298,20 @@ class KernelPCA(KernelEstimatorMixin, ClassNamePrefixFeaturesOutMixin, Transform
         precomputed = self.X_fit_ is None
         X = check_input(X, accept_sparse=not precomputed and ("csr",), estimator=self, reset=False)
         proj = self.eigenvectors_ / np.sqrt(self.eigenvalues_)
-        out = np.empty((X.shape[0], proj.shape[1]), dtype=np.float64)
-        blocks = (
-            [(slice(0, X.shape[0]), X)] if precomputed else kernel_blocks(X, self.X_fit_, self.kernel_, validate=False)
-        )
-        for rows, Kb in blocks:
-            Kb = Kb.astype(np.float64, copy=False)
-            # centre: k(x, x_i) - mean_j k(x, x_j) - mean_j k(x_i, x_j) + mean(K)
-            shift = Kb.mean(axis=1)
-            out[rows] = Kb @ proj
-            out[rows] -= (shift - self._fit_total_mean)[:, None] * proj.sum(axis=0)[None, :]
-            out[rows] -= (self._fit_row_means @ proj)[None, :]
+        if precomputed:
+            # centre the given kernel values: k(x, x_i) - mean_j k(x, x_j) - mean_j k(x_i, x_j) + mean(K)
+            Kb = np.asarray(X, dtype=np.float64)
+            out = Kb @ proj
+            out -= (Kb.mean(axis=1) - self._fit_total_mean)[:, None] * proj.sum(axis=0)[None, :]
+            out -= (self._fit_row_means @ proj)[None, :]
+            return out.astype(output_dtype(X), copy=False)
+        # The shared landmark map with the training points as landmarks: with P = H proj (columns
+        # summing to zero; the centred eigenvectors do up to rounding) the row-mean term of the
+        # centring vanishes, so k_c(x)^T proj = k(x)^T P - r^T P with r the training Gram's row
+        # means -- one fused kernel-times-projection pass, no block of K(X, X_fit) held.
+        P = proj - proj.mean(axis=0)
+        X64 = X.astype(np.float64) if X.dtype != np.float64 else X
+        out = landmark_map(X64, self.X_fit_, self.kernel_, P, -(self._fit_row_means @ P))
         return out.astype(output_dtype(X), copy=False)
 
     def _fit_preimage_map(self, X):

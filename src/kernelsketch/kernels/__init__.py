@@ -6,6 +6,7 @@ every kernel and the conversions to scikit-learn's and the papers' forms.
 
 from .bandwidth import HEURISTICS, estimate_bandwidth, resolve_bandwidth
 from .blocks import get_kernel, kernel_blocks, kernel_diag, pairwise_kernel
+from .evaluation import BlockKernel
 from .gram_operator import GramOperator
 from .kernel_functions import (
     KERNELS,
@@ -27,6 +28,7 @@ __all__ = [
     "HEURISTICS",
     "KERNELS",
     "SHIFT_INVARIANT",
+    "BlockKernel",
     "CallableKernel",
     "CauchyKernel",
     "CosineKernel",

@@ -9,11 +9,43 @@ and imports nothing else from :mod:`kernelsketch.kernels`, so that
 
 from __future__ import annotations
 
+from typing import Any, Protocol, runtime_checkable
+
 import numpy as np
+from numpy.typing import NDArray
 
 from ..utils.chunking import check_allocation, gen_row_slices, get_chunk_n_rows
 from ..utils.threads import parallel_rows
 from ..utils.validation import check_input
+
+
+@runtime_checkable
+class BlockKernel(Protocol):
+    """The block protocol: what chunked evaluation needs from a kernel.
+
+    :class:`~kernelsketch.kernels.Kernel` implements it; so may any object. ``prepare(Y, dtype)``
+    returns one object (whatever the kernel precomputes from ``Y``: norms, a shifted copy,
+    GEMM operands), opaque to callers, that every ``compute`` / ``gemm_operands`` call against
+    ``Y`` receives back.
+    """
+
+    #: k(x, x) = 1: blocks of K(X, X) get an exact unit diagonal
+    unit_diagonal: bool
+    #: ``compute`` may run concurrently on disjoint row ranges (it writes only its own ``out`` rows)
+    parallel_compute: bool
+    #: ``gemm_operands`` gives ``K(X, Y) = elementwise(A @ B)`` for dense blocks (then ``compute``
+    #: runs the fused, internally threaded route)
+    gemm_form: bool
+
+    def prepare(self, Y: Any, dtype: Any) -> Any: ...
+
+    def compute(self, X: Any, prepared: Any, out: NDArray[Any]) -> Any: ...
+
+    def temp_bytes_per_row(self, n_features: int, n_cols: int, itemsize: int) -> int: ...
+
+    def gemm_operands(self, X: Any, prepared: Any, out_dtype: Any) -> tuple[NDArray[Any], NDArray[Any]] | None: ...
+
+    def diag(self, X: Any) -> NDArray[Any]: ...
 
 
 def out_dtype(X, Y):
@@ -31,7 +63,7 @@ def validated_pair(X, Y, kernel):
     return X, Y, False
 
 
-def compute_block(kern, X, prepared, out):
+def compute_block(kern: BlockKernel, X, prepared, out) -> None:
     """``kern.compute(X, prepared, out)``, with the rows split over threads when that helps.
 
     Kernels of GEMM form parallelise inside ``compute`` (tiles, see
@@ -55,7 +87,7 @@ def set_unit_diagonal(kernel, out, rows, same):
         out[idx - rows.start, idx] = 1.0
 
 
-def iter_blocks(kern, X, Y=None, *, working_memory=None, validate=True):
+def iter_blocks(kern: BlockKernel, X, Y=None, *, working_memory=None, validate=True):
     """The generator behind :func:`kernelsketch.kernels.kernel_blocks`, for a kernel object."""
     if validate:
         X, Y, same = validated_pair(X, Y, kern)
@@ -76,7 +108,7 @@ def iter_blocks(kern, X, Y=None, *, working_memory=None, validate=True):
         yield rows, out
 
 
-def evaluate(kern, X, Y=None, *, out=None, working_memory=None):
+def evaluate(kern: BlockKernel, X, Y=None, *, out=None, working_memory=None) -> NDArray[Any]:
     """The full block ``K(X, Y)`` of a kernel object: :func:`kernelsketch.kernels.pairwise_kernel`'s work."""
     X, Y, same = validated_pair(X, Y, kern)
     dtype = out_dtype(X, Y)

@@ -319,3 +319,31 @@ def test_dask_cluster_equals_local(tmp_path):
     ref = ks.KernelJL(n_components=10, random_state=0).fit(X)
     np.testing.assert_allclose(emb.transform.embedding, ref.transform(X), rtol=1e-9, atol=1e-12)
     assert engine.stats["tasks"] > 0 and engine.stats["bytes_to_client"] < 5e6
+
+
+def test_the_driver_fits_by_the_declared_strategy(tmp_path):
+    # issue 20: fit_source and Dask read each class's _fit_strategy, not a list of types
+    from kernelsketch.out_of_core import fit_strategy
+
+    declared = {name: fit_strategy(getattr(ks, name)()) for name in ks.estimators.estimator_locations()}
+    assert declared == {
+        "FrequentDirections": "sketch",
+        "KernelJL": "landmarks",
+        "KernelPCA": "sample",
+        "Nystroem": "landmarks",
+        "NystroemKernelKMeans": "landmarks_then_sample",
+        "RFKPCA": "sketch",
+        "RNCA": "sketch",
+        "RandomFourierFeatures": "random_features",
+        "StreamingKMeans": "sample",
+        "StreamingKPCA": "sketch",
+        "SubsampleKPCA": "landmarks",
+    }
+    X = np.random.default_rng(0).normal(size=(3000, 3))
+    np.save(tmp_path / "X.npy", X)
+    OnASample = type("OnASample", (ks.KernelJL,), {"_fit_strategy": "sample"})
+    res = ks.fit_source(OnASample(n_components=4, n_landmarks=50, random_state=0), tmp_path / "X.npy", fit_rows=500)
+    assert res.strategy == "sample" and res.fit_rows == 500
+    Wrong = type("Wrong", (ks.KernelJL,), {"_fit_strategy": "telepathy"})
+    with pytest.raises(ValueError, match="telepathy"):
+        ks.fit_source(Wrong(n_components=4), tmp_path / "X.npy")

@@ -112,3 +112,21 @@ def test_main_writes_report_with_machine_description(tmp_path, capsys):
     assert "CPU:" in text and "threadpools (threadpoolctl)" in text and "scikit-learn" in text
     assert "OPENBLAS_CORETYPE" in text and "architecture" in text
     assert "## Summary of targets" in text and "exact KernelPCA fit (arpack)" in text
+
+
+def test_the_gpu_benchmark_runs_on_a_cpu_array_api_library(tmp_path):
+    # issue 16: benchmarks/gpu.py is meant for torch on a GPU; array_api_strict exercises every row here
+    pytest.importorskip("array_api_strict")
+    import os
+    import subprocess
+    import sys
+
+    out = tmp_path / "gpu.md"
+    env = {**os.environ, "SCIPY_ARRAY_API": "1", "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1"}
+    cmd = [sys.executable, "-m", "benchmarks.gpu", "--quick", "--library", "array_api_strict", "--repeats", "1"]
+    r = subprocess.run([*cmd, "--output", str(out)], env=env, capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stderr[-3000:]
+    text = out.read_text()
+    for row in ("Gaussian block", "KernelJL.transform", "Nystroem.transform", "RandomFourierFeatures.transform"):
+        assert row in text, row
+    assert "check the code, not the speed" in text

@@ -12,6 +12,7 @@ row raises ``MemoryError`` (:func:`kernelsketch.utils.get_chunk_n_rows`).
 
 from __future__ import annotations
 
+from ..utils.array_api import array_namespace
 from ..utils.validation import check_input
 from .evaluation import compute_block, evaluate, iter_blocks
 from .kernel_functions import get_kernel
@@ -64,6 +65,11 @@ def pairwise_kernel(X, Y=None, kernel="gaussian", *, out=None, working_memory=No
     array([[1.    , 0.1353],
            [0.1353, 1.    ]])
     """
+    if (ns := array_namespace(X, Y)) is not None and out is None:
+        # a PyTorch / CuPy / ... array under array_api_dispatch: computed on its device, returned there
+        from .array_api import pairwise_kernel_xp
+
+        return pairwise_kernel_xp(get_kernel(kernel, **kernel_params), X, Y, *ns)
     return evaluate(get_kernel(kernel, **kernel_params), X, Y, out=out, working_memory=working_memory)
 
 

@@ -34,6 +34,7 @@ from numpy.typing import NDArray
 from sklearn.utils.validation import check_is_fitted
 
 from ..kernels.selection import make_kernel
+from ..utils.array_api import array_namespace
 from ..utils.dispatch import maybe_dask_transform
 from ..utils.validation import check_input, check_random_state, derive_seed
 from .landmark_selection import LandmarkSelector, UniformLandmarks
@@ -126,8 +127,22 @@ class LandmarkMapMixin:
         if (Z := maybe_dask_transform(self, X)) is not None:
             return Z
         check_is_fitted(self)
+        if (ns := array_namespace(X)) is not None:
+            return self._map_on_device(X, *ns)
         X = check_input(X, accept_sparse=("csr",), estimator=self, reset=False)  # same columns, same order
         return landmark_map(X, self.landmarks_, self.kernel_, self.projection_, getattr(self, "offset_", None))
+
+    def _map_on_device(self, X, xp, device):
+        """The map of a PyTorch / CuPy / ... array on its device (:mod:`kernelsketch.kernels.array_api`)."""
+        from ..kernels.array_api import landmark_map_xp, to_device
+
+        if sp.issparse(self.landmarks_):
+            raise TypeError(
+                f"{type(self).__name__} was fitted on sparse data: its sparse landmarks have no array-API route; "
+                "transform NumPy or CSR input"
+            )
+        L, P, offset = to_device((self.landmarks_, self.projection_, getattr(self, "offset_", None)), xp, device)
+        return landmark_map_xp(X, L, self.kernel_, P, offset, xp)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

@@ -13,6 +13,7 @@ from sklearn.utils.validation import check_is_fitted
 from .._typing import ArrayLike, BandwidthLike, FloatArray, KernelLike, RandomStateLike
 from ..kernels.kernel_functions import KERNELS, SHIFT_INVARIANT, GaussianKernel, Kernel, ShiftInvariantKernel
 from ..kernels.selection import FEATURE_KERNEL_CONSTRAINT, KERNEL_CONSTRAINTS, KernelEstimatorMixin, make_kernel
+from ..utils.array_api import array_namespace
 from ..utils.chunking import gen_row_slices, get_chunk_n_rows
 from ..utils.dispatch import maybe_dask_transform
 from ..utils.estimator_checks import Interval, StrOptions, output_dtype
@@ -297,8 +298,14 @@ class RandomFourierFeatures(KernelEstimatorMixin, ClassNamePrefixFeaturesOutMixi
         if (Z := maybe_dask_transform(self, X)) is not None:  # a dask array: map over its blocks
             return Z
         check_is_fitted(self)
+        scale = np.sqrt(2.0 / self.n_random_features)
+        if (ns := array_namespace(X)) is not None:  # a PyTorch / CuPy / ... array: on its device
+            from ..kernels.array_api import rff_map_xp, to_device
+
+            W, b = to_device((self.random_weights_, self.random_offset_), *ns)
+            return rff_map_xp(X, W, b, float(scale), ns[0])
         X = check_input(X, accept_sparse=("csr",), estimator=self, reset=False)
-        return rff_transform(X, self.random_weights_, self.random_offset_, np.sqrt(2.0 / self.n_random_features))
+        return rff_transform(X, self.random_weights_, self.random_offset_, scale)
 
     def gram_factor(self, X):
         """``Y = Z(X)``: the factor of the approximate Gram ``Z Z^T`` (never formed)."""

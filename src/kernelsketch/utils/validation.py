@@ -16,6 +16,8 @@ from numpy.typing import NDArray
 from sklearn.utils import check_array
 from sklearn.utils.validation import validate_data
 
+from .array_api import array_namespace, to_numpy
+
 FLOAT_DTYPES = (np.float64, np.float32)
 
 
@@ -43,6 +45,10 @@ def check_input(
     """
     if X is None:
         raise TypeError(f"{name} is None; expected an array of shape (n_samples, n_features)")
+    if (ns := array_namespace(X)) is not None:
+        # a PyTorch / CuPy / ... array under array_api_dispatch: the NumPy code runs on a host copy
+        # (the estimators' transforms with a device path never come here: kernels.array_api)
+        X = to_numpy(X, ns[0])
     kwargs = dict(
         accept_sparse=list(accept_sparse) if accept_sparse else False,
         dtype=list(dtype) if isinstance(dtype, tuple) else dtype,

@@ -1,0 +1,174 @@
+"""Kernel blocks and maps on any array-API namespace (PyTorch, CuPy, array-api-strict): the device path.
+
+scikit-learn's convention: with ``sklearn.set_config(array_api_dispatch=True)`` (and
+``SCIPY_ARRAY_API=1`` in the environment), an estimator given a non-NumPy array
+computes in that array's namespace, on its device, and returns an array of the same
+namespace, device and dtype.  NumPy input never comes here: it takes the tiled,
+threaded CPU route of :mod:`.tiled_gemm` unchanged.
+
+What runs here, chunk by chunk under ``working_memory`` (free device memory is not
+queried; the budget is the same as on the host):
+
+- every built-in kernel's block ``K(X, Y)`` (:func:`pairwise_kernel_xp`), in the
+  namespace's own GEMM + elementwise functions; the Gaussian's squared distances are
+  taken about ``Y``'s mean (less cancellation, as on the host);
+- the landmark map ``K(X, L) @ P + offset`` (:func:`landmark_map_xp`) and the random
+  Fourier map ``scale * cos(X W + b)`` (:func:`rff_map_xp`): the transforms of
+  ``Nystroem``, ``KernelJL``, ``SubsampleKPCA`` and ``RandomFourierFeatures``.
+
+Fits are small (a landmark Gram, a bandwidth from a sample) and run on the host: the
+estimators convert their input to NumPy, fit, and keep NumPy attributes; ``transform``
+sends them to the input's device with each call (they are small next to the data).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .._config import get_config
+from ..utils.array_api import array_namespace, to_numpy  # noqa: F401 (re-exported for the device path)
+from ..utils.chunking import gen_row_slices, get_chunk_n_rows
+
+__all__ = ["landmark_map_xp", "pairwise_kernel_xp", "rff_map_xp", "to_device"]
+
+
+def _check_xp_input(X, xp, name="X"):
+    if X.ndim != 2:
+        raise ValueError(f"{name} must be 2-D (n_samples, n_features), got shape {tuple(X.shape)}")
+    if X.shape[0] == 0:
+        raise ValueError(f"{name} has 0 samples")
+    if not xp.isdtype(X.dtype, "real floating"):
+        X = xp.astype(X, xp.float64)
+    if not bool(xp.all(xp.isfinite(X))):
+        raise ValueError(f"{name} contains NaN or infinity")
+    return X
+
+
+def _chunk_rows(n, bytes_per_row):
+    return get_chunk_n_rows(bytes_per_row, n, get_config()["working_memory"])
+
+
+def _gamma(kern, d):
+    return kern.gamma if kern.gamma is not None else 1.0 / d
+
+
+def _block(kern, xp, Xc, Y, prep):
+    """``K(Xc, Y)`` for one chunk of rows, in namespace ``xp``."""
+    name = type(kern).__name__
+    if name == "GaussianKernel":
+        center, Yc, yn = prep
+        A = Xc - center
+        xn = xp.sum(A * A, axis=1)
+        D = xn[:, None] + yn[None, :] - 2.0 * (A @ xp.matrix_transpose(Yc))
+        D = xp.maximum(D, xp.zeros_like(D))
+        return xp.exp(D * (-1.0 / kern.bandwidth**2))
+    if name == "LaplacianKernel":
+        D = xp.sum(xp.abs(Xc[:, None, :] - Y[None, :, :]), axis=2)
+        return xp.exp(D * (-1.0 / kern.bandwidth))
+    if name == "CauchyKernel":
+        T = (Xc[:, None, :] - Y[None, :, :]) / kern.bandwidth
+        return xp.prod(1.0 / (1.0 + T * T), axis=2)
+    if name == "LinearKernel":
+        return Xc @ xp.matrix_transpose(Y)
+    if name == "PolynomialKernel":
+        return (_gamma(kern, Y.shape[1]) * (Xc @ xp.matrix_transpose(Y)) + kern.coef0) ** kern.degree
+    if name == "SigmoidKernel":
+        return xp.tanh(_gamma(kern, Y.shape[1]) * (Xc @ xp.matrix_transpose(Y)) + kern.coef0)
+    if name == "CosineKernel":
+        Yn = prep
+        return _unit_rows(xp, Xc) @ xp.matrix_transpose(Yn)
+    raise TypeError(
+        f"{name} has no array-API route (built-in kernels only); pass NumPy arrays or turn array_api_dispatch off"
+    )
+
+
+def _unit_rows(xp, A):
+    norms = xp.sqrt(xp.sum(A * A, axis=1))
+    norms = xp.where(norms == 0, xp.ones_like(norms), norms)  # a zero row stays zero (scikit-learn's cosine)
+    return A / norms[:, None]
+
+
+def _prepare(kern, xp, Y):
+    name = type(kern).__name__
+    if name == "GaussianKernel":
+        center = xp.mean(Y, axis=0)
+        Yc = Y - center
+        return center, Yc, xp.sum(Yc * Yc, axis=1)
+    if name == "CosineKernel":
+        return _unit_rows(xp, Y)
+    return None
+
+
+def _bytes_per_row(kern, m, d, itemsize):
+    elementwise_3d = type(kern).__name__ in ("LaplacianKernel", "CauchyKernel")
+    return itemsize * (3 * m + (2 * m * d if elementwise_3d else 0) + d)
+
+
+def pairwise_kernel_xp(kern, X, Y, xp, device):
+    """``K(X, Y)`` (``Y = X`` when None) in namespace ``xp`` on ``device``, chunk by chunk.
+
+    float32 when both inputs are float32, else float64 (as on the host).
+    """
+    X = _check_xp_input(X, xp)
+    Y = X if Y is None else _check_xp_input(Y, xp, "Y")
+    if X.shape[1] != Y.shape[1]:
+        raise ValueError(f"X has {X.shape[1]} features but Y has {Y.shape[1]}")
+    dtype = xp.float32 if X.dtype == xp.float32 and Y.dtype == xp.float32 else xp.float64
+    X, Y = xp.astype(X, dtype), xp.astype(Y, dtype)
+    n, m = X.shape[0], Y.shape[0]
+    prep = _prepare(kern, xp, Y)
+    itemsize = 4 if dtype == xp.float32 else 8
+    step = _chunk_rows(n, _bytes_per_row(kern, m, X.shape[1], itemsize))
+    parts = [_block(kern, xp, X[rows, :], Y, prep) for rows in gen_row_slices(n, step)]
+    return parts[0] if len(parts) == 1 else xp.concat(parts, axis=0)
+
+
+def landmark_map_xp(X, landmarks, kern, projection, offset, xp):
+    """``K(X, landmarks) @ projection + offset`` in namespace ``xp``, chunk by chunk (the device transform)."""
+    X = _check_xp_input(X, xp)
+    dtype = xp.float32 if X.dtype == xp.float32 else xp.float64
+    X = xp.astype(X, dtype)
+    L, P = xp.astype(landmarks, dtype), xp.astype(projection, dtype)
+    if X.shape[1] != L.shape[1]:
+        raise ValueError(f"X has {X.shape[1]} features, but the estimator is expecting {L.shape[1]} features as input.")
+    prep = _prepare(kern, xp, L)
+    itemsize = 4 if dtype == xp.float32 else 8
+    step = _chunk_rows(X.shape[0], _bytes_per_row(kern, L.shape[0], X.shape[1], itemsize) + itemsize * P.shape[1])
+    parts = [_block(kern, xp, X[rows, :], L, prep) @ P for rows in gen_row_slices(X.shape[0], step)]
+    out = parts[0] if len(parts) == 1 else xp.concat(parts, axis=0)
+    if offset is not None:
+        out = out + xp.astype(offset, dtype)[None, :]
+    return out
+
+
+def rff_map_xp(X, W, b, scale, xp):
+    """``scale * cos(X W + b)``, or ``scale * [cos(X W), sin(X W)]`` when ``b`` is None, in namespace ``xp``."""
+    X = _check_xp_input(X, xp)
+    dtype = xp.float32 if X.dtype == xp.float32 else xp.float64
+    X = xp.astype(X, dtype)
+    Wd = xp.astype(W, dtype)
+    if X.shape[1] != Wd.shape[0]:
+        raise ValueError(
+            f"X has {X.shape[1]} features, but the estimator is expecting {Wd.shape[0]} features as input."
+        )
+    bd = None if b is None else xp.astype(b, dtype)
+    itemsize = 4 if dtype == xp.float32 else 8
+    step = _chunk_rows(X.shape[0], 3 * itemsize * Wd.shape[1])
+    parts = []
+    for rows in gen_row_slices(X.shape[0], step):
+        T = X[rows, :] @ Wd
+        if bd is not None:
+            parts.append(scale * xp.cos(T + bd[None, :]))
+        else:
+            parts.append(xp.concat([scale * xp.cos(T), scale * xp.sin(T)], axis=1))
+    return parts[0] if len(parts) == 1 else xp.concat(parts, axis=0)
+
+
+def to_device(arrays, xp, device):
+    """Host ``arrays`` (None kept) as ``xp`` arrays on ``device``: a fitted model's state for one transform.
+
+    The state (landmarks, projection, random weights) is small next to the data, so it is
+    sent with every call rather than cached on the estimator (whose fitted state stays the
+    host arrays ``ks.save`` writes).
+    """
+    return tuple(None if a is None else xp.asarray(np.ascontiguousarray(a), device=device) for a in arrays)

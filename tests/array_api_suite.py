@@ -36,6 +36,30 @@ MAPS = {
     "RandomFourierFeatures-paired": lambda: ks.RandomFourierFeatures(32, variant="paired", random_state=0),
     "Nystroem-laplacian": lambda: ks.Nystroem(n_landmarks=40, kernel="laplacian", random_state=0),
 }
+# transforms computed on the device from a host fit (their fitted state is not landmarks/projection)
+PROJECTIONS = {
+    "KernelPCA": lambda: ks.KernelPCA(n_components=4, bandwidth=2.0),
+    "RFKPCA": lambda: ks.RFKPCA(n_components=3, n_random_features=64, bandwidth=2.0, random_state=0),
+    "RNCA": lambda: ks.RNCA(n_components=3, n_random_features=64, bandwidth=2.0, random_state=0),
+    "StreamingKPCA": lambda: ks.StreamingKPCA(n_components=3, n_random_features=64, bandwidth=2.0, random_state=0),
+    "FrequentDirections": lambda: ks.FrequentDirections(sketch_size=3, n_components=2),
+}
+
+
+@pytest.mark.parametrize("device", DEVICES, ids=str)
+@pytest.mark.parametrize("name", sorted(PROJECTIONS))
+def test_projection_transforms_on_the_device_equal_numpy(name, device):
+    rng = np.random.default_rng(4)
+    Xn = rng.normal(size=(300, 4))
+    X = xp.asarray(Xn, device=device)
+    est = PROJECTIONS[name]().fit(X)
+    ref = PROJECTIONS[name]().fit(Xn).transform(Xn)
+    Z = est.transform(X)
+    assert Z.device == device and Z.dtype == xp.float64
+    np.testing.assert_allclose(_host(Z), ref, rtol=1e-9, atol=1e-10)
+    Z32 = est.transform(xp.asarray(Xn, dtype=xp.float32, device=device))
+    assert Z32.dtype == xp.float32
+    np.testing.assert_allclose(_host(Z32), ref, rtol=1e-3, atol=2e-4)
 
 
 @pytest.fixture(autouse=True)

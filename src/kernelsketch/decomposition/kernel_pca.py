@@ -6,6 +6,7 @@ import numbers
 from typing import ClassVar, Self
 
 import numpy as np
+import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin, _fit_context
 from sklearn.utils.validation import check_is_fitted
 
@@ -15,6 +16,7 @@ from ..kernels.gram_operator import GramOperator
 from ..kernels.kernel_functions import Kernel
 from ..kernels.selection import KERNEL_CONSTRAINTS, KernelEstimatorMixin, make_kernel
 from ..maps.landmarks import landmark_map
+from ..utils.array_api import array_namespace
 from ..utils.chunking import check_allocation
 from ..utils.dispatch import maybe_dask_transform
 from ..utils.eigen import canonical_eigenvectors, centered_gram, drop_noise_eigenpairs, top_eigenpairs
@@ -296,6 +298,14 @@ class KernelPCA(KernelEstimatorMixin, ClassNamePrefixFeaturesOutMixin, Transform
             return Z
         check_is_fitted(self)
         precomputed = self.X_fit_ is None
+        if not precomputed and (ns := array_namespace(X)) is not None and not sp.issparse(self.X_fit_):
+            # a PyTorch / CuPy / ... array: the same landmark map, on its device
+            from ..kernels.array_api import landmark_map_xp, to_device
+
+            proj = self.eigenvectors_ / np.sqrt(self.eigenvalues_)
+            P = proj - proj.mean(axis=0)
+            L, Pd, off = to_device((self.X_fit_, P, -(self._fit_row_means @ P)), *ns)
+            return landmark_map_xp(X, L, self.kernel_, Pd, off, ns[0])
         X = check_input(X, accept_sparse=not precomputed and ("csr",), estimator=self, reset=False)
         proj = self.eigenvectors_ / np.sqrt(self.eigenvalues_)
         if precomputed:

@@ -14,6 +14,7 @@ from sklearn.utils.validation import check_is_fitted
 from .._typing import ArrayLike, BandwidthLike, FloatArray, KernelLike, RandomStateLike
 from ..kernels.selection import FEATURE_KERNEL_CONSTRAINT, KERNEL_CONSTRAINTS, KernelEstimatorMixin
 from ..maps.random_fourier_features import VARIANTS, make_feature_map, rff_transform
+from ..utils.array_api import array_namespace
 from ..utils.chunking import gen_row_slices, get_chunk_n_rows
 from ..utils.dispatch import maybe_dask_transform
 from ..utils.eigen import canonical_eigenvectors
@@ -181,6 +182,14 @@ class _RandomFeaturePCA(
     # -- outputs ----------------------------------------------------------
     def _project(self, X, centered):
         check_is_fitted(self)
+        if (ns := array_namespace(X)) is not None:  # a PyTorch / CuPy / ... array: on its device
+            from ..kernels.array_api import rff_project_xp, to_device
+
+            V = self._decompose()[1]
+            fm = self.feature_map_
+            offset = self.mean_ @ V if centered else None
+            W, b, Vd, off = to_device((fm.random_weights_, fm.random_offset_, V, offset), *ns)
+            return rff_project_xp(X, W, b, float(np.sqrt(2.0 / self.n_random_features)), Vd, off, ns[0])
         X = check_input(X, accept_sparse=("csr",), estimator=self, reset=False)
         V = self._decompose()[1]
         out = np.empty((X.shape[0], V.shape[1]), dtype=np.float64)

@@ -15,6 +15,7 @@ from .._typing import ArrayLike, BandwidthLike, FloatArray, KernelLike, RandomSt
 from ..kernels.selection import FEATURE_KERNEL_CONSTRAINT, KERNEL_CONSTRAINTS, KernelEstimatorMixin
 from ..maps.random_fourier_features import VARIANTS, make_feature_map, rff_transform
 from ..sketches.frequent_directions import FrequentDirections
+from ..utils.array_api import array_namespace
 from ..utils.chunking import gen_row_slices, get_chunk_n_rows
 from ..utils.dispatch import maybe_dask_transform
 from ..utils.eigen import canonical_eigenvectors
@@ -315,6 +316,12 @@ class StreamingKPCA(
         if (Z := maybe_dask_transform(self, X)) is not None:  # a dask array: map over its blocks
             return Z
         check_is_fitted(self)
+        if (ns := array_namespace(X)) is not None:  # a PyTorch / CuPy / ... array: on its device
+            from ..kernels.array_api import rff_project_xp, to_device
+
+            fm = self.feature_map_
+            Wf, b, Wb = to_device((fm.random_weights_, fm.random_offset_, self._basis()[1]), *ns)
+            return rff_project_xp(X, Wf, b, float(np.sqrt(2.0 / self.n_random_features)), Wb, None, ns[0])
         X = check_input(X, accept_sparse=("csr",), estimator=self, reset=False)
         W = self._basis()[1]
         fm, m = self.feature_map_, self.n_random_features

@@ -29,7 +29,7 @@ from .._config import get_config
 from ..utils.array_api import array_namespace, to_numpy  # noqa: F401 (re-exported for the device path)
 from ..utils.chunking import gen_row_slices, get_chunk_n_rows
 
-__all__ = ["landmark_map_xp", "pairwise_kernel_xp", "rff_map_xp", "to_device"]
+__all__ = ["landmark_map_xp", "linear_project_xp", "pairwise_kernel_xp", "rff_map_xp", "rff_project_xp", "to_device"]
 
 
 def _check_xp_input(X, xp, name="X"):
@@ -162,6 +162,30 @@ def rff_map_xp(X, W, b, scale, xp):
         else:
             parts.append(xp.concat([scale * xp.cos(T), scale * xp.sin(T)], axis=1))
     return parts[0] if len(parts) == 1 else xp.concat(parts, axis=0)
+
+
+def rff_project_xp(X, W, b, scale, V, offset, xp):
+    """``rff(X) @ V - offset``, chunk by chunk: the transforms of RFKPCA, RNCA and StreamingKPCA on a device."""
+    X = _check_xp_input(X, xp)
+    dtype = xp.float32 if X.dtype == xp.float32 else xp.float64
+    X = xp.astype(X, dtype)
+    Vd = xp.astype(V, dtype)
+    itemsize = 4 if dtype == xp.float32 else 8
+    step = _chunk_rows(X.shape[0], 4 * itemsize * W.shape[1])
+    parts = [rff_map_xp(X[rows, :], W, b, scale, xp) @ Vd for rows in gen_row_slices(X.shape[0], step)]
+    out = parts[0] if len(parts) == 1 else xp.concat(parts, axis=0)
+    return out if offset is None else out - xp.astype(offset, dtype)[None, :]
+
+
+def linear_project_xp(X, components, xp):
+    """``X @ components.T`` on a device (FrequentDirections' transform)."""
+    X = _check_xp_input(X, xp)
+    dtype = xp.float32 if X.dtype == xp.float32 else xp.float64
+    X = xp.astype(X, dtype)
+    C = xp.astype(components, dtype)
+    if X.shape[1] != C.shape[1]:
+        raise ValueError(f"X has {X.shape[1]} features, but the estimator is expecting {C.shape[1]} features as input.")
+    return X @ xp.matrix_transpose(C)
 
 
 def to_device(arrays, xp, device):

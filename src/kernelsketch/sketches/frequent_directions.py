@@ -17,6 +17,7 @@ from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, Transfo
 from sklearn.utils.validation import check_is_fitted
 
 from .._typing import ArrayLike, FloatArray
+from ..utils.array_api import array_namespace
 from ..utils.chunking import gen_row_slices, get_chunk_n_rows
 from ..utils.dispatch import maybe_dask_transform
 from ..utils.threads import single_threaded_blas
@@ -523,6 +524,11 @@ class FrequentDirections(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Base
         if (Z := maybe_dask_transform(self, X)) is not None:  # a dask array: map over its blocks
             return Z
         check_is_fitted(self)
+        if (ns := array_namespace(X)) is not None:  # a PyTorch / CuPy / ... array: on its device
+            from ..kernels.array_api import linear_project_xp, to_device
+
+            (C,) = to_device((self.components_[: self._n_features_out],), *ns)
+            return linear_project_xp(X, C, ns[0])
         X = check_input(X, estimator=self, reset=False)
         check_n_features(self, X)
         comps = self.components_[: self._n_features_out].astype(X.dtype, copy=False)

@@ -1,7 +1,13 @@
 """Shared fixtures: seeds and dtypes."""
 
+import os
+
 import numpy as np
 import pytest
+
+# The array-API suite runs in its own interpreter with SCIPY_ARRAY_API=1 (tests/test_array_api.py);
+# in this process it would only be imported to be skipped.
+collect_ignore = [] if os.environ.get("SCIPY_ARRAY_API") == "1" else ["array_api_suite.py"]
 
 
 @pytest.fixture

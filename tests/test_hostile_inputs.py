@@ -317,13 +317,11 @@ def test_same_seed_identical_outputs(name):
     np.testing.assert_allclose(c, a, rtol=1e-12, atol=1e-12)
 
 
-@pytest.mark.parametrize("name", sorted(FACTORIES))
+@pytest.mark.parametrize("name", [n for n in NAMES if hasattr(FACTORIES[n](), "partial_fit")])
 def test_a_refused_first_block_leaves_the_estimator_unstarted(name):
     # found by the fuzzer: a first partial_fit refused for its magnitude used to leave n_features_in_
     # behind, so the next block was taken for a continuation of a stream that never started
     est = FACTORIES[name]()
-    if not hasattr(est, "partial_fit"):
-        pytest.skip("no partial_fit")
     with pytest.raises(ValueError, match="magnitude"):
         est.partial_fit(np.full((3, 4), 1e199))
     assert not hasattr(est, "n_features_in_")

@@ -139,3 +139,26 @@ def test_a_device_fitted_model_saves_host_arrays(tmp_path):
     back = ks.load(path)
     X = xp.asarray(np.ones((5, 4)))
     np.testing.assert_allclose(_host(back.transform(X)), _host(est.transform(X)), rtol=1e-12)
+
+
+def test_device_blocks_respect_free_device_memory(monkeypatch):
+    # issue 16: blocks sized from the device's free memory when it is known; a clear MemoryError otherwise
+    from kernelsketch.kernels import array_api
+
+    Xn = np.random.default_rng(5).normal(size=(3000, 3))
+    X = xp.asarray(Xn)
+    sizes = []
+    real = array_api.get_chunk_n_rows
+
+    def spy(row_bytes, n, budget):
+        sizes.append(budget)
+        return real(row_bytes, n, budget)
+
+    monkeypatch.setattr(array_api, "get_chunk_n_rows", spy)
+    monkeypatch.setattr(array_api, "free_device_bytes", lambda xp_, device: 2 * 2**20)  # 2 MiB free
+    K = ks.pairwise_kernel(X, kernel="gaussian", bandwidth=1.0)
+    assert sizes[-1] == pytest.approx(1.0)  # half of the free memory, below working_memory (256 MiB)
+    np.testing.assert_allclose(_host(K), ks.pairwise_kernel(Xn, kernel="gaussian", bandwidth=1.0), atol=1e-13)
+    monkeypatch.setattr(array_api, "free_device_bytes", lambda xp_, device: 1000)  # not one row
+    with pytest.raises(MemoryError, match=r"the device has .* MiB free"):
+        ks.pairwise_kernel(X, kernel="gaussian", bandwidth=1.0)

@@ -6,8 +6,8 @@ computes in that array's namespace, on its device, and returns an array of the s
 namespace, device and dtype.  NumPy input never comes here: it takes the tiled,
 threaded CPU route of :mod:`.tiled_gemm` unchanged.
 
-What runs here, chunk by chunk under ``working_memory`` (free device memory is not
-queried; the budget is the same as on the host):
+What runs here, chunk by chunk under ``working_memory``, capped at half the device's
+free memory when the library reports it (:func:`free_device_bytes`):
 
 - every built-in kernel's block ``K(X, Y)`` (:func:`pairwise_kernel_xp`), in the
   namespace's own GEMM + elementwise functions; the Gaussian's squared distances are
@@ -44,8 +44,46 @@ def _check_xp_input(X, xp, name="X"):
     return X
 
 
-def _chunk_rows(n, bytes_per_row):
-    return get_chunk_n_rows(bytes_per_row, n, get_config()["working_memory"])
+def free_device_bytes(xp, device) -> int | None:
+    """Free memory of ``device`` in bytes (PyTorch CUDA, CuPy), or None when the library does not say."""
+    name = getattr(xp, "__name__", "")
+    try:
+        if "torch" in name and getattr(device, "type", None) == "cuda":
+            import torch
+
+            return int(torch.cuda.mem_get_info(device)[0])
+        if "cupy" in name:
+            import cupy
+
+            return int(cupy.cuda.Device(getattr(device, "id", None)).mem_info[0])
+    except Exception:  # a driver query that fails must not fail the computation: the host budget applies
+        return None
+    return None
+
+
+def _chunk_rows(n, bytes_per_row, xp=None, device=None):
+    """Rows per device block: ``working_memory``, capped at half the device's free memory when it is known.
+
+    A budget that cannot hold one row is a ``MemoryError`` that says so, before anything
+    is allocated on the device (never an opaque out-of-memory error from the driver).
+    """
+    budget = float(get_config()["working_memory"])
+    free = free_device_bytes(xp, device) if xp is not None else None
+    if free is not None:
+        budget = min(budget, free / 2 / 2**20)
+    try:
+        return get_chunk_n_rows(bytes_per_row, n, budget)
+    except MemoryError as exc:
+        if free is None:
+            raise
+        raise MemoryError(
+            f"the device has {free / 2**20:.1f} MiB free: half of it cannot hold one row of this computation "
+            f"({bytes_per_row / 2**20:.3g} MiB per row); free device memory or use fewer landmarks / features"
+        ) from exc
+
+
+def _device(A):
+    return getattr(A, "device", None)
 
 
 def _gamma(kern, d):
@@ -118,7 +156,7 @@ def pairwise_kernel_xp(kern, X, Y, xp, device):
     n, m = X.shape[0], Y.shape[0]
     prep = _prepare(kern, xp, Y)
     itemsize = 4 if dtype == xp.float32 else 8
-    step = _chunk_rows(n, _bytes_per_row(kern, m, X.shape[1], itemsize))
+    step = _chunk_rows(n, _bytes_per_row(kern, m, X.shape[1], itemsize), xp, device)
     parts = [_block(kern, xp, X[rows, :], Y, prep) for rows in gen_row_slices(n, step)]
     return parts[0] if len(parts) == 1 else xp.concat(parts, axis=0)
 
@@ -133,7 +171,9 @@ def landmark_map_xp(X, landmarks, kern, projection, offset, xp):
         raise ValueError(f"X has {X.shape[1]} features, but the estimator is expecting {L.shape[1]} features as input.")
     prep = _prepare(kern, xp, L)
     itemsize = 4 if dtype == xp.float32 else 8
-    step = _chunk_rows(X.shape[0], _bytes_per_row(kern, L.shape[0], X.shape[1], itemsize) + itemsize * P.shape[1])
+    step = _chunk_rows(
+        X.shape[0], _bytes_per_row(kern, L.shape[0], X.shape[1], itemsize) + itemsize * P.shape[1], xp, _device(X)
+    )
     parts = [_block(kern, xp, X[rows, :], L, prep) @ P for rows in gen_row_slices(X.shape[0], step)]
     out = parts[0] if len(parts) == 1 else xp.concat(parts, axis=0)
     if offset is not None:
@@ -153,7 +193,7 @@ def rff_map_xp(X, W, b, scale, xp):
         )
     bd = None if b is None else xp.astype(b, dtype)
     itemsize = 4 if dtype == xp.float32 else 8
-    step = _chunk_rows(X.shape[0], 3 * itemsize * Wd.shape[1])
+    step = _chunk_rows(X.shape[0], 3 * itemsize * Wd.shape[1], xp, _device(X))
     parts = []
     for rows in gen_row_slices(X.shape[0], step):
         T = X[rows, :] @ Wd
@@ -171,7 +211,7 @@ def rff_project_xp(X, W, b, scale, V, offset, xp):
     X = xp.astype(X, dtype)
     Vd = xp.astype(V, dtype)
     itemsize = 4 if dtype == xp.float32 else 8
-    step = _chunk_rows(X.shape[0], 4 * itemsize * W.shape[1])
+    step = _chunk_rows(X.shape[0], 4 * itemsize * W.shape[1], xp, _device(X))
     parts = [rff_map_xp(X[rows, :], W, b, scale, xp) @ Vd for rows in gen_row_slices(X.shape[0], step)]
     out = parts[0] if len(parts) == 1 else xp.concat(parts, axis=0)
     return out if offset is None else out - xp.astype(offset, dtype)[None, :]

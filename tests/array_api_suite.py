@@ -106,18 +106,26 @@ def test_transform_on_the_device_equals_numpy_and_stays_there(name, device):
     X = xp.asarray(Xn, device=device)
     on_device = MAPS[name]().fit(X)
     on_host = MAPS[name]().fit(Xn)
-    # same random state, same draws: the device-input fit is the host fit
-    for attr in ("landmarks_", "projection_", "random_weights_"):
-        if hasattr(on_host, attr):
-            np.testing.assert_array_equal(getattr(on_device, attr), getattr(on_host, attr))
+    # same random state, same draws: the device-input fit is the host fit, and its state lives on the device
+    for attr in ("landmarks_", "projection_", "random_weights_", "landmark_indices_"):
+        if getattr(on_host, attr, None) is not None:
+            state = getattr(on_device, attr)
+            assert type(state).__module__.startswith("array_api_strict") and state.device == device, attr
+            np.testing.assert_array_equal(_host(state), getattr(on_host, attr))
     Z = on_device.transform(X)
     assert Z.device == device and Z.dtype == xp.float64
     np.testing.assert_allclose(_host(Z), on_host.transform(Xn), rtol=1e-10, atol=1e-12)
     Z32 = on_device.transform(xp.asarray(Xn, dtype=xp.float32, device=device))
     assert Z32.dtype == xp.float32 and Z32.device == device
     np.testing.assert_allclose(_host(Z32), on_host.transform(Xn), rtol=1e-3, atol=1e-4)
-    # the host model is unchanged by device use, and NumPy input still takes the NumPy path
-    assert isinstance(on_device.transform(Xn), np.ndarray)
+    # NumPy input to a device-fitted model takes the NumPy path (its state copied to the host)
+    Zh = on_device.transform(Xn)
+    assert isinstance(Zh, np.ndarray)
+    np.testing.assert_allclose(Zh, on_host.transform(Xn), rtol=1e-10, atol=1e-12)
+    # and a host-fitted model transforms device input on the device
+    Zd = on_host.transform(X)
+    assert Zd.device == device
+    np.testing.assert_allclose(_host(Zd), on_host.transform(Xn), rtol=1e-10, atol=1e-12)
 
 
 def test_device_input_errors_are_clear():
@@ -135,8 +143,10 @@ def test_a_device_fitted_model_saves_host_arrays(tmp_path):
     est = ks.KernelJL(n_components=3, n_landmarks=30, random_state=0).fit(
         xp.asarray(np.random.default_rng(3).normal(size=(40, 4)))
     )
+    assert type(est.projection_).__module__.startswith("array_api_strict")  # fitted state on the device
     path = ks.save(est, tmp_path / "m.ksm")
     back = ks.load(path)
+    assert isinstance(back.projection_, np.ndarray)  # written and read back as host arrays
     X = xp.asarray(np.ones((5, 4)))
     np.testing.assert_allclose(_host(back.transform(X)), _host(est.transform(X)), rtol=1e-12)
 

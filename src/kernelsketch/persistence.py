@@ -35,6 +35,7 @@ import scipy.sparse as sp
 from ._typing import PathLike
 from ._version import __version__
 from .estimators import estimator_locations
+from .utils.array_api import host_array
 
 __all__ = ["FORMAT_NAME", "FORMAT_VERSION", "ModelFormatError", "load", "save"]
 
@@ -187,6 +188,8 @@ class _Encoder:
             return v
         if type(v) is float:
             return v
+        if not isinstance(v, np.ndarray | np.generic) and hasattr(v, "__array_namespace__"):
+            v = host_array(v)  # a model fitted on a device (PyTorch, CuPy, ...) is written as host arrays
         if isinstance(v, np.ndarray):
             return self.array(v, where)
         if isinstance(v, np.generic):

@@ -229,10 +229,18 @@ def linear_project_xp(X, components, xp):
 
 
 def to_device(arrays, xp, device):
-    """Host ``arrays`` (None kept) as ``xp`` arrays on ``device``: a fitted model's state for one transform.
+    """A fitted model's state (``arrays``; None kept) as ``xp`` arrays on ``device``, for one transform.
 
-    The state (landmarks, projection, random weights) is small next to the data, so it is
-    sent with every call rather than cached on the estimator (whose fitted state stays the
-    host arrays ``ks.save`` writes).
+    State fitted on that device is used as it is; host state (a NumPy fit) is sent with
+    the call -- it is small next to the data.
     """
-    return tuple(None if a is None else xp.asarray(np.ascontiguousarray(a), device=device) for a in arrays)
+    from sklearn.utils._array_api import move_to
+
+    def one(a):
+        if a is None:
+            return None
+        if isinstance(a, np.ndarray):
+            return xp.asarray(np.ascontiguousarray(a), device=device)
+        return move_to(a, xp=xp, device=device)  # state already on a device (fitted there)
+
+    return tuple(one(a) for a in arrays)

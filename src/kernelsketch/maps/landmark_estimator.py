@@ -34,7 +34,7 @@ from numpy.typing import NDArray
 from sklearn.utils.validation import check_is_fitted
 
 from ..kernels.selection import make_kernel
-from ..utils.array_api import array_namespace
+from ..utils.array_api import array_namespace, host_array, move_state_to
 from ..utils.dispatch import maybe_dask_transform
 from ..utils.validation import check_input, check_random_state, derive_seed
 from .landmark_selection import LandmarkSelector, UniformLandmarks
@@ -114,12 +114,15 @@ class LandmarkMapMixin:
     def _fit_landmarks_in_memory(self, X) -> NDArray[Any] | sp.csr_matrix:
         """``fit``'s body: validate, resolve the kernel, select the landmarks, fit from them; returns X."""
         self._check_fit_params()
+        on_device = array_namespace(X)
         X, rng, seeds = self._begin_fit(X)
         if self.landmarks is not None:
             L, idx = given_landmarks(self.landmarks, X), None
         else:
             L, idx = self._draw_landmarks(X.shape[0], rng, self.kernel_, lambda i: take_rows(X, i))
         self._fit_from_landmarks(L, idx, seeds, X.shape[0])
+        if on_device is not None:  # fitted on the host from a device array: the model lives on that device
+            move_state_to(self, *on_device)
         return X
 
     def _map(self, X):
@@ -130,7 +133,13 @@ class LandmarkMapMixin:
         if (ns := array_namespace(X)) is not None:
             return self._map_on_device(X, *ns)
         X = check_input(X, accept_sparse=("csr",), estimator=self, reset=False)  # same columns, same order
-        return landmark_map(X, self.landmarks_, self.kernel_, self.projection_, getattr(self, "offset_", None))
+        return landmark_map(
+            X,
+            host_array(self.landmarks_),
+            self.kernel_,
+            host_array(self.projection_),
+            host_array(getattr(self, "offset_", None)),
+        )
 
     def _map_on_device(self, X, xp, device):
         """The map of a PyTorch / CuPy / ... array on its device (:mod:`kernelsketch.kernels.array_api`)."""

@@ -13,6 +13,7 @@ from sklearn.utils.validation import check_is_fitted
 from .._typing import ArrayLike, BandwidthLike, FloatArray, KernelLike, KernelParams, RandomStateLike
 from ..kernels.blocks import kernel_blocks, pairwise_kernel
 from ..kernels.selection import KERNEL_CONSTRAINTS, KernelEstimatorMixin
+from ..utils.array_api import host_array
 from ..utils.eigen import canonical_eigenvectors, drop_noise_eigenpairs, landmark_solver, top_eigenpairs
 from ..utils.estimator_checks import Interval, StrOptions
 from ..utils.validation import check_input, check_n_features
@@ -303,8 +304,8 @@ class Nystroem(
         X = check_input(X, accept_sparse=("csr",), estimator=self)
         check_n_features(self, X)
         dtype = np.float32 if X.dtype == np.float32 else np.float64
-        L = self.landmarks_.astype(dtype, copy=False)
-        P = self.projection_.astype(dtype)
+        L = host_array(self.landmarks_).astype(dtype, copy=False)
+        P = host_array(self.projection_).astype(dtype)
         captured = 0.0
         for _, Kb in kernel_blocks(X, L, self.kernel_, validate=False):
             F = Kb @ P

@@ -13,7 +13,7 @@ from sklearn.utils.validation import check_is_fitted
 from .._typing import ArrayLike, BandwidthLike, FloatArray, KernelLike, RandomStateLike
 from ..kernels.kernel_functions import KERNELS, SHIFT_INVARIANT, GaussianKernel, Kernel, ShiftInvariantKernel
 from ..kernels.selection import FEATURE_KERNEL_CONSTRAINT, KERNEL_CONSTRAINTS, KernelEstimatorMixin, make_kernel
-from ..utils.array_api import array_namespace
+from ..utils.array_api import array_namespace, host_array, move_state_to
 from ..utils.chunking import gen_row_slices, get_chunk_n_rows
 from ..utils.dispatch import maybe_dask_transform
 from ..utils.estimator_checks import Interval, StrOptions, output_dtype
@@ -279,6 +279,7 @@ class RandomFourierFeatures(KernelEstimatorMixin, ClassNamePrefixFeaturesOutMixi
     def fit(self, X: ArrayLike, y: object = None) -> Self:
         """Draw the frequencies and phases (X sets the dimension and the heuristic bandwidth)."""
         self._check_feature_params()
+        on_device = array_namespace(X)
         X = check_input(X, accept_sparse=("csr",), estimator=self, reset=True)
         self.seed_ = derive_seed(self.random_state)
         self.kernel_ = make_kernel(self.kernel, self.bandwidth, None, X, random_state=self.seed_, gamma=self.gamma)
@@ -291,6 +292,8 @@ class RandomFourierFeatures(KernelEstimatorMixin, ClassNamePrefixFeaturesOutMixi
             seed=self.seed_,
         )
         self._n_features_out = self.n_random_features
+        if on_device is not None:  # the model lives on the device of the data it was fitted on
+            move_state_to(self, *on_device)
         return self
 
     def transform(self, X: ArrayLike) -> FloatArray:
@@ -305,7 +308,7 @@ class RandomFourierFeatures(KernelEstimatorMixin, ClassNamePrefixFeaturesOutMixi
             W, b = to_device((self.random_weights_, self.random_offset_), *ns)
             return rff_map_xp(X, W, b, float(scale), ns[0])
         X = check_input(X, accept_sparse=("csr",), estimator=self, reset=False)
-        return rff_transform(X, self.random_weights_, self.random_offset_, scale)
+        return rff_transform(X, host_array(self.random_weights_), host_array(self.random_offset_), scale)
 
     def gram_factor(self, X):
         """``Y = Z(X)``: the factor of the approximate Gram ``Z Z^T`` (never formed)."""

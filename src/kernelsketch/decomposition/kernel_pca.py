@@ -302,27 +302,32 @@ class KernelPCA(KernelEstimatorMixin, ClassNamePrefixFeaturesOutMixin, Transform
             # a PyTorch / CuPy / ... array: the same landmark map, on its device
             from ..kernels.array_api import landmark_map_xp, to_device
 
-            proj = self.eigenvectors_ / np.sqrt(self.eigenvalues_)
-            P = proj - proj.mean(axis=0)
-            L, Pd, off = to_device((self.X_fit_, P, -(self._fit_row_means @ P)), *ns)
+            L, Pd, off = to_device((self.X_fit_, *self._centred_map()), *ns)
             return landmark_map_xp(X, L, self.kernel_, Pd, off, ns[0])
         X = check_input(X, accept_sparse=not precomputed and ("csr",), estimator=self, reset=False)
-        proj = self.eigenvectors_ / np.sqrt(self.eigenvalues_)
         if precomputed:
+            proj = self.eigenvectors_ / np.sqrt(self.eigenvalues_)
             # centre the given kernel values: k(x, x_i) - mean_j k(x, x_j) - mean_j k(x_i, x_j) + mean(K)
             Kb = np.asarray(X, dtype=np.float64)
             out = Kb @ proj
             out -= (Kb.mean(axis=1) - self._fit_total_mean)[:, None] * proj.sum(axis=0)[None, :]
             out -= (self._fit_row_means @ proj)[None, :]
             return out.astype(output_dtype(X), copy=False)
-        # The shared landmark map with the training points as landmarks: with P = H proj (columns
-        # summing to zero; the centred eigenvectors do up to rounding) the row-mean term of the
-        # centring vanishes, so k_c(x)^T proj = k(x)^T P - r^T P with r the training Gram's row
-        # means -- one fused kernel-times-projection pass, no block of K(X, X_fit) held.
-        P = proj - proj.mean(axis=0)
         X64 = X.astype(np.float64) if X.dtype != np.float64 else X
-        out = landmark_map(X64, self.X_fit_, self.kernel_, P, -(self._fit_row_means @ P))
+        out = landmark_map(X64, self.X_fit_, self.kernel_, *self._centred_map())
         return out.astype(output_dtype(X), copy=False)
+
+    def _centred_map(self):
+        """``(P, offset)`` with ``k_c(x)^T proj = k(x)^T P + offset``: the shared landmark map's form.
+
+        With ``P = H proj`` (columns summing to zero; the centred eigenvectors do up to rounding)
+        the row-mean term of the centring vanishes, so ``k_c(x)^T proj = k(x)^T P - r^T P`` with
+        ``r`` the training Gram's row means -- one fused kernel-times-projection pass, no block of
+        ``K(X, X_fit)`` held.
+        """
+        proj = self.eigenvectors_ / np.sqrt(self.eigenvalues_)
+        P = proj - proj.mean(axis=0)
+        return P, -(self._fit_row_means @ P)
 
     def _fit_preimage_map(self, X):
         """Kernel ridge regression from the training embedding to X (scikit-learn's ``_fit_inverse_transform``)."""

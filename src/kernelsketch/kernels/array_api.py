@@ -142,6 +142,25 @@ def _bytes_per_row(kern, m, d, itemsize):
     return itemsize * (3 * m + (2 * m * d if elementwise_3d else 0) + d)
 
 
+def _float_input(X, xp):
+    """Validated X in its working dtype (float32 stays float32, anything else float64), and that dtype's itemsize."""
+    X = _check_xp_input(X, xp)
+    dtype = xp.float32 if X.dtype == xp.float32 else xp.float64
+    return xp.astype(X, dtype), dtype, (4 if dtype == xp.float32 else 8)
+
+
+def _check_n_features(X, expected):
+    if X.shape[1] != expected:
+        raise ValueError(f"X has {X.shape[1]} features, but the estimator is expecting {expected} features as input.")
+
+
+def _map_rows(X, bytes_per_row, fn, xp):
+    """``fn(X[rows])`` for row chunks that fit the budget, stacked: every device map's loop."""
+    step = _chunk_rows(X.shape[0], bytes_per_row, xp, _device(X))
+    parts = [fn(X[rows, :]) for rows in gen_row_slices(X.shape[0], step)]
+    return parts[0] if len(parts) == 1 else xp.concat(parts, axis=0)
+
+
 def pairwise_kernel_xp(kern, X, Y, xp, device):
     """``K(X, Y)`` (``Y = X`` when None) in namespace ``xp`` on ``device``, chunk by chunk.
 
@@ -153,78 +172,53 @@ def pairwise_kernel_xp(kern, X, Y, xp, device):
         raise ValueError(f"X has {X.shape[1]} features but Y has {Y.shape[1]}")
     dtype = xp.float32 if X.dtype == xp.float32 and Y.dtype == xp.float32 else xp.float64
     X, Y = xp.astype(X, dtype), xp.astype(Y, dtype)
-    n, m = X.shape[0], Y.shape[0]
     prep = _prepare(kern, xp, Y)
     itemsize = 4 if dtype == xp.float32 else 8
-    step = _chunk_rows(n, _bytes_per_row(kern, m, X.shape[1], itemsize), xp, device)
-    parts = [_block(kern, xp, X[rows, :], Y, prep) for rows in gen_row_slices(n, step)]
-    return parts[0] if len(parts) == 1 else xp.concat(parts, axis=0)
+    return _map_rows(
+        X, _bytes_per_row(kern, Y.shape[0], X.shape[1], itemsize), lambda Xc: _block(kern, xp, Xc, Y, prep), xp
+    )
 
 
 def landmark_map_xp(X, landmarks, kern, projection, offset, xp):
     """``K(X, landmarks) @ projection + offset`` in namespace ``xp``, chunk by chunk (the device transform)."""
-    X = _check_xp_input(X, xp)
-    dtype = xp.float32 if X.dtype == xp.float32 else xp.float64
-    X = xp.astype(X, dtype)
+    X, dtype, itemsize = _float_input(X, xp)
     L, P = xp.astype(landmarks, dtype), xp.astype(projection, dtype)
-    if X.shape[1] != L.shape[1]:
-        raise ValueError(f"X has {X.shape[1]} features, but the estimator is expecting {L.shape[1]} features as input.")
+    _check_n_features(X, L.shape[1])
     prep = _prepare(kern, xp, L)
-    itemsize = 4 if dtype == xp.float32 else 8
-    step = _chunk_rows(
-        X.shape[0], _bytes_per_row(kern, L.shape[0], X.shape[1], itemsize) + itemsize * P.shape[1], xp, _device(X)
-    )
-    parts = [_block(kern, xp, X[rows, :], L, prep) @ P for rows in gen_row_slices(X.shape[0], step)]
-    out = parts[0] if len(parts) == 1 else xp.concat(parts, axis=0)
-    if offset is not None:
-        out = out + xp.astype(offset, dtype)[None, :]
-    return out
+    row_bytes = _bytes_per_row(kern, L.shape[0], X.shape[1], itemsize) + itemsize * P.shape[1]
+    out = _map_rows(X, row_bytes, lambda Xc: _block(kern, xp, Xc, L, prep) @ P, xp)
+    return out if offset is None else out + xp.astype(offset, dtype)[None, :]
+
+
+def _rff_block(Xc, W, b, scale, xp):
+    T = Xc @ W
+    if b is not None:
+        return scale * xp.cos(T + b[None, :])
+    return xp.concat([scale * xp.cos(T), scale * xp.sin(T)], axis=1)
 
 
 def rff_map_xp(X, W, b, scale, xp):
     """``scale * cos(X W + b)``, or ``scale * [cos(X W), sin(X W)]`` when ``b`` is None, in namespace ``xp``."""
-    X = _check_xp_input(X, xp)
-    dtype = xp.float32 if X.dtype == xp.float32 else xp.float64
-    X = xp.astype(X, dtype)
-    Wd = xp.astype(W, dtype)
-    if X.shape[1] != Wd.shape[0]:
-        raise ValueError(
-            f"X has {X.shape[1]} features, but the estimator is expecting {Wd.shape[0]} features as input."
-        )
-    bd = None if b is None else xp.astype(b, dtype)
-    itemsize = 4 if dtype == xp.float32 else 8
-    step = _chunk_rows(X.shape[0], 3 * itemsize * Wd.shape[1], xp, _device(X))
-    parts = []
-    for rows in gen_row_slices(X.shape[0], step):
-        T = X[rows, :] @ Wd
-        if bd is not None:
-            parts.append(scale * xp.cos(T + bd[None, :]))
-        else:
-            parts.append(xp.concat([scale * xp.cos(T), scale * xp.sin(T)], axis=1))
-    return parts[0] if len(parts) == 1 else xp.concat(parts, axis=0)
+    X, dtype, itemsize = _float_input(X, xp)
+    Wd, bd = xp.astype(W, dtype), (None if b is None else xp.astype(b, dtype))
+    _check_n_features(X, Wd.shape[0])
+    return _map_rows(X, 3 * itemsize * Wd.shape[1], lambda Xc: _rff_block(Xc, Wd, bd, scale, xp), xp)
 
 
 def rff_project_xp(X, W, b, scale, V, offset, xp):
     """``rff(X) @ V - offset``, chunk by chunk: the transforms of RFKPCA, RNCA and StreamingKPCA on a device."""
-    X = _check_xp_input(X, xp)
-    dtype = xp.float32 if X.dtype == xp.float32 else xp.float64
-    X = xp.astype(X, dtype)
-    Vd = xp.astype(V, dtype)
-    itemsize = 4 if dtype == xp.float32 else 8
-    step = _chunk_rows(X.shape[0], 4 * itemsize * W.shape[1], xp, _device(X))
-    parts = [rff_map_xp(X[rows, :], W, b, scale, xp) @ Vd for rows in gen_row_slices(X.shape[0], step)]
-    out = parts[0] if len(parts) == 1 else xp.concat(parts, axis=0)
+    X, dtype, itemsize = _float_input(X, xp)
+    Wd, bd, Vd = xp.astype(W, dtype), (None if b is None else xp.astype(b, dtype)), xp.astype(V, dtype)
+    _check_n_features(X, Wd.shape[0])
+    out = _map_rows(X, 4 * itemsize * Wd.shape[1], lambda Xc: _rff_block(Xc, Wd, bd, scale, xp) @ Vd, xp)
     return out if offset is None else out - xp.astype(offset, dtype)[None, :]
 
 
 def linear_project_xp(X, components, xp):
     """``X @ components.T`` on a device (FrequentDirections' transform)."""
-    X = _check_xp_input(X, xp)
-    dtype = xp.float32 if X.dtype == xp.float32 else xp.float64
-    X = xp.astype(X, dtype)
+    X, dtype, _ = _float_input(X, xp)
     C = xp.astype(components, dtype)
-    if X.shape[1] != C.shape[1]:
-        raise ValueError(f"X has {X.shape[1]} features, but the estimator is expecting {C.shape[1]} features as input.")
+    _check_n_features(X, C.shape[1])
     return X @ xp.matrix_transpose(C)
 
 

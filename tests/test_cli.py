@@ -593,10 +593,9 @@ def test_reproductions_write_files_with_the_permissions_of_every_other_output(tm
 
 
 def test_info_reports_a_missing_or_corrupt_shipped_dataset(tmp_path, monkeypatch):
-    from kernelsketch.cli.commands import _vendored_datasets
-    from kernelsketch.datasets import _locate
+    from kernelsketch.datasets import _locate, shipped_datasets
 
     monkeypatch.setattr(_locate, "VENDORED_DIR", tmp_path)
-    assert _vendored_datasets() == {"banknote": "missing"}
+    assert shipped_datasets() == {"banknote": "missing"}
     (tmp_path / "data_banknote_authentication.txt.gz").write_bytes(b"not the file")
-    assert _vendored_datasets() == {"banknote": "checksum mismatch"}
+    assert shipped_datasets() == {"banknote": "checksum mismatch"}

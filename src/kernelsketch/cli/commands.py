@@ -363,6 +363,7 @@ def cmd_info(args, ui):
 
     from .._config import get_config
     from .._version import __version__
+    from ..datasets import shipped_datasets
     from ..kernels.tiled_gemm import tile_bytes
     from ..utils.threads import blas_num_threads
 
@@ -382,7 +383,7 @@ def cmd_info(args, ui):
         "threadpools": [
             {k: p.get(k) for k in ("user_api", "internal_api", "num_threads", "version", "filepath")} for p in pools
         ],
-        "vendored_datasets": _vendored_datasets(),
+        "vendored_datasets": shipped_datasets(),
     }
     for key in ("kernelsketch", "python", "platform", "numpy", "scipy", "scikit-learn", "cpu_count"):
         ui.say(f"{key:<18} {info[key]}")
@@ -400,26 +401,6 @@ def cmd_info(args, ui):
         ui.say(f"{'shipped dataset':<18} {name}: {state}")
     ui.record(command="info", **info)
     return 0 if all(state == "ok" for state in info["vendored_datasets"].values()) else 1
-
-
-def _vendored_datasets():
-    """Dataset name -> "ok" / "missing" / "checksum mismatch" for every copy shipped inside the package."""
-    from ..datasets import DATASETS
-    from ..datasets._integrity import file_sha256
-    from ..datasets._locate import VENDORED_DIR
-
-    states = {}
-    for name, ds in DATASETS.items():
-        if not ds.vendored:
-            continue
-        paths = [VENDORED_DIR / spec.name for spec in ds.files]
-        if not all(path.is_file() for path in paths):
-            states[name] = "missing"
-        elif any(spec.sha256 and file_sha256(path) != spec.sha256 for spec, path in zip(ds.files, paths, strict=True)):
-            states[name] = "checksum mismatch"
-        else:
-            states[name] = "ok"
-    return states
 
 
 def cmd_reproduce(args, ui):

@@ -6,7 +6,7 @@ the checkout, or the copy shipped in the package), verifies their sha256 and
 parses the original formats.
 """
 
-from ._load import citation, dataset_path, list_datasets, load_dataset
+from ._load import citation, dataset_path, list_datasets, load_dataset, shipped_datasets
 from ._locate import DatasetNotFoundError
 from ._registry import DATASETS
 from .synthetic import make_cluster_in_cluster, make_crescent_fullmoon, make_random_noisy
@@ -21,4 +21,5 @@ __all__ = [
     "make_cluster_in_cluster",
     "make_crescent_fullmoon",
     "make_random_noisy",
+    "shipped_datasets",
 ]

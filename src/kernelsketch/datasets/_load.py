@@ -320,3 +320,30 @@ def download_dataset(name, data_home=None) -> Path:
             if os.path.exists(tmp):
                 os.unlink(tmp)
     return folder
+
+
+def shipped_datasets() -> dict[str, str]:
+    """Dataset name -> ``"ok"``, ``"missing"`` or ``"checksum mismatch"`` for every copy shipped in the package.
+
+    What ``kernelsketch info`` reports (and exits 1 on, unless every copy is ``"ok"``): a check
+    that an installation carries its vendored data intact.
+
+    Examples
+    --------
+    >>> shipped_datasets()
+    {'banknote': 'ok'}
+    """
+    from . import _locate
+
+    states = {}
+    for name, ds in DATASETS.items():
+        if not ds.vendored:
+            continue
+        paths = [_locate.VENDORED_DIR / spec.name for spec in ds.files]
+        if not all(path.is_file() for path in paths):
+            states[name] = "missing"
+        elif any(spec.sha256 and file_sha256(path) != spec.sha256 for spec, path in zip(ds.files, paths, strict=True)):
+            states[name] = "checksum mismatch"
+        else:
+            states[name] = "ok"
+    return states

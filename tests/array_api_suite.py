@@ -1,8 +1,15 @@
-"""The array-API (device) paths against the NumPy ones, on array-api-strict's CPU and non-default devices.
+"""The array-API (device) paths against the NumPy ones: array-api-strict's two devices and PyTorch on the CPU.
 
 Run by ``tests/test_array_api.py`` in a subprocess with ``SCIPY_ARRAY_API=1`` (which must be set
 before scipy is imported, so not in the main test process) and
 ``sklearn.set_config(array_api_dispatch=True)``.
+
+What is checked, on every backend: a fit on device input equals the NumPy fit (the same
+random draws) and keeps its fitted state on that device; transforms stay in the input's
+namespace, device and dtype; streams (``partial_fit``, ``merge``) run on the device and
+equal the host stream; scikit-learn's own array-API estimator checks pass; input of another
+namespace or device than the model's is refused (scikit-learn's rule) and
+:func:`kernelsketch.move_estimator_to` / ``ks.load(xp=, device=)`` move a model.
 """
 
 import os
@@ -13,12 +20,27 @@ import pytest
 if os.environ.get("SCIPY_ARRAY_API") != "1":  # pragma: no cover - only run through test_array_api.py
     pytest.skip("needs SCIPY_ARRAY_API=1 (run by tests/test_array_api.py)", allow_module_level=True)
 
-xp = pytest.importorskip("array_api_strict")
+strict = pytest.importorskip("array_api_strict")
 import sklearn  # noqa: E402
+from sklearn.externals import array_api_compat  # noqa: E402
+from sklearn.utils.estimator_checks import estimator_checks_generator  # noqa: E402
 
 import kernelsketch as ks  # noqa: E402
+from kernelsketch.utils.array_api import host_array, state_namespace  # noqa: E402
 
-DEVICES = [xp.Device("CPU_DEVICE"), xp.Device("device1")]
+try:  # PyTorch on the CPU, when installed (CI installs the CPU wheel where one is on the machine)
+    import torch
+
+    torch.set_num_threads(1)
+    TORCH = [pytest.param((array_api_compat.array_namespace(torch.zeros(1)), "cpu"), id="torch-cpu")]
+except ImportError:  # pragma: no cover - depends on the machine
+    TORCH = [pytest.param(None, id="torch-cpu", marks=pytest.mark.skip(reason="PyTorch is not installed"))]
+
+BACKENDS = [
+    pytest.param((strict, strict.Device("CPU_DEVICE")), id="strict-CPU_DEVICE"),
+    pytest.param((strict, strict.Device("device1")), id="strict-device1"),
+    *TORCH,
+]
 KERNELS = [
     ("gaussian", {"bandwidth": 1.5}),
     ("laplacian", {"bandwidth": 2.0}),
@@ -28,38 +50,26 @@ KERNELS = [
     ("sigmoid", {"gamma": 0.1}),
     ("cosine", {}),
 ]
-MAPS = {
+# every estimator with a device path, some with a data-driven bandwidth
+ESTIMATORS = {
     "Nystroem": lambda: ks.Nystroem(n_landmarks=50, n_components=10, random_state=0),
+    "Nystroem-laplacian": lambda: ks.Nystroem(n_landmarks=40, kernel="laplacian", random_state=0),
     "KernelJL": lambda: ks.KernelJL(n_components=5, n_landmarks=50, random_state=0),
     "SubsampleKPCA": lambda: ks.SubsampleKPCA(n_components=3, n_landmarks=50, random_state=0),
     "RandomFourierFeatures": lambda: ks.RandomFourierFeatures(32, random_state=0),
     "RandomFourierFeatures-paired": lambda: ks.RandomFourierFeatures(32, variant="paired", random_state=0),
-    "Nystroem-laplacian": lambda: ks.Nystroem(n_landmarks=40, kernel="laplacian", random_state=0),
-}
-# transforms computed on the device from a host fit (their fitted state is not landmarks/projection)
-PROJECTIONS = {
     "KernelPCA": lambda: ks.KernelPCA(n_components=4, bandwidth=2.0),
+    "KernelPCA-median": lambda: ks.KernelPCA(n_components=4, bandwidth="median", random_state=0),
     "RFKPCA": lambda: ks.RFKPCA(n_components=3, n_random_features=64, bandwidth=2.0, random_state=0),
+    "RFKPCA-percentile": lambda: ks.RFKPCA(n_components=3, n_random_features=64, random_state=0),
     "RNCA": lambda: ks.RNCA(n_components=3, n_random_features=64, bandwidth=2.0, random_state=0),
     "StreamingKPCA": lambda: ks.StreamingKPCA(n_components=3, n_random_features=64, bandwidth=2.0, random_state=0),
+    "StreamingKPCA-paired": lambda: ks.StreamingKPCA(
+        n_components=3, n_random_features=32, variant="paired", sketch_size=8, bandwidth=2.0, random_state=0
+    ),
     "FrequentDirections": lambda: ks.FrequentDirections(sketch_size=3, n_components=2),
 }
-
-
-@pytest.mark.parametrize("device", DEVICES, ids=str)
-@pytest.mark.parametrize("name", sorted(PROJECTIONS))
-def test_projection_transforms_on_the_device_equal_numpy(name, device):
-    rng = np.random.default_rng(4)
-    Xn = rng.normal(size=(300, 4))
-    X = xp.asarray(Xn, device=device)
-    est = PROJECTIONS[name]().fit(X)
-    ref = PROJECTIONS[name]().fit(Xn).transform(Xn)
-    Z = est.transform(X)
-    assert Z.device == device and Z.dtype == xp.float64
-    np.testing.assert_allclose(_host(Z), ref, rtol=1e-9, atol=1e-10)
-    Z32 = est.transform(xp.asarray(Xn, dtype=xp.float32, device=device))
-    assert Z32.dtype == xp.float32
-    np.testing.assert_allclose(_host(Z32), ref, rtol=1e-3, atol=2e-4)
+STREAMS = ["FrequentDirections", "StreamingKPCA", "StreamingKPCA-paired", "RFKPCA", "RNCA"]
 
 
 @pytest.fixture(autouse=True)
@@ -68,87 +78,194 @@ def dispatch():
         yield
 
 
-def _host(A):
-    return np.asarray(A._array) if hasattr(A, "_array") else np.asarray(A)
+def _asarray(backend, A, dtype=None):
+    xp, device = backend
+    return xp.asarray(A, dtype=dtype, device=device)
 
 
-@pytest.mark.parametrize("device", DEVICES, ids=str)
+def _on(backend, A):
+    """A lives in the backend's namespace, on its device."""
+    xp, device = backend
+    ns = array_api_compat.array_namespace(A)
+    return ns.__name__ == xp.__name__ and str(array_api_compat.device(A)) == str(device)
+
+
+def _state_arrays(est):
+    return {k: v for k, v in vars(est).items() if isinstance(v, np.ndarray)}
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
 @pytest.mark.parametrize("kernel, params", KERNELS, ids=[k for k, _ in KERNELS])
-def test_pairwise_kernel_on_the_device_equals_numpy(kernel, params, device):
+def test_pairwise_kernel_on_the_device_equals_numpy(kernel, params, backend):
+    xp = backend[0]
     rng = np.random.default_rng(0)
     Xn, Yn = rng.normal(size=(300, 4)), rng.normal(size=(40, 4))
-    K = ks.pairwise_kernel(xp.asarray(Xn, device=device), xp.asarray(Yn, device=device), kernel=kernel, **params)
-    assert type(K).__module__.startswith("array_api_strict") and K.device == device and K.dtype == xp.float64
-    np.testing.assert_allclose(_host(K), ks.pairwise_kernel(Xn, Yn, kernel=kernel, **params), rtol=1e-12, atol=1e-13)
+    K = ks.pairwise_kernel(_asarray(backend, Xn), _asarray(backend, Yn), kernel=kernel, **params)
+    assert _on(backend, K) and K.dtype == xp.float64
+    np.testing.assert_allclose(
+        host_array(K), ks.pairwise_kernel(Xn, Yn, kernel=kernel, **params), rtol=1e-12, atol=1e-13
+    )
     K32 = ks.pairwise_kernel(
-        xp.asarray(Xn, dtype=xp.float32, device=device),
-        xp.asarray(Yn, dtype=xp.float32, device=device),
-        kernel=kernel,
-        **params,
+        _asarray(backend, Xn, xp.float32), _asarray(backend, Yn, xp.float32), kernel=kernel, **params
     )
     assert K32.dtype == xp.float32
-    np.testing.assert_allclose(_host(K32), ks.pairwise_kernel(Xn, Yn, kernel=kernel, **params), rtol=2e-4, atol=2e-5)
+    ref = ks.pairwise_kernel(Xn, Yn, kernel=kernel, **params)
+    np.testing.assert_allclose(host_array(K32), ref, rtol=2e-4, atol=2e-5)
 
 
 def test_the_device_path_chunks_under_the_working_memory_budget():
     rng = np.random.default_rng(1)
     Xn = rng.normal(size=(2000, 3))
     with ks.config_context(working_memory=0.05):  # ~50 KiB: many chunks of a 2000 x 2000 block
-        K = ks.pairwise_kernel(xp.asarray(Xn), kernel="gaussian", bandwidth=1.0)
-    np.testing.assert_allclose(_host(K), ks.pairwise_kernel(Xn, kernel="gaussian", bandwidth=1.0), atol=1e-13)
+        K = ks.pairwise_kernel(strict.asarray(Xn), kernel="gaussian", bandwidth=1.0)
+    np.testing.assert_allclose(host_array(K), ks.pairwise_kernel(Xn, kernel="gaussian", bandwidth=1.0), atol=1e-13)
 
 
-@pytest.mark.parametrize("device", DEVICES, ids=str)
-@pytest.mark.parametrize("name", sorted(MAPS))
-def test_transform_on_the_device_equals_numpy_and_stays_there(name, device):
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("name", sorted(ESTIMATORS))
+def test_a_device_fit_equals_the_numpy_fit_and_lives_on_the_device(name, backend):
+    xp = backend[0]
     rng = np.random.default_rng(2)
-    Xn = rng.normal(size=(400, 4))
-    X = xp.asarray(Xn, device=device)
-    on_device = MAPS[name]().fit(X)
-    on_host = MAPS[name]().fit(Xn)
-    # same random state, same draws: the device-input fit is the host fit, and its state lives on the device
-    for attr in ("landmarks_", "projection_", "random_weights_", "landmark_indices_"):
-        if getattr(on_host, attr, None) is not None:
-            state = getattr(on_device, attr)
-            assert type(state).__module__.startswith("array_api_strict") and state.device == device, attr
-            np.testing.assert_array_equal(_host(state), getattr(on_host, attr))
+    Xn = rng.normal(size=(300, 4))
+    X = _asarray(backend, Xn)
+    on_device = ESTIMATORS[name]().fit(X)
+    on_host = ESTIMATORS[name]().fit(Xn)
+    # scikit-learn's convention: every fitted array attribute in the input's namespace, on its device,
+    # equal to the NumPy fit's (the same random_state draws the same landmarks, Z and W everywhere)
+    host_state = _state_arrays(on_host)
+    assert host_state or state_namespace(on_device) is not None, name  # StreamingKPCA: nested state only
+    for attr, ref in host_state.items():
+        state = getattr(on_device, attr)
+        assert _on(backend, state), attr
+        np.testing.assert_allclose(host_array(state), ref, rtol=1e-9, atol=1e-11, err_msg=attr)
     Z = on_device.transform(X)
-    assert Z.device == device and Z.dtype == xp.float64
-    np.testing.assert_allclose(_host(Z), on_host.transform(Xn), rtol=1e-10, atol=1e-12)
-    Z32 = on_device.transform(xp.asarray(Xn, dtype=xp.float32, device=device))
-    assert Z32.dtype == xp.float32 and Z32.device == device
-    np.testing.assert_allclose(_host(Z32), on_host.transform(Xn), rtol=1e-3, atol=1e-4)
-    # NumPy input to a device-fitted model takes the NumPy path (its state copied to the host)
-    Zh = on_device.transform(Xn)
-    assert isinstance(Zh, np.ndarray)
-    np.testing.assert_allclose(Zh, on_host.transform(Xn), rtol=1e-10, atol=1e-12)
-    # and a host-fitted model transforms device input on the device
-    Zd = on_host.transform(X)
-    assert Zd.device == device
-    np.testing.assert_allclose(_host(Zd), on_host.transform(Xn), rtol=1e-10, atol=1e-12)
+    assert _on(backend, Z) and Z.dtype == xp.float64
+    np.testing.assert_allclose(host_array(Z), on_host.transform(Xn), rtol=1e-9, atol=1e-10)
+    Z32 = on_device.transform(_asarray(backend, Xn, xp.float32))
+    assert Z32.dtype == xp.float32 and _on(backend, Z32)
+    np.testing.assert_allclose(host_array(Z32), on_host.transform(Xn), rtol=1e-3, atol=2e-4)
+    # derived attributes (properties) answer where the model lives too
+    for attr in ("components_", "eigenvalues_", "singular_values_", "explained_variance_"):
+        if hasattr(type(on_host), attr) and isinstance(getattr(type(on_host), attr), property):
+            assert _on(backend, getattr(on_device, attr)), attr
+            np.testing.assert_allclose(host_array(getattr(on_device, attr)), getattr(on_host, attr), atol=1e-9)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("name", STREAMS)
+def test_streams_run_on_the_device_and_equal_the_host_stream(name, backend):
+    rng = np.random.default_rng(3)
+    Xn = rng.normal(size=(500, 4)) @ rng.normal(size=(4, 4))
+    blocks = [slice(0, 170), slice(170, 333), slice(333, 500)]
+    dev, host = ESTIMATORS[name](), ESTIMATORS[name]()
+    for rows in blocks:
+        dev.partial_fit(_asarray(backend, Xn[rows]))
+        host.partial_fit(Xn[rows])
+    assert state_namespace(dev) is not None and _on(backend, dev.transform(_asarray(backend, Xn[:5])))
+    np.testing.assert_allclose(
+        host_array(dev.transform(_asarray(backend, Xn))), host.transform(Xn), rtol=1e-8, atol=1e-9
+    )
+    # merge: two device sketches, and a host sketch joining a device one, equal the host merge
+    a, b = ESTIMATORS[name](), ESTIMATORS[name]()
+    a.partial_fit(_asarray(backend, Xn[:250]))
+    b.partial_fit(_asarray(backend, Xn[250:]))
+    ha, hb = ESTIMATORS[name]().partial_fit(Xn[:250]), ESTIMATORS[name]().partial_fit(Xn[250:])
+    ha.merge(hb)
+    np.testing.assert_allclose(host_array(a.merge(b).transform(_asarray(backend, Xn))), ha.transform(Xn), atol=1e-8)
+    c = ESTIMATORS[name]().partial_fit(_asarray(backend, Xn[:250]))
+    c.merge(ESTIMATORS[name]().partial_fit(Xn[250:]))
+    assert state_namespace(c) is not None
+    np.testing.assert_allclose(host_array(c.transform(_asarray(backend, Xn))), ha.transform(Xn), atol=1e-8)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_frequent_directions_keeps_its_guarantee_on_the_device(backend):
+    rng = np.random.default_rng(4)
+    A = rng.normal(size=(800, 20)) * np.linspace(3, 0.1, 20)
+    fd = ks.FrequentDirections(sketch_size=6).fit(_asarray(backend, A))
+    B = host_array(fd.get_sketch())
+    err = np.linalg.norm(A.T @ A - B.T @ B, 2)
+    s = np.linalg.svd(A, compute_uv=False)
+    tail = float(np.sum(s[2:] ** 2))
+    assert err <= fd.error_bound_ * (1 + 1e-9) <= tail / (6 - 2) * (1 + 1e-9)
+    assert fd._n_shrinks > 100  # the shrinks ran on the device buffer
+    assert fd.squared_frobenius_ == pytest.approx(float(np.sum(A * A)), rel=1e-12)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_kernel_pca_dense_solver_runs_on_the_device(backend, monkeypatch):
+    from kernelsketch.decomposition import kernel_pca
+
+    calls = []
+    real = kernel_pca._dense_eigh_on_device
+    monkeypatch.setattr(kernel_pca, "_dense_eigh_on_device", lambda *a: calls.append(1) or real(*a))
+    Xn = np.random.default_rng(5).normal(size=(120, 3))
+    X = _asarray(backend, Xn)
+    est = ks.KernelPCA(n_components=5, eigen_solver="dense", bandwidth=1.5, fit_inverse_transform=True).fit(X)
+    ref = ks.KernelPCA(n_components=5, eigen_solver="dense", bandwidth=1.5, fit_inverse_transform=True).fit(Xn)
+    assert calls == [1] and est._solver_used == "dense"
+    np.testing.assert_allclose(host_array(est.eigenvectors_), ref.eigenvectors_, atol=1e-10)
+    np.testing.assert_allclose(host_array(est.fit_transform(X)), ref.fit_transform(Xn), atol=1e-10)
+    assert _on(backend, est.fit_transform(X))
+    back = est.inverse_transform(est.transform(X))
+    assert _on(backend, back)
+    np.testing.assert_allclose(host_array(back), ref.inverse_transform(ref.transform(Xn)), atol=1e-8)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_input_of_another_namespace_is_refused_and_models_move(backend, tmp_path):
+    Xn = np.random.default_rng(6).normal(size=(200, 3))
+    X = _asarray(backend, Xn)
+    on_host = ks.Nystroem(n_landmarks=30, random_state=0).fit(Xn)
+    on_device = ks.Nystroem(n_landmarks=30, random_state=0).fit(X)
+    # scikit-learn's rule under array_api_dispatch: transform's input where fit's was
+    with pytest.raises(ValueError, match=r"Nystroem.transform\(\) must use the same namespace"):
+        on_host.transform(X)
+    with pytest.raises(ValueError, match=r"must use the same namespace.*move_estimator_to"):
+        on_device.transform(Xn)
+    stream = ks.FrequentDirections(sketch_size=4).partial_fit(X)
+    with pytest.raises(ValueError, match=r"FrequentDirections.partial_fit\(\) must use the same namespace"):
+        stream.partial_fit(Xn)
+    # with dispatch off, NumPy input takes the NumPy path whatever the model's device
+    with sklearn.config_context(array_api_dispatch=False):
+        np.testing.assert_allclose(on_device.transform(Xn), on_host.transform(Xn), atol=1e-12)
+    # moving a model: a copy, the original unchanged
+    moved = ks.move_estimator_to(on_host, backend[0], backend[1])
+    assert state_namespace(on_host) is None and _on(backend, moved.landmarks_)
+    np.testing.assert_allclose(host_array(moved.transform(X)), on_host.transform(Xn), atol=1e-12)
+    back = ks.move_estimator_to(moved, "numpy")
+    assert isinstance(back.projection_, np.ndarray)
+    # a saved device model is written as host arrays; load(xp=, device=) puts it on a device again
+    path = ks.save(on_device, tmp_path / "m.ksm")
+    assert isinstance(ks.load(path).projection_, np.ndarray)
+    loaded = ks.load(path, xp=backend[0], device=backend[1])
+    assert _on(backend, loaded.projection_)
+    np.testing.assert_allclose(host_array(loaded.transform(X)), on_host.transform(Xn), atol=1e-12)
+    with pytest.raises(ValueError, match="device= needs xp="):
+        ks.load(path, device="cpu")
 
 
 def test_device_input_errors_are_clear():
-    est = ks.Nystroem(n_landmarks=20, random_state=0).fit(np.random.default_rng(0).normal(size=(50, 3)))
+    est = ks.Nystroem(n_landmarks=20, random_state=0).fit(strict.asarray(np.random.default_rng(0).normal(size=(50, 3))))
     with pytest.raises(ValueError, match="3 features"):
-        est.transform(xp.ones((4, 5)))
-    bad = xp.asarray(np.array([[0.0, np.nan, 1.0]]))
+        est.transform(strict.ones((4, 5)))
+    bad = strict.asarray(np.array([[0.0, np.nan, 1.0]]))
     with pytest.raises(ValueError, match="NaN or infinity"):
         est.transform(bad)
     with pytest.raises(ValueError, match="NaN or infinity"):
         ks.pairwise_kernel(bad, kernel="gaussian", bandwidth=1.0)
-
-
-def test_a_device_fitted_model_saves_host_arrays(tmp_path):
-    est = ks.KernelJL(n_components=3, n_landmarks=30, random_state=0).fit(
-        xp.asarray(np.random.default_rng(3).normal(size=(40, 4)))
-    )
-    assert type(est.projection_).__module__.startswith("array_api_strict")  # fitted state on the device
-    path = ks.save(est, tmp_path / "m.ksm")
-    back = ks.load(path)
-    assert isinstance(back.projection_, np.ndarray)  # written and read back as host arrays
-    X = xp.asarray(np.ones((5, 4)))
-    np.testing.assert_allclose(_host(back.transform(X)), _host(est.transform(X)), rtol=1e-12)
+    for est in (ks.FrequentDirections(), ks.StreamingKPCA(bandwidth=1.0), ks.RFKPCA(bandwidth=1.0)):
+        with pytest.raises(ValueError, match="NaN or infinity"):
+            est.fit(strict.asarray(np.array([[0.0, 1.0], [np.inf, 1.0]])))
+        with pytest.raises(ValueError, match="2-D"):
+            est.partial_fit(strict.ones((3,)))
+        with pytest.raises(ValueError, match="magnitude"):
+            est.fit(strict.asarray(np.array([[0.0, 1.0], [1e200, 1.0]])))
+    fd = ks.FrequentDirections(sketch_size=3).partial_fit(strict.ones((4, 3), dtype=strict.float32))
+    with pytest.raises(ValueError, match="beyond the range of float32"):
+        fd.partial_fit(strict.asarray(np.full((2, 3), 1e100)))
+    with pytest.raises(ValueError, match="3 features"):
+        fd.partial_fit(strict.ones((2, 4), dtype=strict.float32))
 
 
 def test_device_blocks_respect_free_device_memory(monkeypatch):
@@ -156,7 +273,7 @@ def test_device_blocks_respect_free_device_memory(monkeypatch):
     from kernelsketch.kernels import array_api
 
     Xn = np.random.default_rng(5).normal(size=(3000, 3))
-    X = xp.asarray(Xn)
+    X = strict.asarray(Xn)
     sizes = []
     real = array_api.get_chunk_n_rows
 
@@ -168,7 +285,123 @@ def test_device_blocks_respect_free_device_memory(monkeypatch):
     monkeypatch.setattr(array_api, "free_device_bytes", lambda xp_, device: 2 * 2**20)  # 2 MiB free
     K = ks.pairwise_kernel(X, kernel="gaussian", bandwidth=1.0)
     assert sizes[-1] == pytest.approx(1.0)  # half of the free memory, below working_memory (256 MiB)
-    np.testing.assert_allclose(_host(K), ks.pairwise_kernel(Xn, kernel="gaussian", bandwidth=1.0), atol=1e-13)
+    np.testing.assert_allclose(host_array(K), ks.pairwise_kernel(Xn, kernel="gaussian", bandwidth=1.0), atol=1e-13)
     monkeypatch.setattr(array_api, "free_device_bytes", lambda xp_, device: 1000)  # not one row
     with pytest.raises(MemoryError, match=r"the device has .* MiB free"):
         ks.pairwise_kernel(X, kernel="gaussian", bandwidth=1.0)
+
+
+# scikit-learn's own array-API estimator checks, for every estimator that declares array_api_support
+# (those for namespaces or devices this machine lacks -- CuPy, CUDA, MPS -- skip themselves)
+SKLEARN_ESTIMATORS = [
+    ks.Nystroem(n_landmarks=10, n_components=4),
+    ks.KernelJL(n_components=3, n_landmarks=10),
+    ks.SubsampleKPCA(n_components=3, n_landmarks=10),
+    ks.RandomFourierFeatures(16),
+    ks.KernelPCA(n_components=3, fit_inverse_transform=True),
+    ks.RFKPCA(n_components=3, n_random_features=16),
+    ks.RNCA(n_components=3, n_random_features=16),
+    ks.StreamingKPCA(n_components=3, n_random_features=16, sketch_size=6),
+    ks.FrequentDirections(sketch_size=4, n_components=3),
+]
+SKLEARN_CHECKS = [
+    pytest.param(
+        est, check, id=f"{type(est).__name__}-{check.func.__name__}-{'-'.join(map(str, check.keywords.values()))}"
+    )
+    for est0 in SKLEARN_ESTIMATORS
+    for est, check in estimator_checks_generator(est0, legacy=True, mark=None)
+    if getattr(check, "func", None) is not None and check.func.__name__.startswith("check_array_api")
+]
+
+
+def test_every_array_api_estimator_is_checked_by_scikit_learn():
+    assert {type(e).__name__ for e in SKLEARN_ESTIMATORS} == {
+        name for name in ks.__all__ if getattr(getattr(ks, name), "__sklearn_tags__", None) and _declares(name)
+    }
+    assert len(SKLEARN_CHECKS) >= 9 * 8
+
+
+def _declares(name):
+    cls = getattr(ks, name)
+    try:
+        return bool(cls().__sklearn_tags__().array_api_support)
+    except TypeError:
+        return False
+
+
+@pytest.mark.parametrize("estimator, check", SKLEARN_CHECKS)
+def test_scikit_learn_array_api_checks(estimator, check):
+    check(estimator)
+
+
+@pytest.mark.parametrize("name", ["Nystroem", "KernelJL", "SubsampleKPCA"])
+def test_a_landmark_fit_brings_only_the_landmark_rows_to_the_host(name, monkeypatch):
+    import kernelsketch.maps.landmark_estimator as le
+    import kernelsketch.utils.array_api as aa
+    import kernelsketch.utils.validation as va
+
+    copied = []
+    real = aa.to_numpy
+
+    def spy(A, xp):
+        copied.append(A.shape[0] if A.ndim else 1)
+        return real(A, xp)
+
+    for module in (aa, le, va):
+        monkeypatch.setattr(module, "to_numpy", spy)
+    Xn = np.random.default_rng(7).normal(size=(5000, 3))
+    make = lambda: ESTIMATORS[name]().set_params(bandwidth=1.5)  # noqa: E731 - a numeric bandwidth: no heuristic
+    est = make().fit(strict.asarray(Xn))
+    # the landmarks (50), one row for the map's dimension, and for Nystroem's captured-trace check its 256
+    # rows and the fitted state it reads back (landmarks and projection, 50 rows each)
+    assert sum(copied) <= 50 + 1 + 256 + 2 * 50, copied
+    np.testing.assert_allclose(host_array(est.transform(strict.asarray(Xn[:50]))), make().fit(Xn).transform(Xn[:50]))
+    # a data-driven bandwidth resolves, from the device, to the host fit's bandwidth
+    est = ESTIMATORS[name]().set_params(bandwidth="median").fit(strict.asarray(Xn))
+    ref = ESTIMATORS[name]().set_params(bandwidth="median").fit(Xn)
+    assert est.kernel_.bandwidth == ref.kernel_.bandwidth
+
+
+@pytest.mark.parametrize("method", ["median", "percentile", "mean_sq"])
+def test_bandwidth_heuristics_read_only_their_sample_from_the_device(method, monkeypatch):
+    import kernelsketch.kernels.bandwidth as bw
+    import kernelsketch.utils.array_api as aa
+
+    copied = []
+    real = aa.to_numpy
+
+    def spy(A, xp):
+        copied.append(A.shape[0] if A.ndim else 1)
+        return real(A, xp)
+
+    for module in (aa, bw):
+        monkeypatch.setattr(module, "to_numpy", spy)
+    Xn = np.random.default_rng(9).normal(size=(400_000, 2))
+    h = ks.estimate_bandwidth(strict.asarray(Xn), method, random_state=3)
+    assert h == pytest.approx(ks.estimate_bandwidth(Xn, method, random_state=3), rel=1e-12)
+    # the rows of 100,000 sampled pairs (at most 200,000), or for mean_sq the column sums only
+    assert sum(copied) <= (200_000 if method != "mean_sq" else 2), copied
+    with pytest.raises(ValueError, match="identical"):
+        ks.estimate_bandwidth(strict.ones((10, 2)), method)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_gram_error_metrics_run_on_the_device(backend):
+    from kernelsketch import metrics
+
+    rng = np.random.default_rng(8)
+    Xn = rng.normal(size=(400, 3))
+    Yn = ks.Nystroem(n_landmarks=30, bandwidth=1.5, random_state=0).fit(Xn).transform(Xn)
+    X, Y = _asarray(backend, Xn), _asarray(backend, Yn)
+    kw = dict(kernel="gaussian", bandwidth=1.5)
+    with ks.config_context(working_memory=0.5):  # many row blocks
+        for method in ("dense", "blocked", "formula"):
+            e = metrics.kernel_frobenius_error(X, Y, method=method, **kw)
+            assert e == pytest.approx(metrics.kernel_frobenius_error_dense(Xn, Yn, **kw), rel=1e-10)
+        for method in ("dense", "lanczos"):
+            e = metrics.kernel_spectral_error(X, Y, method=method, random_state=0, **kw)
+            assert e == pytest.approx(metrics.kernel_spectral_error_dense(Xn, Yn, **kw), rel=1e-7)
+    # a host factor follows the data to its device
+    assert metrics.kernel_frobenius_error(X, Yn, **kw) == pytest.approx(metrics.kernel_frobenius_error(Xn, Yn, **kw))
+    with pytest.raises(ValueError, match="400 rows"):
+        metrics.kernel_frobenius_error(X, Y[:10, :], **kw)

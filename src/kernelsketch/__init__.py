@@ -53,6 +53,8 @@ _LAZY = {
     # persistence
     "save": "persistence",
     "load": "persistence",
+    # devices (array API)
+    "move_estimator_to": "utils.array_api",
 }
 
 __all__ = ["config_context", "get_config", "set_config", "__version__", *_LAZY]

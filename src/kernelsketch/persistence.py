@@ -35,7 +35,7 @@ import scipy.sparse as sp
 from ._typing import PathLike
 from ._version import __version__
 from .estimators import estimator_locations
-from .utils.array_api import host_array
+from .utils.array_api import host_array, is_device_array, move_estimator_to
 
 __all__ = ["FORMAT_NAME", "FORMAT_VERSION", "ModelFormatError", "load", "save"]
 
@@ -188,7 +188,7 @@ class _Encoder:
             return v
         if type(v) is float:
             return v
-        if not isinstance(v, np.ndarray | np.generic) and hasattr(v, "__array_namespace__"):
+        if is_device_array(v):
             v = host_array(v)  # a model fitted on a device (PyTorch, CuPy, ...) is written as host arrays
         if isinstance(v, np.ndarray):
             return self.array(v, where)
@@ -508,8 +508,17 @@ class _Decoder:
         return est
 
 
-def load(path: PathLike) -> Any:
+def load(path: PathLike, *, xp: Any = None, device: Any = None) -> Any:
     """Load an estimator saved by :func:`save`.
+
+    Parameters
+    ----------
+    path : str or Path
+    xp : array namespace or its name, optional
+        Where the loaded model's fitted state lives: ``"torch"``, ``"cupy"``, ... (default: NumPy,
+        on the host, as saved). See :func:`kernelsketch.move_estimator_to`.
+    device : the library's device, optional
+        With ``xp``: ``"cuda"``, ``"cuda:1"``, ...; None is the library's default device.
 
     Raises
     ------
@@ -624,4 +633,8 @@ def load(path: PathLike) -> Any:
         or root_key in _INTERNAL_CLASSES
     ):
         raise ModelFormatError(f"{path}: the root object is not a kernelsketch estimator or Pipeline")
+    if xp is not None or device is not None:
+        if xp is None:
+            raise ValueError("device= needs xp= as well: the array library whose device it is (e.g. xp='torch')")
+        return move_estimator_to(est, xp, device)
     return est

@@ -4,12 +4,15 @@ from __future__ import annotations
 
 from typing import Any, ClassVar, Self
 
+import numpy as np
 from sklearn.base import _fit_context
 
 from .._typing import ArrayLike
 from ..kernels.selection import make_kernel
 from ..maps.random_fourier_features import same_feature_map
-from ..utils.validation import check_input, derive_seed
+from ..utils.array_api import array_namespace, fitted_namespace, like, move_state_to, to_numpy
+from ..utils.chunking import gen_row_slices, get_chunk_n_rows
+from ..utils.validation import check_input, check_input_xp, derive_seed
 
 
 class RandomFeatureStreamMixin:
@@ -49,10 +52,19 @@ class RandomFeatureStreamMixin:
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X: ArrayLike, y: object = None) -> Self:
         """Reset, then add every row of X block by block. Returns self."""
-        X = check_input(X, accept_sparse=("csr",), ensure_min_samples=self._min_samples, estimator=self, reset=True)
+        if (on_device := array_namespace(X)) is not None:  # a PyTorch / CuPy / ... array: on its device
+            X = check_input_xp(X, on_device[0], estimator=self, reset=True, ensure_min_samples=self._min_samples)
+            host = self._heuristic_rows(X, on_device[0])
+        else:
+            X = check_input(X, accept_sparse=("csr",), ensure_min_samples=self._min_samples, estimator=self, reset=True)
+            host = X
         seed = derive_seed(self.random_state)
         # the heuristic bandwidth sees all of X, not just the first block
-        self._start(X, kernel=make_kernel(self.kernel, self.bandwidth, None, X, random_state=seed, gamma=self.gamma))
+        self._start(
+            host, kernel=make_kernel(self.kernel, self.bandwidth, None, host, random_state=seed, gamma=self.gamma)
+        )
+        if on_device is not None:  # the statistics live where the data does
+            move_state_to(self, *on_device)
         self._accumulate(X)
         self._finish_fit()
         return self
@@ -61,11 +73,44 @@ class RandomFeatureStreamMixin:
     def partial_fit(self, X: ArrayLike, y: object = None) -> Self:
         """Add a block of rows; the first call draws the random features. Returns self."""
         first = not hasattr(self, self._stream_attr)
-        X = check_input(X, accept_sparse=("csr",), estimator=self, reset=first)
+        if not first:
+            fitted_namespace(self, X, "partial_fit")  # under dispatch: the stream's namespace and device
+        if (on_device := array_namespace(X)) is not None:
+            X = check_input_xp(X, on_device[0], estimator=self, reset=first)
+        else:
+            X = check_input(X, accept_sparse=("csr",), estimator=self, reset=first)
         if first:
-            self._start(X)
+            if on_device is None:
+                self._start(X)
+            else:
+                host = self._heuristic_rows(X, on_device[0])
+                seed = derive_seed(self.random_state)
+                kernel = make_kernel(self.kernel, self.bandwidth, None, host, random_state=seed, gamma=self.gamma)
+                self._start(host, kernel=kernel)
+                move_state_to(self, *on_device)
         self._accumulate(X)
         return self
+
+    def _heuristic_rows(self, X, xp):
+        """Host rows for the kernel's resolution: all of X for a data-driven bandwidth (the host
+        route's exact heuristic), one row otherwise (the map needs only the dimension)."""
+        if isinstance(self.bandwidth, str):
+            return to_numpy(X, xp)
+        return to_numpy(X[:1, ...], xp)
+
+    def _features_on_device(self, X, xp):
+        """``z(X)`` in float64 on X's device (the map's state lives there), chunk by chunk."""
+        from ..kernels.array_api import _rff_block
+
+        fm, m = self.feature_map_, self.n_random_features
+        W, b = like(fm.random_weights_, X), like(fm.random_offset_, X)
+        scale = float(np.sqrt(2.0 / m))
+        for rows in gen_row_slices(X.shape[0], get_chunk_n_rows(4 * 8 * m, X.shape[0])):
+            Xc = X[rows, ...]
+            yield xp.astype(
+                _rff_block(Xc, xp.astype(W, Xc.dtype), None if b is None else xp.astype(b, Xc.dtype), scale, xp),
+                xp.float64,
+            )
 
     def _check_mergeable(self, other, params):
         """Refuse to merge with a stream of other parameters or other random features."""

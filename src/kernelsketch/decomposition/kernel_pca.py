@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import numbers
-from typing import ClassVar, Self
+from typing import Any, ClassVar, Self, cast
 
 import numpy as np
 import scipy.sparse as sp
@@ -16,7 +16,7 @@ from ..kernels.gram_operator import GramOperator
 from ..kernels.kernel_functions import Kernel
 from ..kernels.selection import KERNEL_CONSTRAINTS, KernelEstimatorMixin, make_kernel
 from ..maps.landmarks import landmark_map
-from ..utils.array_api import array_namespace
+from ..utils.array_api import array_namespace, fitted_namespace, host_array, move_state_to, state_namespace
 from ..utils.chunking import check_allocation
 from ..utils.dispatch import maybe_dask_transform
 from ..utils.eigen import canonical_eigenvectors, centered_gram, drop_noise_eigenpairs, top_eigenpairs
@@ -206,6 +206,8 @@ class KernelPCA(KernelEstimatorMixin, ClassNamePrefixFeaturesOutMixin, Transform
         """Fit on X (n_samples >= 2). Returns self."""
         # copy=True: X_fit_ is ours, as in scikit-learn (the caller may reuse its array after fit)
         precomputed = isinstance(self.kernel, str) and self.kernel == "precomputed"
+        on_device = None if precomputed else array_namespace(X)  # a PyTorch / CuPy / ... array
+        X_device = X
         X = check_input(
             X, accept_sparse=not precomputed and ("csr",), ensure_min_samples=2, estimator=self, reset=True, copy=True
         )
@@ -255,13 +257,20 @@ class KernelPCA(KernelEstimatorMixin, ClassNamePrefixFeaturesOutMixin, Transform
             trace = A.trace()
             # PSD kernel: max |K_ij| = max K_ii
             kmax = float(np.max(np.abs(kern.diag(X))))
+        elif on_device is not None and solver == "dense":
+            # the Gram, its centring and eigh on the device; the top k pairs come to the host
+            kmax = float(np.max(np.abs(kern.diag(X))))
+            w, V, self._fit_row_means, self._fit_total_mean, trace = _dense_eigh_on_device(
+                X_device, kern, k, *on_device
+            )
         else:
             K = pairwise_kernel(X, kernel=self.kernel_).astype(np.float64, copy=False)
             # PSD kernel: max |K_ij| = max K_ii (O(n), no n x n temporary)
             kmax = float(np.max(np.abs(kern.diag(X))))
             A, self._fit_row_means, self._fit_total_mean = centered_gram(K)
             trace = float(np.trace(A))
-        w, V = top_eigenpairs(A, k, solver, rng, tol=self.tol, max_iter=self.max_iter)
+        if on_device is None or solver != "dense":
+            w, V = top_eigenpairs(A, k, solver, rng, tol=self.tol, max_iter=self.max_iter)
         w, V = drop_noise_eigenpairs(
             w,
             V,
@@ -284,13 +293,16 @@ class KernelPCA(KernelEstimatorMixin, ClassNamePrefixFeaturesOutMixin, Transform
         if self.fit_inverse_transform:
             self._fit_preimage_map(X)
         self._solver_used = solver
+        if on_device is not None:  # the model lives on the device of the data it was fitted on
+            move_state_to(self, *on_device)
         return self
 
     def fit_transform(self, X: ArrayLike, y: object = None) -> FloatArray:
         """Fit, then return the training embedding ``V sqrt(lambda)``."""
         self.fit(X)
-        Z = self.eigenvectors_ * np.sqrt(self.eigenvalues_)
-        return Z.astype(self._fit_dtype, copy=False)
+        w, V = host_array(self.eigenvalues_), host_array(self.eigenvectors_)
+        Z = (V * np.sqrt(w)).astype(self._fit_dtype, copy=False)
+        return _like_state(self, Z)
 
     def transform(self, X: ArrayLike) -> FloatArray:
         """Embed new points with training-mean centring."""
@@ -298,7 +310,7 @@ class KernelPCA(KernelEstimatorMixin, ClassNamePrefixFeaturesOutMixin, Transform
             return Z
         check_is_fitted(self)
         precomputed = self.X_fit_ is None
-        if not precomputed and (ns := array_namespace(X)) is not None and not sp.issparse(self.X_fit_):
+        if not precomputed and (ns := fitted_namespace(self, X, "transform")) is not None:
             # a PyTorch / CuPy / ... array: the same landmark map, on its device
             from ..kernels.array_api import landmark_map_xp, to_device
 
@@ -306,7 +318,7 @@ class KernelPCA(KernelEstimatorMixin, ClassNamePrefixFeaturesOutMixin, Transform
             return landmark_map_xp(X, L, self.kernel_, Pd, off, ns[0])
         X = check_input(X, accept_sparse=not precomputed and ("csr",), estimator=self, reset=False)
         if precomputed:
-            proj = self.eigenvectors_ / np.sqrt(self.eigenvalues_)
+            proj = host_array(self.eigenvectors_) / np.sqrt(host_array(self.eigenvalues_))
             # centre the given kernel values: k(x, x_i) - mean_j k(x, x_j) - mean_j k(x_i, x_j) + mean(K)
             Kb = np.asarray(X, dtype=np.float64)
             out = Kb @ proj
@@ -314,7 +326,7 @@ class KernelPCA(KernelEstimatorMixin, ClassNamePrefixFeaturesOutMixin, Transform
             out -= (self._fit_row_means @ proj)[None, :]
             return out.astype(output_dtype(X), copy=False)
         X64 = X.astype(np.float64) if X.dtype != np.float64 else X
-        out = landmark_map(X64, self.X_fit_, self.kernel_, *self._centred_map())
+        out = landmark_map(X64, host_array(self.X_fit_), self.kernel_, *self._centred_map())
         return out.astype(output_dtype(X), copy=False)
 
     def _centred_map(self):
@@ -325,14 +337,13 @@ class KernelPCA(KernelEstimatorMixin, ClassNamePrefixFeaturesOutMixin, Transform
         ``r`` the training Gram's row means -- one fused kernel-times-projection pass, no block of
         ``K(X, X_fit)`` held.
         """
-        proj = self.eigenvectors_ / np.sqrt(self.eigenvalues_)
+        proj = host_array(self.eigenvectors_) / np.sqrt(host_array(self.eigenvalues_))
         P = proj - proj.mean(axis=0)
-        return P, -(self._fit_row_means @ P)
+        return P, -(host_array(self._fit_row_means) @ P)
 
     def _fit_preimage_map(self, X):
         """Kernel ridge regression from the training embedding to X (scikit-learn's ``_fit_inverse_transform``)."""
         import scipy.linalg
-        import scipy.sparse as sp
 
         Z = self.eigenvectors_ * np.sqrt(self.eigenvalues_)
         K = pairwise_kernel(Z, kernel=self.kernel_).astype(np.float64, copy=True)
@@ -355,15 +366,56 @@ class KernelPCA(KernelEstimatorMixin, ClassNamePrefixFeaturesOutMixin, Transform
         check_is_fitted(self)
         if not hasattr(self, "dual_coef_"):
             raise ValueError("inverse_transform needs a KernelPCA fitted with fit_inverse_transform=True")
+        if (ns := fitted_namespace(self, X, "inverse_transform")) is not None:  # on the model's device
+            from ..kernels.array_api import pairwise_kernel_xp
+
+            Z, Xd = self.X_transformed_fit_, cast(Any, X)
+            if Xd.ndim != 2 or Xd.shape[1] != Z.shape[1]:
+                raise ValueError(f"X has shape {tuple(Xd.shape)}; the embedding has {Z.shape[1]} components")
+            K = pairwise_kernel_xp(self.kernel_, ns[0].astype(Xd, ns[0].float64), Z, *ns)
+            return K @ self.dual_coef_
         X = check_input(X, name="X")
-        k = self.X_transformed_fit_.shape[1]
+        Zfit = host_array(self.X_transformed_fit_)
+        k = Zfit.shape[1]
         if X.shape[1] != k:
             raise ValueError(f"X has {X.shape[1]} columns; the embedding has {k} components")
-        K = pairwise_kernel(X, self.X_transformed_fit_, kernel=self.kernel_).astype(np.float64, copy=False)
-        return K @ self.dual_coef_
+        K = pairwise_kernel(X, Zfit, kernel=self.kernel_).astype(np.float64, copy=False)
+        return K @ host_array(self.dual_coef_)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
+        tags.array_api_support = True  # PyTorch / CuPy / ... input under array_api_dispatch
         tags.input_tags.sparse = self.kernel != "precomputed" if isinstance(self.kernel, str) else True
         tags.input_tags.pairwise = isinstance(self.kernel, str) and self.kernel == "precomputed"
         return tags
+
+
+def _like_state(est, Z):
+    """``Z`` (host) where ``est``'s fitted state lives: a device-fitted model answers on its device."""
+    if (ns := state_namespace(est)) is None:
+        return Z
+    return ns[0].asarray(Z, device=ns[1])
+
+
+def _dense_eigh_on_device(X, kern, k, xp, device):
+    """Top-``k`` eigenpairs of the centred Gram of ``X``, formed and diagonalised on ``X``'s device.
+
+    Returns host arrays ``(w descending, V, row_means, total_mean, trace)``: the same quantities
+    as the host route (:func:`~kernelsketch.utils.eigen.centered_gram`, then a dense ``eigh``).
+    """
+    from ..kernels.array_api import pairwise_kernel_xp
+    from ..utils.array_api import to_numpy
+
+    Xd = xp.astype(X, xp.float64)
+    K = pairwise_kernel_xp(kern, Xd, None, xp, device)
+    r = xp.mean(K, axis=1)
+    total = xp.mean(r)
+    A = K - r[:, None] - r[None, :] + total
+    del K
+    trace = float(xp.sum(xp.linalg.diagonal(A)))
+    w, V = xp.linalg.eigh(A)  # ascending
+    n = A.shape[0]
+    del A
+    top = xp.flip(w[n - k :], axis=0)
+    Vt = xp.flip(V[:, n - k :], axis=1)
+    return to_numpy(top, xp), to_numpy(Vt, xp), to_numpy(r, xp), float(total), trace

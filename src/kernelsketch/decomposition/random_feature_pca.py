@@ -14,7 +14,7 @@ from sklearn.utils.validation import check_is_fitted
 from .._typing import ArrayLike, BandwidthLike, FloatArray, KernelLike, RandomStateLike
 from ..kernels.selection import FEATURE_KERNEL_CONSTRAINT, KERNEL_CONSTRAINTS, KernelEstimatorMixin
 from ..maps.random_fourier_features import VARIANTS, make_feature_map, rff_transform
-from ..utils.array_api import array_namespace
+from ..utils.array_api import fitted_namespace, host_array, like, like_state, namespace_of
 from ..utils.chunking import gen_row_slices, get_chunk_n_rows
 from ..utils.dispatch import maybe_dask_transform
 from ..utils.eigen import canonical_eigenvectors
@@ -102,7 +102,8 @@ class _RandomFeaturePCA(
 
     def _features(self, X):
         fm = self.feature_map_
-        return rff_transform(X, fm.random_weights_, fm.random_offset_, np.sqrt(2.0 / self.n_random_features))
+        W, b = host_array(fm.random_weights_), host_array(fm.random_offset_)
+        return rff_transform(X, W, b, np.sqrt(2.0 / self.n_random_features))
 
     def _combine(self, n_b, mean_b, scatter_b):
         """Chan, Golub & LeVeque's pairwise update of (n, mean, centred scatter)."""
@@ -111,13 +112,24 @@ class _RandomFeaturePCA(
         delta = mean_b - self.mean_
         # S = S_a + S_b + (n_a n_b / n) delta delta^T: no Z^T Z - n zbar zbar^T
         # cancellation, and merging two sketches is the same formula.
-        self._scatter += scatter_b
-        self._scatter += np.outer(delta, delta * (n_a * n_b / n))
-        self.mean_ += delta * (n_b / n)
+        if isinstance(self._scatter, np.ndarray):
+            self._scatter += scatter_b
+            self._scatter += np.outer(delta, delta * (n_a * n_b / n))
+            self.mean_ += delta * (n_b / n)
+        else:  # statistics on a device: the same formula in its namespace
+            self._scatter = self._scatter + scatter_b + delta[:, None] * (delta * (n_a * n_b / n))[None, :]
+            self.mean_ = self.mean_ + delta * (n_b / n)
         self.n_samples_seen_ = n
         self._decomposition = None
 
     def _accumulate(self, X):
+        if (ns := namespace_of(self._scatter)) is not None:  # a stream on a device: the scatter is summed there
+            xp = ns[0]
+            for Z in self._features_on_device(like(X, self._scatter), xp):
+                mean_b = xp.mean(Z, axis=0)
+                Zc = Z - mean_b[None, :]
+                self._combine(Z.shape[0], mean_b, xp.matrix_transpose(Zc) @ Zc)
+            return
         for rows in gen_row_slices(X.shape[0], _chunk_rows(self.n_random_features, X.shape[0])):
             Z = self._features(X[rows]).astype(np.float64, copy=False)
             mean_b = Z.mean(axis=0)
@@ -134,12 +146,15 @@ class _RandomFeaturePCA(
         if self._decomposition is None:
             m = self.n_random_features
             k = m if self.n_components is None else self.n_components
-            require_finite(self._scatter, "random-feature covariance")
-            w, V = scipy.linalg.eigh(self._scatter, subset_by_index=[m - k, m - 1], check_finite=False)
+            # the m x m eigenproblem runs on the host, for a device stream too (small next to the
+            # O(n m^2) scatter; the canonical basis makes both routes agree)
+            S = host_array(self._scatter)
+            require_finite(S, "random-feature covariance")
+            w, V = scipy.linalg.eigh(S, subset_by_index=[m - k, m - 1], check_finite=False)
             order = np.argsort(w)[::-1]
             w = np.maximum(w[order], 0.0)  # rounding can leave tiny negatives
             V = canonical_eigenvectors(w, np.ascontiguousarray(V[:, order]))
-            trace = float(np.trace(self._scatter))
+            trace = float(np.trace(S))
             self._decomposition = (w, V, trace)
         return self._decomposition
 
@@ -151,7 +166,7 @@ class _RandomFeaturePCA(
     def components_(self):
         """Principal axes in feature space, shape (k, m); rows are unit eigenvectors."""
         self._fitted_check()
-        return self._decompose()[1].T
+        return like_state(self, self._decompose()[1].T)
 
     @property
     def eigenvalues_(self):
@@ -161,19 +176,19 @@ class _RandomFeaturePCA(
         ``H Z Z^T H``, comparable with :attr:`KernelPCA.eigenvalues_`.
         """
         self._fitted_check()
-        return self._decompose()[0]
+        return like_state(self, self._decompose()[0])
 
     @property
     def explained_variance_(self):
         """Eigenvalues of the covariance: ``eigenvalues_ / (n - ddof)``."""
         self._fitted_check()
-        return self._decompose()[0] / max(self.n_samples_seen_ - self._ddof, 1)
+        return like_state(self, self._decompose()[0] / max(self.n_samples_seen_ - self._ddof, 1))
 
     @property
     def explained_variance_ratio_(self):
         self._fitted_check()
         w, _, trace = self._decompose()
-        return w / trace if trace > 0 else np.zeros_like(w)
+        return like_state(self, w / trace if trace > 0 else np.zeros_like(w))
 
     @property
     def _n_features_out(self):
@@ -182,18 +197,18 @@ class _RandomFeaturePCA(
     # -- outputs ----------------------------------------------------------
     def _project(self, X, centered):
         check_is_fitted(self)
-        if (ns := array_namespace(X)) is not None:  # a PyTorch / CuPy / ... array: on its device
+        if (ns := fitted_namespace(self, X, "transform")) is not None:  # a PyTorch / CuPy / ... array
             from ..kernels.array_api import rff_project_xp, to_device
 
             V = self._decompose()[1]
             fm = self.feature_map_
-            offset = self.mean_ @ V if centered else None
+            offset = host_array(self.mean_) @ V if centered else None
             W, b, Vd, off = to_device((fm.random_weights_, fm.random_offset_, V, offset), *ns)
             return rff_project_xp(X, W, b, float(np.sqrt(2.0 / self.n_random_features)), Vd, off, ns[0])
         X = check_input(X, accept_sparse=("csr",), estimator=self, reset=False)
         V = self._decompose()[1]
         out = np.empty((X.shape[0], V.shape[1]), dtype=np.float64)
-        offset = self.mean_ @ V if centered else None
+        offset = host_array(self.mean_) @ V if centered else None
         for rows in gen_row_slices(X.shape[0], _chunk_rows(self.n_random_features, X.shape[0])):
             np.matmul(self._features(X[rows]).astype(np.float64, copy=False), V, out=out[rows])
             if offset is not None:
@@ -233,11 +248,18 @@ class _RandomFeaturePCA(
         self._fitted_check()
         other._fitted_check()
         self._check_mergeable(other, ("n_components", "n_random_features", "variant", "orthogonal"))
-        self._combine(other.n_samples_seen_, other.mean_.copy(), other._scatter)
+        # another device's (or the host's) statistics join this sketch where it lives
+        mean_b = like(other.mean_, self.mean_)
+        self._combine(
+            other.n_samples_seen_,
+            mean_b.copy() if isinstance(mean_b, np.ndarray) else mean_b,
+            like(other._scatter, self._scatter),
+        )
         return self
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
+        tags.array_api_support = True  # PyTorch / CuPy / ... input under array_api_dispatch
         tags.input_tags.sparse = True
         return tags
 

@@ -15,7 +15,7 @@ from .._typing import ArrayLike, BandwidthLike, FloatArray, KernelLike, RandomSt
 from ..kernels.selection import FEATURE_KERNEL_CONSTRAINT, KERNEL_CONSTRAINTS, KernelEstimatorMixin
 from ..maps.random_fourier_features import VARIANTS, make_feature_map, rff_transform
 from ..sketches.frequent_directions import FrequentDirections
-from ..utils.array_api import array_namespace
+from ..utils.array_api import fitted_namespace, host_array, like, like_state, namespace_of
 from ..utils.chunking import gen_row_slices, get_chunk_n_rows
 from ..utils.dispatch import maybe_dask_transform
 from ..utils.eigen import canonical_eigenvectors
@@ -216,6 +216,11 @@ class StreamingKPCA(
         self._basis_memo = {}
 
     def _accumulate(self, X):
+        if (ns := namespace_of(self.feature_map_.random_weights_)) is not None:
+            # a stream on a device: features and the Frequent Directions sketch stay there
+            for Z in self._features_on_device(like(X, self.feature_map_.random_weights_), ns[0]):
+                self.sketch_._extend(Z)
+            return
         fm, m = self.feature_map_, self.n_random_features
         # per row: the features (m values) and their float64 copy
         chunk = get_chunk_n_rows(2 * 8 * m, X.shape[0])
@@ -257,13 +262,14 @@ class StreamingKPCA(
             return memo["value"]
         last_full = getattr(sk, "_last_full", None)
         if self.basis == "last_full_buffer" and last_full is not None:
-            B = np.asarray(last_full, dtype=np.float64)
+            B = np.asarray(host_array(last_full), dtype=np.float64)
             require_finite(B, "Frequent Directions buffer")
             _, s, vt = np.linalg.svd(B, full_matrices=False)
             s, vt = s[: self.sketch_size], vt[: self.sketch_size]
         else:
-            s = np.asarray(sk.singular_values_, dtype=np.float64)
-            vt = np.asarray(sk.components_, dtype=np.float64)
+            compact = sk._compacted()  # host arrays, wherever the sketch lives
+            s = np.asarray(compact["singular_values"], dtype=np.float64)
+            vt = np.asarray(compact["components"], dtype=np.float64)
         # directions with a zero singular value are arbitrary (null space): never components
         floor = max(s.shape[0], 1) * np.finfo(np.float64).eps * (s[0] if s.size else 0.0)
         rank = int(np.count_nonzero(s > floor))
@@ -285,19 +291,19 @@ class StreamingKPCA(
 
     @property
     def components_(self):
-        return self._basis()[1].T.copy()
+        return like_state(self, self._basis()[1].T.copy())
 
     @property
     def singular_values_(self):
-        return self._basis()[0].copy()
+        return like_state(self, self._basis()[0].copy())
 
     @property
     def eigenvalues_(self):
-        return self.singular_values_**2
+        return like_state(self, self._basis()[0] ** 2)
 
     @property
     def explained_variance_(self):
-        return self.eigenvalues_ / max(self.n_samples_seen_, 1)
+        return like_state(self, self._basis()[0] ** 2 / max(self.n_samples_seen_, 1))
 
     @property
     def error_bound_(self):
@@ -316,7 +322,7 @@ class StreamingKPCA(
         if (Z := maybe_dask_transform(self, X)) is not None:  # a dask array: map over its blocks
             return Z
         check_is_fitted(self)
-        if (ns := array_namespace(X)) is not None:  # a PyTorch / CuPy / ... array: on its device
+        if (ns := fitted_namespace(self, X, "transform")) is not None:  # a PyTorch / CuPy / ... array
             from ..kernels.array_api import rff_project_xp, to_device
 
             fm = self.feature_map_
@@ -327,7 +333,7 @@ class StreamingKPCA(
         fm, m = self.feature_map_, self.n_random_features
         out = np.empty((X.shape[0], W.shape[1]), dtype=np.float64)
         for rows in gen_row_slices(X.shape[0], get_chunk_n_rows(2 * 8 * m, X.shape[0])):
-            Z = rff_transform(X[rows], fm.random_weights_, fm.random_offset_, np.sqrt(2.0 / m))
+            Z = rff_transform(X[rows], host_array(fm.random_weights_), host_array(fm.random_offset_), np.sqrt(2.0 / m))
             np.matmul(Z.astype(np.float64, copy=False), W, out=out[rows])
         return out.astype(output_dtype(X), copy=False)
 
@@ -337,5 +343,6 @@ class StreamingKPCA(
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
+        tags.array_api_support = True  # PyTorch / CuPy / ... input under array_api_dispatch
         tags.input_tags.sparse = True
         return tags

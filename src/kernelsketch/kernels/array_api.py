@@ -14,11 +14,18 @@ free memory when the library reports it (:func:`free_device_bytes`):
   taken about ``Y``'s mean (less cancellation, as on the host);
 - the landmark map ``K(X, L) @ P + offset`` (:func:`landmark_map_xp`) and the random
   Fourier map ``scale * cos(X W + b)`` (:func:`rff_map_xp`): the transforms of
-  ``Nystroem``, ``KernelJL``, ``SubsampleKPCA`` and ``RandomFourierFeatures``.
+  ``Nystroem``, ``KernelJL``, ``SubsampleKPCA`` and ``RandomFourierFeatures``;
+- row blocks of a Gram (:func:`gram_row_blocks_xp`) for the Gram-error metrics.
 
-Fits are small (a landmark Gram, a bandwidth from a sample) and run on the host: the
-estimators convert their input to NumPy, fit, and keep NumPy attributes; ``transform``
-sends them to the input's device with each call (they are small next to the data).
+The Gaussian block is one GEMM that produces the exponent
+(``[2A/h^2, -|a|^2/h^2, 1] @ [Y, 1, -|y|^2/h^2]^T``) followed by a clip and ``exp``, in place
+for PyTorch and CuPy; the random Fourier phase joins its GEMM the same way. Each block is
+touched as few times as the array API allows (``benchmarks/gpu.py`` measures it against the
+device's GEMM + exp floor).
+
+The estimators keep their fitted state on the device of their fit input
+(:func:`kernelsketch.utils.array_api.move_state_to`); the random draws and the small dense
+eigenproblems stay on the host, so a device fit equals the NumPy fit.
 """
 
 from __future__ import annotations
@@ -29,7 +36,15 @@ from .._config import get_config
 from ..utils.array_api import array_namespace, to_numpy  # noqa: F401 (re-exported for the device path)
 from ..utils.chunking import gen_row_slices, get_chunk_n_rows
 
-__all__ = ["landmark_map_xp", "linear_project_xp", "pairwise_kernel_xp", "rff_map_xp", "rff_project_xp", "to_device"]
+__all__ = [
+    "gram_row_blocks_xp",
+    "landmark_map_xp",
+    "linear_project_xp",
+    "pairwise_kernel_xp",
+    "rff_map_xp",
+    "rff_project_xp",
+    "to_device",
+]
 
 
 def _check_xp_input(X, xp, name="X"):
@@ -94,12 +109,15 @@ def _block(kern, xp, Xc, Y, prep):
     """``K(Xc, Y)`` for one chunk of rows, in namespace ``xp``."""
     name = type(kern).__name__
     if name == "GaussianKernel":
-        center, Yc, yn = prep
+        # One GEMM produces the exponent: [2 A / h^2, -|a|^2 / h^2, 1] @ [Yc, 1, -|y|^2 / h^2]^T
+        # = -(|a|^2 + |y|^2 - 2 a.y) / h^2 (centred about Y's mean, as on the host). The block is
+        # then touched twice (clip at 0 against rounding, exp), not five times.
+        center, Yaug, inv_h2 = prep
         A = Xc - center
         xn = xp.sum(A * A, axis=1)
-        D = xn[:, None] + yn[None, :] - 2.0 * (A @ xp.matrix_transpose(Yc))
-        D = xp.maximum(D, xp.zeros_like(D))
-        return xp.exp(D * (-1.0 / kern.bandwidth**2))
+        ones = xp.ones((A.shape[0], 1), dtype=A.dtype, device=_device(A))
+        Aaug = xp.concat([A * (2.0 * inv_h2), (xn * -inv_h2)[:, None], ones], axis=1)
+        return _exp_nonpositive(Aaug @ xp.matrix_transpose(Yaug), xp)
     if name == "LaplacianKernel":
         D = xp.sum(xp.abs(Xc[:, None, :] - Y[None, :, :]), axis=2)
         return xp.exp(D * (-1.0 / kern.bandwidth))
@@ -120,6 +138,35 @@ def _block(kern, xp, Xc, Y, prep):
     )
 
 
+def _exp_nonpositive(E, xp):
+    """``exp(min(E, 0))``, in place for PyTorch and CuPy (no second block allocated; the array API
+    has no in-place functions), else through the namespace's own functions."""
+    if hasattr(E, "clamp_") and hasattr(E, "exp_"):  # torch.Tensor
+        return E.clamp_(max=0.0).exp_()
+    if type(E).__module__.startswith("cupy"):
+        import cupy
+
+        cupy.minimum(E, 0.0, out=E)
+        return cupy.exp(E, out=E)
+    return xp.exp(xp.clip(E, max=0.0))
+
+
+def _cos_scaled(T, scale, xp):
+    """``scale * cos(T)``, in place for PyTorch and CuPy (as :func:`_exp_nonpositive`)."""
+    if hasattr(T, "cos_") and hasattr(T, "mul_"):  # torch.Tensor
+        T = T.cos_()
+        return T if scale == 1.0 else T.mul_(scale)
+    if type(T).__module__.startswith("cupy"):
+        import cupy
+
+        cupy.cos(T, out=T)
+        if scale != 1.0:
+            cupy.multiply(T, scale, out=T)
+        return T
+    C = xp.cos(T)
+    return C if scale == 1.0 else C * scale
+
+
 def _unit_rows(xp, A):
     norms = xp.sqrt(xp.sum(A * A, axis=1))
     norms = xp.where(norms == 0, xp.ones_like(norms), norms)  # a zero row stays zero (scikit-learn's cosine)
@@ -131,7 +178,10 @@ def _prepare(kern, xp, Y):
     if name == "GaussianKernel":
         center = xp.mean(Y, axis=0)
         Yc = Y - center
-        return center, Yc, xp.sum(Yc * Yc, axis=1)
+        inv_h2 = 1.0 / kern.bandwidth**2
+        ones = xp.ones((Y.shape[0], 1), dtype=Y.dtype, device=_device(Y))
+        Yaug = xp.concat([Yc, ones, (xp.sum(Yc * Yc, axis=1) * -inv_h2)[:, None]], axis=1)
+        return center, Yaug, inv_h2
     if name == "CosineKernel":
         return _unit_rows(xp, Y)
     return None
@@ -179,6 +229,19 @@ def pairwise_kernel_xp(kern, X, Y, xp, device):
     )
 
 
+def gram_row_blocks_xp(kern, X, xp, extra_bytes_per_row=0):
+    """``(rows, K(X[rows], X))`` for row blocks of the Gram of a validated float64 ``X``, on its device.
+
+    Blocks follow the budget of :func:`pairwise_kernel_xp` (plus ``extra_bytes_per_row`` for the
+    caller's own per-row temporaries): the device route of the Gram-error metrics.
+    """
+    n, d = X.shape
+    prep = _prepare(kern, xp, X)
+    step = _chunk_rows(n, _bytes_per_row(kern, n, d, 8) + extra_bytes_per_row, xp, _device(X))
+    for rows in gen_row_slices(n, step):
+        yield rows, _block(kern, xp, X[rows, ...], X, prep)
+
+
 def landmark_map_xp(X, landmarks, kern, projection, offset, xp):
     """``K(X, landmarks) @ projection + offset`` in namespace ``xp``, chunk by chunk (the device transform)."""
     X, dtype, itemsize = _float_input(X, xp)
@@ -191,10 +254,17 @@ def landmark_map_xp(X, landmarks, kern, projection, offset, xp):
 
 
 def _rff_block(Xc, W, b, scale, xp):
-    T = Xc @ W
+    """``scale * cos(Xc W + b)`` (``[cos, sin](Xc W)`` when ``b`` is None) for one chunk of rows.
+
+    The phase joins the GEMM (``[Xc, 1] @ [W; b]``), so the block is touched by ``cos`` and
+    the scale only (no scaling when ``scale == 1``: a projection folds it into its matrix).
+    """
     if b is not None:
-        return scale * xp.cos(T + b[None, :])
-    return xp.concat([scale * xp.cos(T), scale * xp.sin(T)], axis=1)
+        ones = xp.ones((Xc.shape[0], 1), dtype=Xc.dtype, device=_device(Xc))
+        return _cos_scaled(xp.concat([Xc, ones], axis=1) @ xp.concat([W, b[None, :]], axis=0), scale, xp)
+    T = Xc @ W
+    C = xp.concat([xp.cos(T), xp.sin(T)], axis=1)
+    return C if scale == 1.0 else C * scale
 
 
 def rff_map_xp(X, W, b, scale, xp):
@@ -210,7 +280,8 @@ def rff_project_xp(X, W, b, scale, V, offset, xp):
     X, dtype, itemsize = _float_input(X, xp)
     Wd, bd, Vd = xp.astype(W, dtype), (None if b is None else xp.astype(b, dtype)), xp.astype(V, dtype)
     _check_n_features(X, Wd.shape[0])
-    out = _map_rows(X, 4 * itemsize * Wd.shape[1], lambda Xc: _rff_block(Xc, Wd, bd, scale, xp) @ Vd, xp)
+    Vs = Vd * scale  # the features' scale folded into the projection
+    out = _map_rows(X, 4 * itemsize * Wd.shape[1], lambda Xc: _rff_block(Xc, Wd, bd, 1.0, xp) @ Vs, xp)
     return out if offset is None else out - xp.astype(offset, dtype)[None, :]
 
 

@@ -21,7 +21,8 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.spatial.distance import pdist
 
-from ..utils.validation import check_input, check_random_state
+from ..utils.array_api import array_namespace, host_rows, to_numpy
+from ..utils.validation import check_input, check_input_xp, check_random_state
 
 HEURISTICS = ("percentile", "median", "mean_sq")
 
@@ -74,6 +75,8 @@ def estimate_bandwidth(X, method="percentile", *, percentile=25.0, lam=1.0, n_pa
     """
     if method not in HEURISTICS:
         raise ValueError(f"unknown bandwidth heuristic {method!r}; choose one of {HEURISTICS} or give a number")
+    if (ns := array_namespace(X)) is not None:  # a PyTorch / CuPy / ... array: only the sampled rows leave it
+        return _estimate_on_device(X, method, percentile, lam, n_pairs, random_state, ns[0])
     X = check_input(X, accept_sparse=("csr",), ensure_min_samples=2, name="X")
     if _all_identical(X):
         raise ValueError("all points are identical: every interpoint distance is 0, so no bandwidth heuristic applies")
@@ -95,6 +98,24 @@ def estimate_bandwidth(X, method="percentile", *, percentile=25.0, lam=1.0, n_pa
             diff = np.asarray(X[i], dtype=np.float64) - X[j]
             d = np.sqrt(np.einsum("ij,ij->i", diff, diff))
     return _percentile_of(d, q)
+
+
+def _estimate_on_device(X, method, percentile, lam, n_pairs, random_state, xp):
+    """:func:`estimate_bandwidth` of a device array, by its plan (:func:`bandwidth_plan`): the sums of
+    ``"mean_sq"`` on the device, and only the sampled pairs' rows copied to the host."""
+    X = check_input_xp(X, xp, ensure_min_samples=2)
+    n = X.shape[0]
+    if bool(xp.all(X == X[:1, ...])):
+        raise ValueError("all points are identical: every interpoint distance is 0, so no bandwidth heuristic applies")
+    plan = bandwidth_plan(method, n, n_pairs=n_pairs, random_state=random_state)
+    if plan[0] == "moments":
+        X64 = xp.astype(X, xp.float64)
+        return bandwidth_from_moments(n, float(xp.sum(X64 * X64)), to_numpy(xp.sum(X64, axis=0), xp), lam)
+    if plan[0] == "all":
+        return bandwidth_from_rows(method, to_numpy(X, xp), np.arange(n), percentile=percentile)
+    _, i, j = plan
+    union = np.unique(np.concatenate([i, j]))
+    return bandwidth_from_rows(method, host_rows(X, union), union, i, j, percentile=percentile)
 
 
 def _check_percentile(method, percentile):

@@ -34,9 +34,9 @@ from numpy.typing import NDArray
 from sklearn.utils.validation import check_is_fitted
 
 from ..kernels.selection import make_kernel
-from ..utils.array_api import array_namespace, host_array, move_state_to
+from ..utils.array_api import array_namespace, fitted_namespace, host_array, host_rows, move_state_to, to_numpy
 from ..utils.dispatch import maybe_dask_transform
-from ..utils.validation import check_input, check_random_state, derive_seed
+from ..utils.validation import check_input, check_input_xp, check_random_state, derive_seed
 from .landmark_selection import LandmarkSelector, UniformLandmarks
 from .landmarks import given_landmarks, landmark_map, resolve_n_landmarks, take_rows
 
@@ -114,23 +114,49 @@ class LandmarkMapMixin:
     def _fit_landmarks_in_memory(self, X) -> NDArray[Any] | sp.csr_matrix:
         """``fit``'s body: validate, resolve the kernel, select the landmarks, fit from them; returns X."""
         self._check_fit_params()
-        on_device = array_namespace(X)
+        if (on_device := array_namespace(X)) is not None:  # a PyTorch / CuPy / ... array
+            self._fit_landmarks_on_device(X, *on_device)
+            return X
         X, rng, seeds = self._begin_fit(X)
         if self.landmarks is not None:
             L, idx = given_landmarks(self.landmarks, X), None
         else:
             L, idx = self._draw_landmarks(X.shape[0], rng, self.kernel_, lambda i: take_rows(X, i))
         self._fit_from_landmarks(L, idx, seeds, X.shape[0])
-        if on_device is not None:  # fitted on the host from a device array: the model lives on that device
-            move_state_to(self, *on_device)
         return X
+
+    def _fit_landmarks_on_device(self, X, xp, device):
+        """``fit`` of a device array: validated on the device; only the landmark rows come to the host.
+
+        The draws are the host fit's (the same ``random_state``, the same seeds in the same
+        order), so the model equals a NumPy fit; a data-driven bandwidth reads only the rows
+        of its sampled pairs. The fitted state then moves to X's device.
+        """
+        X = check_input_xp(X, xp, estimator=self, reset=True)
+        host = to_numpy(X[:1, ...], xp)  # for given landmarks' feature check
+        rng = check_random_state(self.random_state)
+        kernel_seed, seeds = self.draw_seeds(rng)
+        # a heuristic bandwidth reads only its sampled rows from the device (kernels.bandwidth)
+        self.kernel_ = make_kernel(
+            self.kernel, self.bandwidth, self.kernel_params, X, random_state=kernel_seed, gamma=self.gamma
+        )
+
+        def rows(idx):
+            return host_rows(X, idx)
+
+        if self.landmarks is not None:
+            L, idx = given_landmarks(self.landmarks, host), None
+        else:
+            L, idx = self._draw_landmarks(X.shape[0], rng, self.kernel_, rows)
+        self._fit_from_landmarks(L, idx, seeds, X.shape[0])
+        move_state_to(self, xp, device)  # the model lives on the device of the data it was fitted on
 
     def _map(self, X):
         """``K(X, landmarks_) @ projection_ + offset_`` (a dask array: mapped over its blocks)."""
         if (Z := maybe_dask_transform(self, X)) is not None:
             return Z
         check_is_fitted(self)
-        if (ns := array_namespace(X)) is not None:
+        if (ns := fitted_namespace(self, X, "transform")) is not None:
             return self._map_on_device(X, *ns)
         X = check_input(X, accept_sparse=("csr",), estimator=self, reset=False)  # same columns, same order
         return landmark_map(
@@ -155,6 +181,7 @@ class LandmarkMapMixin:
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
+        tags.array_api_support = True  # PyTorch / CuPy / ... input under array_api_dispatch
         tags.input_tags.sparse = True
         tags.transformer_tags.preserves_dtype = ["float64", "float32"]
         return tags

@@ -13,7 +13,7 @@ from sklearn.utils.validation import check_is_fitted
 from .._typing import ArrayLike, BandwidthLike, FloatArray, KernelLike, KernelParams, RandomStateLike
 from ..kernels.blocks import kernel_blocks, pairwise_kernel
 from ..kernels.selection import KERNEL_CONSTRAINTS, KernelEstimatorMixin
-from ..utils.array_api import host_array
+from ..utils.array_api import host_array, host_rows
 from ..utils.eigen import canonical_eigenvectors, drop_noise_eigenpairs, landmark_solver, top_eigenpairs
 from ..utils.estimator_checks import Interval, StrOptions
 from ..utils.validation import check_input, check_n_features
@@ -206,7 +206,7 @@ class Nystroem(
 
         n = X.shape[0]
         rows = np.unique(np.linspace(0, n - 1, num=min(n, n_check)).astype(np.int64))
-        Xs = X[rows]
+        Xs = host_rows(X, rows)  # a device X: only these rows come to the host
         total = float(np.sum(self.kernel_.diag(Xs), dtype=np.float64))
         if not total > 0:
             return

@@ -13,7 +13,7 @@ from sklearn.utils.validation import check_is_fitted
 from .._typing import ArrayLike, BandwidthLike, FloatArray, KernelLike, RandomStateLike
 from ..kernels.kernel_functions import KERNELS, SHIFT_INVARIANT, GaussianKernel, Kernel, ShiftInvariantKernel
 from ..kernels.selection import FEATURE_KERNEL_CONSTRAINT, KERNEL_CONSTRAINTS, KernelEstimatorMixin, make_kernel
-from ..utils.array_api import array_namespace, host_array, move_state_to
+from ..utils.array_api import array_namespace, fitted_namespace, host_array, move_state_to
 from ..utils.chunking import gen_row_slices, get_chunk_n_rows
 from ..utils.dispatch import maybe_dask_transform
 from ..utils.estimator_checks import Interval, StrOptions, output_dtype
@@ -302,7 +302,7 @@ class RandomFourierFeatures(KernelEstimatorMixin, ClassNamePrefixFeaturesOutMixi
             return Z
         check_is_fitted(self)
         scale = np.sqrt(2.0 / self.n_random_features)
-        if (ns := array_namespace(X)) is not None:  # a PyTorch / CuPy / ... array: on its device
+        if (ns := fitted_namespace(self, X, "transform")) is not None:  # a PyTorch / CuPy / ... array
             from ..kernels.array_api import rff_map_xp, to_device
 
             W, b = to_device((self.random_weights_, self.random_offset_), *ns)
@@ -316,6 +316,7 @@ class RandomFourierFeatures(KernelEstimatorMixin, ClassNamePrefixFeaturesOutMixi
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
+        tags.array_api_support = True  # PyTorch / CuPy / ... input under array_api_dispatch
         tags.input_tags.sparse = True
         return tags
 
@@ -347,19 +348,14 @@ def make_feature_map(estimator, X, kernel=None):
 
 
 def same_feature_map(a, b) -> bool:
-    """True when two fitted maps produce identical features."""
+    """True when two fitted maps produce identical features (wherever each one lives)."""
+    wa, wb = host_array(a.random_weights_), host_array(b.random_weights_)
+    oa, ob = host_array(a.random_offset_), host_array(b.random_offset_)
     return (
         a.seed_ == b.seed_
         and a.kernel_ == b.kernel_
         and a.variant == b.variant
-        and a.random_weights_.shape == b.random_weights_.shape
-        and np.array_equal(a.random_weights_, b.random_weights_)
-        and (
-            (a.random_offset_ is None and b.random_offset_ is None)
-            or (
-                a.random_offset_ is not None
-                and b.random_offset_ is not None
-                and np.array_equal(a.random_offset_, b.random_offset_)
-            )
-        )
+        and wa.shape == wb.shape
+        and np.array_equal(wa, wb)
+        and ((oa is None and ob is None) or (oa is not None and ob is not None and np.array_equal(oa, ob)))
     )

@@ -32,6 +32,7 @@ from scipy.sparse.linalg import LinearOperator, eigsh
 from .._config import get_config
 from ..kernels.blocks import kernel_blocks, pairwise_kernel
 from ..kernels.gram_operator import GramOperator
+from ..utils.array_api import array_namespace, like, to_numpy
 from ..utils.validation import check_random_state
 from ._inputs import check_method, check_tol, data_float64, factor_float64, resolve_kernel
 
@@ -69,6 +70,77 @@ def _dense_residual(X, Y, kern):
 
 def _normalise(value, n, power, normalize):
     return float(value / n**power) if normalize else float(value)
+
+
+# ---------------------------------------------------------------------------
+# the device route: X and Y on a device (PyTorch, CuPy, ...) under array_api_dispatch
+# ---------------------------------------------------------------------------
+def _on_device(X, Y):
+    """``(X, Y, xp)`` validated in float64 on X's device (Y follows X), or None for the host route."""
+    if (ns := array_namespace(X)) is None:
+        return None
+    from ..utils.validation import check_input_xp
+
+    xp = ns[0]
+    X = xp.astype(check_input_xp(X, xp), xp.float64)
+    Y = like(Y, X)
+    if Y.ndim != 2 or Y.shape[0] != X.shape[0]:
+        raise ValueError(f"Y must have shape (n, k) with n = {X.shape[0]} rows of X; got {tuple(Y.shape)}")
+    Y = xp.astype(Y, xp.float64)
+    if not bool(xp.all(xp.isfinite(Y))):
+        raise ValueError("Y contains NaN or infinity")
+    return X, Y, xp
+
+
+def _device_residual_sq(X, Y, kern, xp):
+    """``||G - Y Y^T||_F^2`` summed block by block on the device (the blocked route: no cancellation)."""
+    from ..kernels.array_api import gram_row_blocks_xp
+
+    total = 0.0
+    Yt = xp.matrix_transpose(Y)
+    for rows, Gb in gram_row_blocks_xp(kern, X, xp, 8 * Y.shape[1]):
+        Db = Gb - Y[rows, ...] @ Yt
+        total += float(xp.sum(Db * Db))
+    return total
+
+
+class _DeviceResidualOperator(LinearOperator):
+    """``G - Y Y^T`` with X and Y on a device: each product is one pass over Gram blocks there."""
+
+    def __init__(self, X, kern, Y, xp):
+        self._X, self._kern, self._Y, self._xp = X, kern, Y, xp
+        n = X.shape[0]
+        super().__init__(dtype=np.float64, shape=(n, n))
+
+    def _matmat(self, V):
+        from ..kernels.array_api import gram_row_blocks_xp
+
+        xp = self._xp
+        V = np.asarray(V, dtype=np.float64)
+        V = V[:, None] if V.ndim == 1 else V
+        Vd = xp.asarray(np.ascontiguousarray(V), device=self._X.device)
+        parts = [Gb @ Vd for _, Gb in gram_row_blocks_xp(self._kern, self._X, xp, 8 * V.shape[1])]
+        out = (parts[0] if len(parts) == 1 else xp.concat(parts, axis=0)) - self._Y @ (
+            xp.matrix_transpose(self._Y) @ Vd
+        )
+        return to_numpy(out, xp)
+
+    def _matvec(self, v):
+        return self._matmat(np.asarray(v).reshape(-1, 1)).ravel()
+
+    def _adjoint(self):
+        return self
+
+
+def _device_spectral_dense(X, Y, kern, xp):
+    """``||G - Y Y^T||_2`` from the residual formed on the device and its eigenvalues there."""
+    from ..kernels.array_api import gram_row_blocks_xp
+
+    Yt = xp.matrix_transpose(Y)
+    parts = [Gb - Y[rows, ...] @ Yt for rows, Gb in gram_row_blocks_xp(kern, X, xp, 8 * Y.shape[1])]
+    D = parts[0] if len(parts) == 1 else xp.concat(parts, axis=0)
+    w = xp.linalg.eigvalsh(D)
+    return max(abs(float(w[0])), abs(float(w[-1])))
 
 
 # ---------------------------------------------------------------------------
@@ -129,9 +201,11 @@ def kernel_spectral_error_dense(X, Y, kernel="gaussian", *, normalize=True, **ke
     >>> bool(np.isclose(e, np.linalg.norm(X, 2) ** 2, rtol=1e-12))  # ||X X^T||_2 = sigma_1(X)^2
     True
     """
+    kern = resolve_kernel(kernel, kernel_params)
+    if (dev := _on_device(X, Y)) is not None:
+        return _normalise(_device_spectral_dense(dev[0], dev[1], kern, dev[2]), dev[0].shape[0], 1, normalize)
     X = data_float64(X)
     Y = factor_float64(Y, X.shape[0])
-    kern = resolve_kernel(kernel, kernel_params)
     D = _dense_residual(X, Y, kern)
     w = scipy.linalg.eigvalsh(D, check_finite=False)
     return _normalise(max(abs(w[0]), abs(w[-1])), X.shape[0], 1, normalize)
@@ -210,16 +284,19 @@ def kernel_spectral_error(
     """
     check_method(method, {"auto", "dense", "lanczos"})
     tol = check_tol(tol)
-    X = data_float64(X)
-    n = X.shape[0]
-    Y = factor_float64(Y, n)
     kern = resolve_kernel(kernel, kernel_params)
+    if (dev := _on_device(X, Y)) is not None:  # PyTorch / CuPy / ...: Gram blocks on the device
+        X, Y, xp = dev
+    else:
+        X, xp = data_float64(X), None
+        Y = factor_float64(Y, X.shape[0])
+    n = X.shape[0]
     if method == "auto":
         method = "dense" if _dense_fits(n, 3) else "lanczos"
     if method == "dense" or n < 3:  # ARPACK needs k < n - 1
         return kernel_spectral_error_dense(X, Y, kern, normalize=normalize)
     rng = check_random_state(random_state)
-    op = _ResidualOperator(X, kern, Y)
+    op = _ResidualOperator(X, kern, Y) if xp is None else _DeviceResidualOperator(X, kern, Y, xp)
     v0 = rng.uniform(-1.0, 1.0, n)
     w = eigsh(op, k=1, which="LM", v0=v0, tol=tol, maxiter=max_iter, return_eigenvectors=False)
     return _normalise(abs(float(w[0])), n, 1, normalize)
@@ -290,9 +367,11 @@ def kernel_frobenius_error_dense(X, Y, kernel="gaussian", *, normalize=True, **k
     >>> kernel_frobenius_error_dense(X, np.zeros((3, 1)), "linear", normalize=False)  # ||I||_F
     1.7320508075688772
     """
+    kern = resolve_kernel(kernel, kernel_params)
+    if (dev := _on_device(X, Y)) is not None:  # PyTorch / CuPy / ...: on the device
+        return _normalise(np.sqrt(_device_residual_sq(dev[0], dev[1], kern, dev[2])), dev[0].shape[0], 2, normalize)
     X = data_float64(X)
     Y = factor_float64(Y, X.shape[0])
-    kern = resolve_kernel(kernel, kernel_params)
     D = _dense_residual(X, Y, kern)
     return _normalise(np.sqrt(np.einsum("ij,ij->", D, D)), X.shape[0], 2, normalize)
 
@@ -400,10 +479,12 @@ def kernel_frobenius_error(X, Y, kernel="gaussian", *, method="auto", normalize=
     True
     """
     check_method(method, {"auto", "dense", "blocked", "formula"})
+    kern = resolve_kernel(kernel, kernel_params)
+    if (dev := _on_device(X, Y)) is not None:  # PyTorch / CuPy / ...: the blocked sum on the device, any method
+        return _normalise(np.sqrt(_device_residual_sq(dev[0], dev[1], kern, dev[2])), dev[0].shape[0], 2, normalize)
     X = data_float64(X)
     n = X.shape[0]
     Y = factor_float64(Y, n)
-    kern = resolve_kernel(kernel, kernel_params)
     if method == "auto":
         if _dense_fits(n, 2):
             method = "dense"

@@ -9,7 +9,7 @@ is full) and a shrink step that diagonalises the small Gram matrix
 from __future__ import annotations
 
 import numbers
-from typing import ClassVar, Self
+from typing import Any, ClassVar, Self
 
 import numpy as np
 import scipy.sparse as sp
@@ -17,11 +17,12 @@ from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, Transfo
 from sklearn.utils.validation import check_is_fitted
 
 from .._typing import ArrayLike, FloatArray
-from ..utils.array_api import array_namespace
+from ..utils.array_api import array_namespace, fitted_namespace, host_array, like, namespace_of, to_numpy
 from ..utils.chunking import gen_row_slices, get_chunk_n_rows
 from ..utils.dispatch import maybe_dask_transform
+from ..utils.eigen import canonical_eigenvectors
 from ..utils.threads import single_threaded_blas
-from ..utils.validation import cast_finite, check_input, check_n_features, require_finite
+from ..utils.validation import cast_finite, check_input, check_input_xp, check_n_features, require_finite
 
 __all__ = ["FrequentDirections"]
 
@@ -36,6 +37,10 @@ _GRAM_MAX_CONDITION = 1e12
 
 def _squared_norm(block) -> float:
     """||block||_F^2 accumulated in float64 (block is C-contiguous)."""
+    if (ns := namespace_of(block)) is not None:  # a device buffer: summed on the device
+        xp = ns[0]
+        b64 = xp.astype(block, xp.float64)
+        return float(xp.sum(b64 * b64))
     flat = block.reshape(-1)
     if flat.dtype == np.float64:
         return float(np.dot(flat, flat))
@@ -67,7 +72,7 @@ def _shrink_rows(B, delta_index, exact):
     require_finite(G, "Frequent Directions buffer's Gram")
     lam, vec = np.linalg.eigh(G)  # ascending; symmetric syevd
     lam = np.clip(lam[::-1], 0.0, None)  # descending; rounding can go below 0
-    vec = vec[:, ::-1]
+    vec = _fixed_signs(vec[:, ::-1])
     delta, keep = _shrink_threshold(lam, delta_index, exact, r)
     if keep and lam[0] > _GRAM_MAX_CONDITION * lam[keep - 1]:
         return _shrink_rows_svd(B64, delta_index, exact)
@@ -80,11 +85,61 @@ def _shrink_rows(B, delta_index, exact):
     return coef.astype(B.dtype, copy=False) @ B, delta
 
 
+def _shrink_rows_device(B, delta_index, exact, xp):
+    """:func:`_shrink_rows` for a buffer on a device: the products there, the small ``eigh`` on the host.
+
+    The Gram (``O(c^2 d)``) and the new rows (``O(c k d)``) are computed on the device;
+    only the ``c x c`` (or ``d x d``) Gram comes to the host for the same LAPACK ``eigh``
+    as the host route, so both routes take the same decisions (kept directions, fallback).
+    """
+    r, d = B.shape
+    B64 = xp.astype(B, xp.float64)
+    use_covariance = d <= r
+    G = xp.matrix_transpose(B64) @ B64 if use_covariance else B64 @ xp.matrix_transpose(B64)
+    G = to_numpy(G, xp)
+    require_finite(G, "Frequent Directions buffer's Gram")
+    lam, vec = np.linalg.eigh(G)
+    lam = np.clip(lam[::-1], 0.0, None)
+    vec = _fixed_signs(vec[:, ::-1])
+    delta, keep = _shrink_threshold(lam, delta_index, exact, r)
+    device = B.device
+    if keep and lam[0] > _GRAM_MAX_CONDITION * lam[keep - 1]:
+        rows, delta = _shrink_rows_svd(to_numpy(B64, xp), delta_index, exact)
+        return xp.astype(xp.asarray(rows, device=device), B.dtype), delta
+    scale = np.sqrt(lam[:keep] - delta)
+    if use_covariance:
+        rows = np.ascontiguousarray((vec[:, :keep] * scale).T)
+        return xp.astype(xp.asarray(rows, device=device), B.dtype), delta
+    coef = np.ascontiguousarray((vec[:, :keep] * (scale / np.sqrt(lam[:keep]))).T)
+    return xp.astype(xp.asarray(coef, device=device), B.dtype) @ B, delta
+
+
+def _fixed_signs(vec):
+    """Eigenvectors (columns) with their largest-|.| entry positive.
+
+    An eigenvector's sign is the solver's choice and changes with rounding (a Gram computed
+    by another BLAS, on a device); the sketch's rows inherit it. Fixing it makes the buffer
+    a function of the rows alone, so host and device streams give the same sketch.
+    """
+    if vec.size == 0:
+        return vec
+    top = np.argmax(np.abs(vec), axis=0)
+    signs = np.sign(vec[top, np.arange(vec.shape[1])])
+    signs[signs == 0] = 1.0
+    return vec * signs
+
+
+def _numpy_dtype_name(dtype, xp) -> str:
+    """The NumPy name of a device array's floating dtype (``float32`` / ``float64``)."""
+    return "float32" if dtype == xp.float32 else "float64"
+
+
 def _shrink_rows_svd(B64, delta_index, exact):
     """The same shrink as :func:`_shrink_rows` through an SVD of ``B``."""
     r = B64.shape[0]
     require_finite(B64, "Frequent Directions buffer")
     _, s, vt = np.linalg.svd(B64, full_matrices=False)
+    vt = _fixed_signs(vt.T).T
     lam = s * s
     delta, keep = _shrink_threshold(lam, delta_index, exact, r)
     return vt[:keep] * np.sqrt(lam[:keep] - delta)[:, None], delta
@@ -276,13 +331,18 @@ class FrequentDirections(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Base
         return self.sketch_size if self.shrink == "l" else self.sketch_size // 2
 
     # ------------------------------------------------------------------ state
-    def _reset(self, n_features, dtype):
+    def _reset(self, n_features, dtype, on_device=None):
         self.n_features_in_ = int(n_features)
         self.n_samples_seen_ = 0
         # The buffer layout and the shrink rule are fixed when a sketch starts.
         self._started_with = (int(self.sketch_size), self.shrink)
-        self._dtype = np.dtype(dtype)
-        self._buffer = np.zeros((self._capacity(n_features), n_features), dtype=self._dtype)
+        self._dtype = np.dtype(dtype) if on_device is None else np.dtype(_numpy_dtype_name(dtype, on_device[0]))
+        shape = (self._capacity(n_features), n_features)
+        if on_device is None:
+            self._buffer = np.zeros(shape, dtype=self._dtype)
+        else:  # the sketch of a PyTorch / CuPy / ... stream lives on its device
+            xp, device = on_device
+            self._buffer = xp.zeros(shape, dtype=getattr(xp, self._dtype.name), device=device)
         self._n_rows = 0
         self._delta_sum = 0.0
         self._squared_frobenius = 0.0
@@ -306,11 +366,18 @@ class FrequentDirections(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Base
             # Algorithm 1 of Streaming KPCA returns W from the SVD of the last *full*
             # buffer, before its shrink: kept (a copy, O(c d) next to the shrink's
             # O(c^2 d)) for estimators that offer that basis.
-            self._last_full = self._buffer[: self._n_rows].copy()
-        rows, delta = _shrink_rows(self._buffer[: self._n_rows], self._delta_index, self._is_exact())
+            last = self._buffer[: self._n_rows, ...]
+            on_device = namespace_of(last)
+            self._last_full = last.copy() if on_device is None else on_device[0].asarray(last, copy=True)
+        if (ns := namespace_of(self._buffer)) is not None:
+            rows, delta = _shrink_rows_device(
+                self._buffer[: self._n_rows, ...], self._delta_index, self._is_exact(), ns[0]
+            )
+        else:
+            rows, delta = _shrink_rows(self._buffer[: self._n_rows, ...], self._delta_index, self._is_exact())
         # Stale rows past n_kept are never read: the buffer is refilled before
         # the next shrink, and compaction reads only the first _n_rows.
-        self._buffer[: rows.shape[0]] = rows
+        self._buffer[: rows.shape[0], ...] = rows
         self._n_rows = rows.shape[0]
         self._delta_sum += delta
         self._n_shrinks += 1
@@ -329,9 +396,8 @@ class FrequentDirections(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Base
         start = 0
         while start < n:
             take = min(cap - self._n_rows, n - start)
-            dest = self._buffer[self._n_rows : self._n_rows + take]
-            dest[...] = X[start : start + take]
-            self._squared_frobenius += _squared_norm(dest)
+            self._buffer[self._n_rows : self._n_rows + take, ...] = X[start : start + take, ...]
+            self._squared_frobenius += _squared_norm(self._buffer[self._n_rows : self._n_rows + take, ...])
             self._n_rows += take
             start += take
             if self._n_rows == cap:
@@ -339,6 +405,15 @@ class FrequentDirections(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Base
 
     def _append(self, X):
         self._compact = {}
+        if (ns := namespace_of(self._buffer)) is not None:
+            # a stream that lives on a device: host rows (dispatch off, a merge) join it there
+            if namespace_of(X) is None:
+                X = X.toarray() if sp.issparse(X) else X
+                X = ns[0].asarray(np.ascontiguousarray(X), device=ns[1])
+            self._append_dense(X)
+            return
+        if namespace_of(X) is not None:  # a device block (dispatch off) into a host sketch
+            X = host_array(X)
         if sp.issparse(X):
             # Densify a bounded number of rows at a time: the dense copy is the
             # only temporary, d * itemsize bytes per row.
@@ -365,15 +440,35 @@ class FrequentDirections(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Base
         """
         self._check_params()
         first = not hasattr(self, "n_features_in_")
-        X = check_input(X, estimator=self, reset=first)
+        if not first:
+            fitted_namespace(self, X, "partial_fit")  # under dispatch: the stream's namespace and device
+        A, on_device = self._validate(X, reset=first)
         if first:
-            self._reset(X.shape[1], X.dtype)
+            self._reset(A.shape[1], A.dtype, on_device)
         else:
             self._check_unchanged()
-            check_n_features(self, X)
-            X = cast_finite(X, self._dtype, stream="FrequentDirections sketch")
-        self._append(X)
+            check_n_features(self, A)
+            A = self._cast(A, on_device)
+        self._append(A)
         return self
+
+    def _validate(self, X, reset) -> tuple[Any, Any]:
+        """(validated X, ``(xp, device)`` of a device array or None): device input is checked on its device."""
+        if (ns := array_namespace(X)) is not None:
+            return check_input_xp(X, ns[0], estimator=self, reset=reset), ns
+        return check_input(X, estimator=self, reset=reset), None
+
+    def _cast(self, X, on_device):
+        if on_device is None:
+            return cast_finite(X, self._dtype, stream="FrequentDirections sketch")
+        xp = on_device[0]
+        Y = xp.astype(X, getattr(xp, self._dtype.name))
+        if not bool(xp.all(xp.isfinite(Y))):
+            raise ValueError(
+                f"X has a value beyond the range of {self._dtype}, the dtype this FrequentDirections sketch took "
+                "from its first block; rescale the data or start the stream in float64"
+            )
+        return Y
 
     def fit(self, X: ArrayLike, y: object = None) -> Self:
         """Sketch ``X`` from scratch (same result as a stream of ``partial_fit``).
@@ -388,13 +483,13 @@ class FrequentDirections(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Base
         self : FrequentDirections
         """
         self._check_params()
-        X = check_input(X, estimator=self, reset=True)
-        self._reset(X.shape[1], X.dtype)
+        A, on_device = self._validate(X, reset=True)
+        self._reset(A.shape[1], A.dtype, on_device)
         # Blocks only bound the temporaries of check/densify; the buffer state
         # does not depend on the split, so this equals any partial_fit stream.
-        chunk = get_chunk_n_rows(X.shape[1] * X.dtype.itemsize, X.shape[0])
-        for rows in gen_row_slices(X.shape[0], chunk):
-            self._append(X[rows])
+        chunk = get_chunk_n_rows(A.shape[1] * self._dtype.itemsize, A.shape[0])
+        for rows in gen_row_slices(A.shape[0], chunk):
+            self._append(A[rows, ...])
         return self
 
     def merge(self, other: Self) -> Self:
@@ -425,7 +520,7 @@ class FrequentDirections(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Base
             return self  # an empty sketch adds nothing
         other._check_unchanged()
         if not hasattr(self, "n_features_in_"):
-            self._reset(other.n_features_in_, other._dtype)
+            self._reset(other.n_features_in_, other._dtype, namespace_of(other._buffer))
         self._check_unchanged()
         if self.n_features_in_ != other.n_features_in_:
             raise ValueError(
@@ -434,9 +529,12 @@ class FrequentDirections(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Base
         if self._dtype != other._dtype:
             raise ValueError(f"cannot merge sketches with different dtype: {self._dtype} != {other._dtype}")
         # Copy first: other may be self.
-        rows = other._buffer[: other._n_rows].copy()
+        rows = other._buffer[: other._n_rows, ...]
+        other_ns = namespace_of(rows)
+        rows = rows.copy() if other_ns is None else other_ns[0].asarray(rows, copy=True)
         delta, frob, n_seen = other._delta_sum, other._squared_frobenius, other.n_samples_seen_
         self._compact = {}
+        rows = like(rows, self._buffer)  # another device's (or the host's) rows join this sketch where it lives
         self._append_dense(rows)
         # Appending recounted the rows' mass; the merged stream's ||A||_F^2 and
         # sample count are other's, and its shrinkage adds to ours.
@@ -451,7 +549,7 @@ class FrequentDirections(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Base
         check_is_fitted(self)
         if not self._compact:
             ell, d = self.sketch_size, self.n_features_in_
-            B = self._buffer[: self._n_rows].astype(np.float64)
+            B = host_array(self._buffer[: self._n_rows, ...]).astype(np.float64)
             n_dirs = min(ell, d)
             if B.shape[0] < n_dirs:
                 # Zero rows make the SVD return a full orthonormal set of n_dirs
@@ -460,6 +558,8 @@ class FrequentDirections(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Base
             require_finite(B, "Frequent Directions sketch")
             with single_threaded_blas():
                 _, s, vt = np.linalg.svd(B, full_matrices=False)
+            # a basis fixed by the sketch alone (signs; null and tied directions): the same on every backend
+            vt = canonical_eigenvectors(s * s, np.ascontiguousarray(vt.T)).T
             lam = s * s
             delta = 0.0
             if B.shape[0] > ell and not self._is_exact():
@@ -484,15 +584,26 @@ class FrequentDirections(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Base
         B : ndarray of shape (sketch_size, n_features)
             Zero rows pad the sketch when it has rank below ``l``.
         """
-        return self._compacted()["sketch"].copy()
+        return self._like_state(self._compacted()["sketch"].copy())
+
+    def _like_state(self, A):
+        """A host result where the sketch lives (its device, for a device stream)."""
+        return like(A, self._buffer)
+
+    def _extend(self, Z):
+        """Append an estimator's own rows (finite by construction: no validation), starting the sketch."""
+        if not hasattr(self, "n_features_in_"):
+            ns = namespace_of(Z)
+            self._reset(Z.shape[1], Z.dtype if ns is None else _numpy_dtype_name(Z.dtype, ns[0]), ns)
+        self._append(Z)
 
     @property
     def components_(self):
-        return self._compacted()["components"]
+        return self._like_state(self._compacted()["components"])
 
     @property
     def singular_values_(self):
-        return self._compacted()["singular_values"]
+        return self._like_state(self._compacted()["singular_values"])
 
     @property
     def error_bound_(self):
@@ -524,14 +635,14 @@ class FrequentDirections(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Base
         if (Z := maybe_dask_transform(self, X)) is not None:  # a dask array: map over its blocks
             return Z
         check_is_fitted(self)
-        if (ns := array_namespace(X)) is not None:  # a PyTorch / CuPy / ... array: on its device
+        if (ns := fitted_namespace(self, X, "transform")) is not None:  # a PyTorch / CuPy / ... array
             from ..kernels.array_api import linear_project_xp, to_device
 
-            (C,) = to_device((self.components_[: self._n_features_out],), *ns)
+            (C,) = to_device((self._compacted()["components"][: self._n_features_out],), *ns)
             return linear_project_xp(X, C, ns[0])
         X = check_input(X, estimator=self, reset=False)
         check_n_features(self, X)
-        comps = self.components_[: self._n_features_out].astype(X.dtype, copy=False)
+        comps = self._compacted()["components"][: self._n_features_out].astype(X.dtype, copy=False)
         return np.asarray(X @ comps.T)
 
     # ----------------------------------------------------------- persistence
@@ -553,7 +664,7 @@ class FrequentDirections(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Base
             "n_features_in": int(self.n_features_in_),
             "n_samples_seen": int(self.n_samples_seen_),
             "dtype": self._dtype.name,
-            "buffer": self._buffer[: self._n_rows].copy(),
+            "buffer": np.array(host_array(self._buffer[: self._n_rows, ...])),
             "delta_sum": float(self._delta_sum),
             "squared_frobenius": float(self._squared_frobenius),
             "n_shrinks": int(self._n_shrinks),
@@ -596,6 +707,7 @@ class FrequentDirections(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Base
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
+        tags.array_api_support = True  # PyTorch / CuPy / ... input under array_api_dispatch
         tags.input_tags.sparse = True
         tags.transformer_tags.preserves_dtype = ["float64", "float32"]
         return tags

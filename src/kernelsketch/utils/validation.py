@@ -107,6 +107,45 @@ def _check_magnitude(X, name):
         )
 
 
+def check_input_xp(X, xp, *, estimator=None, reset=None, ensure_min_samples=1, name="X"):
+    """:func:`check_input` for a PyTorch / CuPy / ... array, on its device (no host copy).
+
+    2-D, at least ``ensure_min_samples`` rows and one column, finite, no magnitude beyond
+    float64's squared-distance range; integer and boolean input become float64, float32 stays
+    float32. With ``estimator``: ``reset=True`` sets ``n_features_in_`` (an array has no
+    feature names), ``reset=False`` checks it.
+    """
+    if X.ndim != 2:
+        raise ValueError(f"Expected a 2-D {name} of shape (n_samples, n_features), got shape {tuple(X.shape)}")
+    if X.shape[0] < ensure_min_samples:
+        raise ValueError(
+            f"Found array with {X.shape[0]} sample(s) (shape={tuple(X.shape)}) while a minimum of "
+            f"{ensure_min_samples} is required."
+        )
+    if X.shape[1] < 1:
+        raise ValueError(f"Found array with 0 feature(s) (shape={tuple(X.shape)}) while a minimum of 1 is required.")
+    if xp.isdtype(X.dtype, "complex floating"):
+        raise ValueError("Complex data not supported")
+    if not xp.isdtype(X.dtype, "real floating"):
+        X = xp.astype(X, xp.float64)
+    if not bool(xp.all(xp.isfinite(X))):
+        raise ValueError(f"Input {name} contains NaN or infinity.")
+    if X.dtype == xp.float64:
+        big = float(xp.max(xp.abs(X)))
+        if big > MAX_MAGNITUDE:
+            raise ValueError(
+                f"{name} has a value of magnitude {big:.4g}: squared distances overflow float64 beyond "
+                f"about {MAX_MAGNITUDE:g}; rescale the data (e.g. StandardScaler) first"
+            )
+    if estimator is not None and reset is not None:
+        if reset:
+            estimator.n_features_in_ = int(X.shape[1])
+            vars(estimator).pop("feature_names_in_", None)
+        else:
+            check_n_features(estimator, X, name)
+    return X
+
+
 def check_n_features(estimator, X, name="X"):
     """Raise a ValueError naming both counts when X has the wrong feature count."""
     expected = getattr(estimator, "n_features_in_", None)

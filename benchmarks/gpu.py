@@ -20,7 +20,8 @@ Targets on an H100 (issue 16): the Gaussian block and the KernelJL transform wit
 floor, and >= 30x our 2-core CPU path at 10M points.  ``--library array_api_strict`` runs every
 row on array-api-strict (a CPU reference implementation): a functional smoke run, not a measurement.
 - FrequentDirections and StreamingKPCA ``fit`` of N_map rows on the device (the buffer, its Gram and
-  the new rows there; the small ``eigh`` of each shrink on the host), against our CPU path, and FD
+  the new rows there; the small ``eigh`` of each shrink on the host), with the papers' ``2l``-row
+  buffer and with ``buffer_size`` in the thousands (far fewer shrinks), against our CPU path, and FD
   against the one GEMM of the exact covariance.
 """
 
@@ -47,6 +48,7 @@ FULL = {
     "fd_in": 100,
     "sketch": 64,
     "skpca_features": 1_024,
+    "buffer": 8_192,
 }
 QUICK = {
     "N": 20_000,
@@ -58,6 +60,7 @@ QUICK = {
     "fd_in": 100,
     "sketch": 32,
     "skpca_features": 256,
+    "buffer": 2_048,
 }
 CPU_ROWS = 200_000  # our CPU path is timed on at most this many rows, then scaled to N
 
@@ -240,20 +243,27 @@ def run(quick=False, library="torch", device=None, repeats=3, log=print):
         X = rng.standard_normal((N, d_fd)).astype(np.float32)
         Xd = asarray(X, np.float32)
         n_cpu = min(N, CPU_ROWS)
-        name = f"FrequentDirections.fit {N:,} x {d_fd}, l = {ell} (float32)"
-        t_ours = _time(lambda: ks.FrequentDirections(sketch_size=ell).fit(Xd), sync, repeats)
-        # the floor: the one GEMM of the exact covariance X^T X (what the sketch approximates)
-        row(name, t_ours, "exact covariance X^T X (one GEMM)", _time(lambda: Xd.T @ Xd, sync, repeats))
-        t_cpu = _time(lambda: ks.FrequentDirections(sketch_size=ell).fit(X[:n_cpu]), lambda: None, 1)
-        row(name, t_ours, f"our CPU path (scaled from {n_cpu:,} rows)", t_cpu * N / n_cpu)
+        t_cov = _time(lambda: Xd.T @ Xd, sync, repeats)
+        for buffer in (None, sizes["buffer"]):  # the papers' 2l-row buffer, and a large one (fewer shrinks)
+            fd = dict(sketch_size=ell, buffer_size=buffer)
+            name = f"FrequentDirections.fit {N:,} x {d_fd}, l = {ell}, buffer {buffer or 2 * ell} (float32)"
+            t_ours = _time(lambda fd=fd: ks.FrequentDirections(**fd).fit(Xd), sync, repeats)
+            # the floor: the one GEMM of the exact covariance X^T X (what the sketch approximates)
+            row(name, t_ours, "exact covariance X^T X (one GEMM)", t_cov)
+            t_cpu = _time(lambda fd=fd: ks.FrequentDirections(**fd).fit(X[:n_cpu]), lambda: None, 1)
+            row(name, t_ours, f"our CPU path (scaled from {n_cpu:,} rows)", t_cpu * N / n_cpu)
         X = X[:, :10].copy()
         Xd = asarray(X, np.float32)
-        skpca = dict(n_components=10, n_random_features=sizes["skpca_features"], sketch_size=ell)
-        skpca.update(bandwidth=float(np.sqrt(20.0)), random_state=0)
-        name = f"StreamingKPCA.fit {N:,} x 10, {skpca['n_random_features']:,} features, l = {ell} (float32)"
-        t_ours = _time(lambda: ks.StreamingKPCA(**skpca).fit(Xd), sync, repeats)
-        t_cpu = _time(lambda: ks.StreamingKPCA(**skpca).fit(X[:n_cpu]), lambda: None, 1)
-        row(name, t_ours, f"our CPU path (scaled from {n_cpu:,} rows)", t_cpu * N / n_cpu)
+        for buffer in (None, sizes["buffer"]):
+            skpca = dict(n_components=10, n_random_features=sizes["skpca_features"], sketch_size=ell)
+            skpca.update(bandwidth=float(np.sqrt(20.0)), random_state=0, buffer_size=buffer)
+            name = (
+                f"StreamingKPCA.fit {N:,} x 10, {skpca['n_random_features']:,} features, l = {ell}, "
+                f"buffer {buffer or 2 * ell} (float32)"
+            )
+            t_ours = _time(lambda skpca=skpca: ks.StreamingKPCA(**skpca).fit(Xd), sync, repeats)
+            t_cpu = _time(lambda skpca=skpca: ks.StreamingKPCA(**skpca).fit(X[:n_cpu]), lambda: None, 1)
+            row(name, t_ours, f"our CPU path (scaled from {n_cpu:,} rows)", t_cpu * N / n_cpu)
     return described, rows
 
 

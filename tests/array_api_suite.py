@@ -68,8 +68,20 @@ ESTIMATORS = {
         n_components=3, n_random_features=32, variant="paired", sketch_size=8, bandwidth=2.0, random_state=0
     ),
     "FrequentDirections": lambda: ks.FrequentDirections(sketch_size=3, n_components=2),
+    "FrequentDirections-buffer": lambda: ks.FrequentDirections(sketch_size=3, n_components=2, buffer_size=64),
+    "StreamingKPCA-buffer": lambda: ks.StreamingKPCA(
+        n_components=3, n_random_features=48, buffer_size=100, bandwidth=2.0, random_state=0
+    ),
 }
-STREAMS = ["FrequentDirections", "StreamingKPCA", "StreamingKPCA-paired", "RFKPCA", "RNCA"]
+STREAMS = [
+    "FrequentDirections",
+    "FrequentDirections-buffer",
+    "StreamingKPCA",
+    "StreamingKPCA-paired",
+    "StreamingKPCA-buffer",
+    "RFKPCA",
+    "RNCA",
+]
 
 
 @pytest.fixture(autouse=True)

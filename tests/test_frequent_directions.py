@@ -148,7 +148,13 @@ def random_splits(draw, n):
 
 
 # ------------------------------------------------------------ sklearn checks
-@parametrize_with_checks([FrequentDirections(), FrequentDirections(sketch_size=4, shrink="half", n_components=2)])
+@parametrize_with_checks(
+    [
+        FrequentDirections(),
+        FrequentDirections(sketch_size=4, shrink="half", n_components=2),
+        FrequentDirections(sketch_size=3, buffer_size=11),
+    ]
+)
 def test_sklearn_compatible(estimator, check):
     check(estimator)
 
@@ -163,13 +169,16 @@ def test_sklearn_compatible(estimator, check):
     shrink=st.sampled_from(["l", "half"]),
     float32=st.booleans(),
     seed=st.integers(0, 2**32 - 1),
+    extra=st.one_of(st.none(), st.integers(0, 40)),
     data=st.data(),
 )
-def test_stream_guarantee_and_split_invariance(kind, n, d, ell, shrink, float32, seed, data):
+def test_stream_guarantee_and_split_invariance(kind, n, d, ell, shrink, float32, seed, extra, data):
     dtype = np.float32 if float32 else np.float64
     A = make_matrix(kind, n, d, seed, dtype)
-    fd_fit = FrequentDirections(sketch_size=ell, shrink=shrink).fit(A)
-    fd_stream = FrequentDirections(sketch_size=ell, shrink=shrink)
+    # buffer_size: the papers' buffer (None) or a larger one; the guarantee holds for every buffer size
+    buffer_size = None if extra is None else (2 * ell if shrink == "l" else ell) + extra
+    fd_fit = FrequentDirections(sketch_size=ell, shrink=shrink, buffer_size=buffer_size).fit(A)
+    fd_stream = FrequentDirections(sketch_size=ell, shrink=shrink, buffer_size=buffer_size)
     cuts = random_splits(data.draw, n)
     for a, b in itertools.pairwise(cuts):
         if b > a:
@@ -459,3 +468,27 @@ def test_bad_data():
         fd.transform(np.ones((2, 4)))
     with pytest.raises(ValueError, match="4 features"):
         fd.partial_fit(np.ones((2, 4)))
+
+
+def test_a_larger_buffer_shrinks_less_often_with_the_same_guarantee():
+    rng = np.random.default_rng(0)
+    A = rng.normal(size=(3000, 30)) * np.linspace(4, 0.1, 30)
+    small = FrequentDirections(sketch_size=8).fit(A)
+    large = FrequentDirections(sketch_size=8, buffer_size=500).fit(A)
+    assert large._buffer.shape == (500, 30) and small._buffer.shape == (16, 30)
+    # a shrink empties at least buffer_size - l + 1 rows
+    assert large._n_shrinks <= 3000 // (500 - 8 + 1) < small._n_shrinks
+    assert_guarantee(large, A, 1e-9)
+    s = np.linalg.svd(A, compute_uv=False)
+    for k in range(8):  # Delta <= ||A - A_k||_F^2 / (l - k), whatever the buffer
+        assert large.error_bound_ <= float(np.sum(s[k:] ** 2)) / (8 - k) * (1 + 1e-9)
+    with pytest.raises(ValueError, match=r"buffer_size must be >= 16"):
+        FrequentDirections(sketch_size=8, buffer_size=10).fit(A)
+    with pytest.raises(ValueError, match=r"buffer_size must be >= 8"):
+        FrequentDirections(sketch_size=8, shrink="half", buffer_size=7).fit(A)
+    with pytest.raises(TypeError, match="buffer_size must be an int"):
+        FrequentDirections(buffer_size=50.0).fit(A)
+    # a saved stream keeps its buffer size and goes on exactly
+    back = FrequentDirections.from_dict(large.to_dict())
+    back.partial_fit(A[:700])
+    np.testing.assert_array_equal(back.get_sketch(), large.partial_fit(A[:700]).get_sketch())

@@ -182,6 +182,17 @@ class FrequentDirections(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Base
         Number of leading right singular vectors of ``B`` used by
         :meth:`transform`; ``None`` means ``min(l, n_features)``.  Must not
         exceed ``l``.
+    buffer_size : int, default=None
+        Rows of the buffer that a shrink empties; None is the papers' ``2l``
+        (``shrink="l"``) or ``l`` (``"half"``).  A larger buffer (at least
+        that) shrinks once every ``buffer_size - l + 1`` rows or more, each
+        shrink on a bigger buffer: far fewer shrinks, each one a few large
+        products.  On a GPU, where a shrink costs a few synchronisations
+        whatever its size, ``buffer_size`` in the thousands makes a stream
+        run at GEMM speed (when ``n_features <= buffer_size`` the shrink
+        diagonalises the ``d x d`` covariance).  The guarantee below is the
+        same for any buffer size (Notes); the sketch itself differs.  Read when the
+        sketch starts.
 
     Attributes
     ----------
@@ -213,6 +224,7 @@ class FrequentDirections(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Base
     opens at least ``c - j + 1`` rows (``l + 1``, resp. ``l - l//2 + 1``).
     The buffer content depends only on the sequence of rows, so any split
     of a stream into :meth:`partial_fit` calls gives bit-identical results.
+    ``buffer_size`` sets ``c`` to a larger value (fewer, bigger shrinks).
 
     **Shrink cost.**  The squared singular values come from the eigenvalues of
     the ``c x c`` Gram ``B B^T`` (or ``B^T B`` when ``d < c``), ``O(c^2 d)``
@@ -298,10 +310,18 @@ class FrequentDirections(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Base
     _dim_param: ClassVar[str | None] = "n_components"
     _size_param: ClassVar[str | None] = "sketch_size"
 
-    def __init__(self, *, sketch_size: int = 20, shrink: str = "l", n_components: int | None = None) -> None:
+    def __init__(
+        self,
+        *,
+        sketch_size: int = 20,
+        shrink: str = "l",
+        n_components: int | None = None,
+        buffer_size: int | None = None,
+    ) -> None:
         self.sketch_size = sketch_size
         self.shrink = shrink
         self.n_components = n_components
+        self.buffer_size = buffer_size
 
     # ------------------------------------------------------------------ params
     def _check_params(self):
@@ -318,13 +338,25 @@ class FrequentDirections(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Base
                 raise TypeError(f"n_components must be an int or None, got {type(k).__name__}")
             if not 1 <= k <= ell:
                 raise ValueError(f"n_components must be in [1, sketch_size={ell}], got {k}")
+        c = self.buffer_size
+        if c is not None:
+            if not isinstance(c, numbers.Integral) or isinstance(c, bool):
+                raise TypeError(f"buffer_size must be an int or None, got {type(c).__name__}")
+            least = 2 * ell if self.shrink == "l" else ell
+            if c < least:
+                raise ValueError(
+                    f"buffer_size must be >= {least} (the papers' buffer for sketch_size={ell}, "
+                    f"shrink={self.shrink!r}) or None, got {c}"
+                )
 
     def _capacity(self, n_features) -> int:
         # An exact sketch compacts to rank <= n_features <= l rows, so it needs
         # more than l rows of buffer to make progress whatever the mode.
         if self.shrink == "l" or self.sketch_size >= n_features:
-            return 2 * self.sketch_size
-        return self.sketch_size
+            default = 2 * self.sketch_size
+        else:
+            default = self.sketch_size
+        return default if self.buffer_size is None else max(default, int(self.buffer_size))
 
     @property
     def _delta_index(self) -> int:

@@ -417,3 +417,32 @@ def test_gram_error_metrics_run_on_the_device(backend):
     assert metrics.kernel_frobenius_error(X, Yn, **kw) == pytest.approx(metrics.kernel_frobenius_error(Xn, Yn, **kw))
     with pytest.raises(ValueError, match="400 rows"):
         metrics.kernel_frobenius_error(X, Y[:10, :], **kw)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("solver", ["arpack", "operator"])
+def test_kernel_pca_lanczos_runs_its_products_on_the_device(solver, backend, monkeypatch):
+    from kernelsketch.decomposition import kernel_pca
+
+    products = []
+    real = kernel_pca._DeviceCentredGram._matmat
+    monkeypatch.setattr(kernel_pca._DeviceCentredGram, "_matmat", lambda self, V: products.append(1) or real(self, V))
+    Xn = np.random.default_rng(10).normal(size=(150, 3))
+    kw = dict(n_components=4, eigen_solver=solver, bandwidth=1.5, random_state=0)
+    with ks.config_context(working_memory=0.05):  # the operator's blocks: many
+        est = ks.KernelPCA(**kw).fit(_asarray(backend, Xn))
+    ref = ks.KernelPCA(**kw).fit(Xn)
+    assert products and est._solver_used == solver and _on(backend, est.eigenvectors_)
+    np.testing.assert_allclose(host_array(est.eigenvalues_), ref.eigenvalues_, rtol=1e-10)
+    np.testing.assert_allclose(host_array(est.eigenvectors_), ref.eigenvectors_, atol=1e-8)
+    np.testing.assert_allclose(host_array(est.explained_variance_ratio_), ref.explained_variance_ratio_, rtol=1e-10)
+    np.testing.assert_allclose(host_array(est.transform(_asarray(backend, Xn))), ref.transform(Xn), atol=1e-8)
+
+
+def test_a_device_gram_that_cannot_fit_is_a_clear_memory_error(monkeypatch):
+    from kernelsketch.kernels import array_api
+
+    monkeypatch.setattr(array_api, "free_device_bytes", lambda xp_, device: 10_000)
+    X = strict.asarray(np.random.default_rng(11).normal(size=(100, 2)))
+    with pytest.raises(MemoryError, match=r"forms the 100 x 100 Gram matrix.*eigen_solver='operator'"):
+        ks.KernelPCA(n_components=2, eigen_solver="dense", bandwidth=1.0).fit(X)

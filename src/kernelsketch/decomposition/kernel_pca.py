@@ -7,6 +7,7 @@ from typing import Any, ClassVar, Self, cast
 
 import numpy as np
 import scipy.sparse as sp
+from scipy.sparse.linalg import LinearOperator
 from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin, _fit_context
 from sklearn.utils.validation import check_is_fitted
 
@@ -235,7 +236,7 @@ class KernelPCA(KernelEstimatorMixin, ClassNamePrefixFeaturesOutMixin, Transform
             solver = "dense"
         if precomputed and solver == "operator":
             solver = "arpack"  # the Gram is given: nothing to recompute
-        if not precomputed and solver != "operator":
+        if not precomputed and solver != "operator" and on_device is None:
             # the formed Gram (n x n float64) and, for "dense" without n_components, as many eigenvectors
             copies = 2 if solver == "dense" and k == n else 1
             check_allocation(
@@ -245,11 +246,28 @@ class KernelPCA(KernelEstimatorMixin, ClassNamePrefixFeaturesOutMixin, Transform
                 "recomputing kernel blocks) with a small n_components, or an approximation that "
                 "never forms it (SubsampleKPCA, Nystroem, RFKPCA)",
             )
+        if on_device is not None and solver in ("dense", "arpack"):
+            from ..kernels.array_api import check_device_allocation
+
+            check_device_allocation(
+                8.0 * n * n * (2 if solver == "dense" else 1),
+                *on_device,
+                f"KernelPCA(eigen_solver={solver!r}) forms the {n} x {n} Gram matrix:",
+                "use eigen_solver='operator' (Lanczos, the Gram's blocks recomputed on the device)",
+            )
         if precomputed:
             K = np.array(X, dtype=np.float64)
             kmax = float(np.max(np.abs(np.diag(K))))
             A, self._fit_row_means, self._fit_total_mean = centered_gram(K)
             trace = float(np.trace(A))
+        elif on_device is not None and solver in ("arpack", "operator"):
+            # Lanczos on the host, every product on the device: the centred Gram formed there
+            # ("arpack") or recomputed block by block ("operator", O(chunk x n) device memory)
+            kdiag = kern.diag(X)
+            kmax = float(np.max(np.abs(kdiag)))
+            A = _DeviceCentredGram(X_device, kern, *on_device, formed=solver == "arpack")
+            self._fit_row_means, self._fit_total_mean = A.row_means, A.total_mean
+            trace = float(np.sum(kdiag, dtype=np.float64)) - n * A.total_mean
         elif solver == "operator":
             A = GramOperator(X, self.kernel_, centered=True)
             self._fit_row_means = np.asarray(A._row_means, dtype=np.float64)
@@ -395,6 +413,64 @@ def _like_state(est, Z):
     if (ns := state_namespace(est)) is None:
         return Z
     return ns[0].asarray(Z, device=ns[1])
+
+
+class _DeviceCentredGram(LinearOperator):
+    """The centred Gram ``H K H`` of a device array as a LinearOperator: products on the device.
+
+    ``formed=True`` keeps ``H K H`` (n x n) on the device; otherwise each product recomputes
+    the Gram's row blocks there, ``(H K H) V = K V - 1 (r^T V) - r (1^T V) + t 1 (1^T V)``
+    with ``r`` the row means and ``t`` their mean. ARPACK (on the host) sees only n x j blocks.
+    """
+
+    def __init__(self, X, kern, xp, device, *, formed):
+        from ..kernels.array_api import gram_row_blocks_xp
+        from ..utils.array_api import to_numpy
+
+        self._xp, self._device, self._kern = xp, device, kern
+        self._X = xp.astype(X, xp.float64)
+        n = self._X.shape[0]
+        self._ones = xp.ones((n, 1), dtype=xp.float64, device=device)
+        if formed:
+            parts = [Gb for _, Gb in gram_row_blocks_xp(kern, self._X, xp)]
+            K = parts[0] if len(parts) == 1 else xp.concat(parts, axis=0)
+            r = xp.mean(K, axis=1)
+            t = xp.mean(r)
+            self._A = K - r[:, None] - r[None, :] + t
+        else:
+            self._A = None
+            r = self._gram_times(self._ones)[:, 0] / n
+            t = xp.mean(r)
+        self._r, self._t = r, float(t)
+        self.row_means, self.total_mean = to_numpy(r, xp), float(t)
+        super().__init__(dtype=np.float64, shape=(n, n))
+
+    def _gram_times(self, Vd):
+        from ..kernels.array_api import gram_row_blocks_xp
+
+        xp = self._xp
+        parts = [Gb @ Vd for _, Gb in gram_row_blocks_xp(self._kern, self._X, xp, 8 * Vd.shape[1])]
+        return parts[0] if len(parts) == 1 else xp.concat(parts, axis=0)
+
+    def _matmat(self, V):
+        from ..utils.array_api import to_numpy
+
+        xp = self._xp
+        V = np.asarray(V, dtype=np.float64)
+        V = V[:, None] if V.ndim == 1 else V
+        Vd = xp.asarray(np.ascontiguousarray(V), device=self._device)
+        if self._A is not None:
+            return to_numpy(self._A @ Vd, xp)
+        s = xp.sum(Vd, axis=0)[None, :]  # 1^T V
+        rV = xp.matrix_transpose(self._r[:, None]) @ Vd  # r^T V
+        out = self._gram_times(Vd) - self._ones @ rV - self._r[:, None] * s + self._t * (self._ones @ s)
+        return to_numpy(out, xp)
+
+    def _matvec(self, v):
+        return self._matmat(np.asarray(v).reshape(-1, 1)).ravel()
+
+    def _adjoint(self):
+        return self
 
 
 def _dense_eigh_on_device(X, kern, k, xp, device):

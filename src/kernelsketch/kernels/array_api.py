@@ -37,6 +37,7 @@ from ..utils.array_api import array_namespace, to_numpy  # noqa: F401 (re-export
 from ..utils.chunking import gen_row_slices, get_chunk_n_rows
 
 __all__ = [
+    "check_device_allocation",
     "gram_row_blocks_xp",
     "landmark_map_xp",
     "linear_project_xp",
@@ -74,6 +75,16 @@ def free_device_bytes(xp, device) -> int | None:
     except Exception:  # a driver query that fails must not fail the computation: the host budget applies
         return None
     return None
+
+
+def check_device_allocation(nbytes, xp, device, what, alternative) -> None:
+    """A clear ``MemoryError`` before a whole-array allocation on the device that cannot fit
+    its free memory (when the library reports it), never the driver's opaque out-of-memory error."""
+    free = free_device_bytes(xp, device)
+    if free is not None and nbytes > free:
+        raise MemoryError(
+            f"{what} {nbytes / 2**30:.2f} GiB on the device, which has {free / 2**30:.2f} GiB free; {alternative}"
+        )
 
 
 def _chunk_rows(n, bytes_per_row, xp=None, device=None):

@@ -346,11 +346,9 @@ def test_scikit_learn_array_api_checks(estimator, check):
     check(estimator)
 
 
-@pytest.mark.parametrize("name", ["Nystroem", "KernelJL", "SubsampleKPCA"])
-def test_a_landmark_fit_brings_only_the_landmark_rows_to_the_host(name, monkeypatch):
-    import kernelsketch.maps.landmark_estimator as le
+def _count_host_copies(monkeypatch, *modules):
+    """The rows of every device-to-host copy (``to_numpy``) made through ``modules``, as they happen."""
     import kernelsketch.utils.array_api as aa
-    import kernelsketch.utils.validation as va
 
     copied = []
     real = aa.to_numpy
@@ -359,8 +357,17 @@ def test_a_landmark_fit_brings_only_the_landmark_rows_to_the_host(name, monkeypa
         copied.append(A.shape[0] if A.ndim else 1)
         return real(A, xp)
 
-    for module in (aa, le, va):
+    for module in (aa, *modules):
         monkeypatch.setattr(module, "to_numpy", spy)
+    return copied
+
+
+@pytest.mark.parametrize("name", ["Nystroem", "KernelJL", "SubsampleKPCA"])
+def test_a_landmark_fit_brings_only_the_landmark_rows_to_the_host(name, monkeypatch):
+    import kernelsketch.maps.landmark_estimator as le
+    import kernelsketch.utils.validation as va
+
+    copied = _count_host_copies(monkeypatch, le, va)
     Xn = np.random.default_rng(7).normal(size=(5000, 3))
     make = lambda: ESTIMATORS[name]().set_params(bandwidth=1.5)  # noqa: E731 - a numeric bandwidth: no heuristic
     est = make().fit(strict.asarray(Xn))
@@ -377,17 +384,8 @@ def test_a_landmark_fit_brings_only_the_landmark_rows_to_the_host(name, monkeypa
 @pytest.mark.parametrize("method", ["median", "percentile", "mean_sq"])
 def test_bandwidth_heuristics_read_only_their_sample_from_the_device(method, monkeypatch):
     import kernelsketch.kernels.bandwidth as bw
-    import kernelsketch.utils.array_api as aa
 
-    copied = []
-    real = aa.to_numpy
-
-    def spy(A, xp):
-        copied.append(A.shape[0] if A.ndim else 1)
-        return real(A, xp)
-
-    for module in (aa, bw):
-        monkeypatch.setattr(module, "to_numpy", spy)
+    copied = _count_host_copies(monkeypatch, bw)
     Xn = np.random.default_rng(9).normal(size=(400_000, 2))
     h = ks.estimate_bandwidth(strict.asarray(Xn), method, random_state=3)
     assert h == pytest.approx(ks.estimate_bandwidth(Xn, method, random_state=3), rel=1e-12)

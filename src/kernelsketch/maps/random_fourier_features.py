@@ -17,7 +17,7 @@ from ..utils.array_api import array_namespace, fitted_namespace, host_array, mov
 from ..utils.chunking import gen_row_slices, get_chunk_n_rows
 from ..utils.dispatch import maybe_dask_transform
 from ..utils.estimator_checks import Interval, StrOptions, output_dtype
-from ..utils.validation import check_input, derive_seed
+from ..utils.validation import check_input, check_input_xp, derive_seed
 from .fast_cosine import fast_cos_sin
 
 VARIANTS = ("cos", "paired")
@@ -279,8 +279,10 @@ class RandomFourierFeatures(KernelEstimatorMixin, ClassNamePrefixFeaturesOutMixi
     def fit(self, X: ArrayLike, y: object = None) -> Self:
         """Draw the frequencies and phases (X sets the dimension and the heuristic bandwidth)."""
         self._check_feature_params()
-        on_device = array_namespace(X)
-        X = check_input(X, accept_sparse=("csr",), estimator=self, reset=True)
+        if (on_device := array_namespace(X)) is not None:  # validated on its device: no host copy
+            X = check_input_xp(X, on_device[0], estimator=self, reset=True)
+        else:
+            X = check_input(X, accept_sparse=("csr",), estimator=self, reset=True)
         self.seed_ = derive_seed(self.random_state)
         self.kernel_ = make_kernel(self.kernel, self.bandwidth, None, X, random_state=self.seed_, gamma=self.gamma)
         self.random_weights_, self.random_offset_ = sample_random_features(

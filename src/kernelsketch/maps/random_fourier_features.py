@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import numbers
-from typing import ClassVar, Self
+from typing import Any, ClassVar, Self
 
 import numpy as np
 import scipy.sparse as sp
@@ -279,15 +279,16 @@ class RandomFourierFeatures(KernelEstimatorMixin, ClassNamePrefixFeaturesOutMixi
     def fit(self, X: ArrayLike, y: object = None) -> Self:
         """Draw the frequencies and phases (X sets the dimension and the heuristic bandwidth)."""
         self._check_feature_params()
+        A: Any
         if (on_device := array_namespace(X)) is not None:  # validated on its device: no host copy
-            X = check_input_xp(X, on_device[0], estimator=self, reset=True)
+            A = check_input_xp(X, on_device[0], estimator=self, reset=True)
         else:
-            X = check_input(X, accept_sparse=("csr",), estimator=self, reset=True)
+            A = check_input(X, accept_sparse=("csr",), estimator=self, reset=True)
         self.seed_ = derive_seed(self.random_state)
-        self.kernel_ = make_kernel(self.kernel, self.bandwidth, None, X, random_state=self.seed_, gamma=self.gamma)
+        self.kernel_ = make_kernel(self.kernel, self.bandwidth, None, A, random_state=self.seed_, gamma=self.gamma)
         self.random_weights_, self.random_offset_ = sample_random_features(
             self.kernel_,
-            X.shape[1],
+            A.shape[1],
             self.n_random_features,
             variant=self.variant,
             orthogonal=self.orthogonal,

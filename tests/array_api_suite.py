@@ -444,3 +444,18 @@ def test_a_device_gram_that_cannot_fit_is_a_clear_memory_error(monkeypatch):
     X = strict.asarray(np.random.default_rng(11).normal(size=(100, 2)))
     with pytest.raises(MemoryError, match=r"forms the 100 x 100 Gram matrix.*eigen_solver='operator'"):
         ks.KernelPCA(n_components=2, eigen_solver="dense", bandwidth=1.0).fit(X)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_nystroem_stream_of_device_blocks_lives_on_the_device(backend):
+    # the reservoir of landmark rows is host bookkeeping; the fitted map follows the stream's device
+    Xn = np.random.default_rng(12).normal(size=(600, 3))
+    dev, host = (ks.Nystroem(n_landmarks=40, bandwidth=1.5, random_state=0) for _ in range(2))
+    for rows in (slice(0, 250), slice(250, 600)):
+        dev.partial_fit(_asarray(backend, Xn[rows]))
+        host.partial_fit(Xn[rows])
+        assert _on(backend, dev.landmarks_) and _on(backend, dev.projection_)
+    np.testing.assert_array_equal(host_array(dev.landmark_indices_), host.landmark_indices_)
+    np.testing.assert_allclose(host_array(dev.transform(_asarray(backend, Xn))), host.transform(Xn), atol=1e-12)
+    with pytest.raises(ValueError, match=r"Nystroem.partial_fit\(\) must use the same namespace"):
+        dev.partial_fit(Xn[:10])

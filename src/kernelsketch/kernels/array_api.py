@@ -19,7 +19,7 @@ free memory when the library reports it (:func:`free_device_bytes`):
 
 The Gaussian block is one GEMM that produces the exponent
 (``[2A/h^2, -|a|^2/h^2, 1] @ [Y, 1, -|y|^2/h^2]^T``) followed by a clip and ``exp``, in place
-for PyTorch and CuPy; the random Fourier phase joins its GEMM the same way. Each block is
+for PyTorch; the random Fourier phase joins its GEMM the same way. Each block is
 touched as few times as the array API allows (``benchmarks/gpu.py`` measures it against the
 device's GEMM + exp floor).
 
@@ -150,30 +150,18 @@ def _block(kern, xp, Xc, Y, prep):
 
 
 def _exp_nonpositive(E, xp):
-    """``exp(min(E, 0))``, in place for PyTorch and CuPy (no second block allocated; the array API
-    has no in-place functions), else through the namespace's own functions."""
+    """``exp(min(E, 0))``, in place for PyTorch (no second block allocated; the array API has no
+    in-place functions), else through the namespace's own functions."""
     if hasattr(E, "clamp_") and hasattr(E, "exp_"):  # torch.Tensor
         return E.clamp_(max=0.0).exp_()
-    if type(E).__module__.startswith("cupy"):
-        import cupy
-
-        cupy.minimum(E, 0.0, out=E)
-        return cupy.exp(E, out=E)
     return xp.exp(xp.clip(E, max=0.0))
 
 
 def _cos_scaled(T, scale, xp):
-    """``scale * cos(T)``, in place for PyTorch and CuPy (as :func:`_exp_nonpositive`)."""
+    """``scale * cos(T)``, in place for PyTorch (as :func:`_exp_nonpositive`)."""
     if hasattr(T, "cos_") and hasattr(T, "mul_"):  # torch.Tensor
         T = T.cos_()
         return T if scale == 1.0 else T.mul_(scale)
-    if type(T).__module__.startswith("cupy"):
-        import cupy
-
-        cupy.cos(T, out=T)
-        if scale != 1.0:
-            cupy.multiply(T, scale, out=T)
-        return T
     C = xp.cos(T)
     return C if scale == 1.0 else C * scale
 

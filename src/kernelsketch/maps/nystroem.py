@@ -13,7 +13,7 @@ from sklearn.utils.validation import check_is_fitted
 from .._typing import ArrayLike, BandwidthLike, FloatArray, KernelLike, KernelParams, RandomStateLike
 from ..kernels.blocks import kernel_blocks, pairwise_kernel
 from ..kernels.selection import KERNEL_CONSTRAINTS, KernelEstimatorMixin
-from ..utils.array_api import host_array, host_rows
+from ..utils.array_api import array_namespace, fitted_namespace, host_array, host_rows, move_state_to
 from ..utils.eigen import canonical_eigenvectors, drop_noise_eigenpairs, landmark_solver, top_eigenpairs
 from ..utils.estimator_checks import Interval, StrOptions
 from ..utils.validation import check_input, check_n_features
@@ -235,6 +235,9 @@ class Nystroem(
         their number.
         """
         first = getattr(self, "_sampler", None) is None
+        if not first:
+            fitted_namespace(self, X, "partial_fit")  # under dispatch: the stream's namespace and device
+        on_device = array_namespace(X)  # the reservoir is on the host; the fitted map follows the stream's device
         if first:
             if self.landmarks is not None:
                 raise ValueError(
@@ -251,7 +254,10 @@ class Nystroem(
                 raise TypeError("partial_fit blocks must all be dense or all CSR")
         sampler.partial_fit(X)
         self.n_samples_seen_ = sampler.n_seen_
-        return self._factor(sampler.sample_, sampler.sample_indices_, partial=True)
+        self._factor(sampler.sample_, sampler.sample_indices_, partial=True)
+        if on_device is not None:
+            move_state_to(self, *on_device)
+        return self
 
     def _factor(self, L, idx, partial):
         """Rank-r eigendecomposition of the landmark Gram and the projection ``U_r Lambda_r^{-1/2}``."""

@@ -295,16 +295,17 @@ def linear_project_xp(X, components, xp):
 def to_device(arrays, xp, device):
     """A fitted model's state (``arrays``; None kept) as ``xp`` arrays on ``device``, for one transform.
 
-    State fitted on that device is used as it is; host state (a NumPy fit) is sent with
-    the call -- it is small next to the data.
+    State fitted on that device is used as it is (the estimators refuse input of another
+    device under ``array_api_dispatch``); derived host arrays (a projection computed on the
+    host from the state) are sent with the call -- they are small next to the data.
     """
-    from sklearn.utils._array_api import move_to
+    from ..utils.array_api import _move_device_array
 
     def one(a):
         if a is None:
             return None
         if isinstance(a, np.ndarray):
             return xp.asarray(np.ascontiguousarray(a), device=device)
-        return move_to(a, xp=xp, device=device)  # state already on a device (fitted there)
+        return _move_device_array(a, xp, device)
 
     return tuple(one(a) for a in arrays)

@@ -68,28 +68,46 @@ def host_array(a):
     array-API array (PyTorch, CuPy, ...) is copied to the host, whatever the dispatch setting."""
     if not is_device_array(a):
         return a
-    from sklearn.externals.array_api_compat import array_namespace as compat_namespace
+    return to_numpy(a, _compat().array_namespace(a))
 
-    return to_numpy(a, compat_namespace(a))
+
+def _compat():
+    """array-api-compat: scikit-learn's vendored copy (1.6 and later), else the package, else None."""
+    try:
+        from sklearn.externals import array_api_compat
+    except ImportError:  # pragma: no cover - scikit-learn < 1.6
+        try:
+            import array_api_compat
+        except ImportError:
+            return None
+    return array_api_compat
 
 
 def is_device_array(a) -> bool:
     """Whether ``a`` is an array of another library than NumPy (PyTorch, CuPy, array-api-strict, ...)."""
     if a is None or isinstance(a, np.ndarray | np.generic | list | tuple | dict | str | bytes | int | float):
         return False
-    from sklearn.externals.array_api_compat import is_array_api_obj, is_numpy_array
+    if (compat := _compat()) is None:  # pragma: no cover - no array-api-compat at all
+        return hasattr(a, "__array_namespace__")
+    return bool(compat.is_array_api_obj(a)) and not compat.is_numpy_array(a)
 
-    return bool(is_array_api_obj(a)) and not is_numpy_array(a)
+
+def _move_device_array(A, xp, device):
+    """A device array ``A`` in namespace ``xp`` on ``device``: scikit-learn's ``move_to`` (DLPack, no
+    host round trip where the libraries allow it), else through the host."""
+    try:
+        from sklearn.utils._array_api import move_to
+    except ImportError:  # pragma: no cover - scikit-learn without move_to
+        return xp.asarray(host_array(A), device=device)
+    return move_to(A, xp=xp, device=device)
 
 
 def namespace_of(a) -> tuple[Any, Any] | None:
     """``(xp, device)`` of one non-NumPy array (whatever the dispatch setting); None for NumPy and non-arrays."""
     if not is_device_array(a):
         return None
-    from sklearn.externals.array_api_compat import array_namespace as compat_namespace
-    from sklearn.externals.array_api_compat import device as compat_device
-
-    return compat_namespace(a), compat_device(a)
+    compat = _compat()
+    return compat.array_namespace(a), compat.device(a)
 
 
 def _is_estimator(value) -> bool:
@@ -140,9 +158,7 @@ def like(A, ref):
         return host_array(A)
     if namespace_of(A) is None:
         return ns[0].asarray(np.ascontiguousarray(A), device=ns[1])
-    from sklearn.utils._array_api import move_to
-
-    return move_to(A, xp=ns[0], device=ns[1])
+    return _move_device_array(A, ns[0], ns[1])
 
 
 def _same_place(a, b) -> bool:
@@ -179,8 +195,7 @@ def resolve_namespace(xp) -> Any:
     array-API-compatible wrappers (``array_api_compat``) where the library needs one."""
     import importlib
 
-    from sklearn.externals import array_api_compat
-
+    array_api_compat = _compat()
     if isinstance(xp, str):
         try:
             module = importlib.import_module(xp)
@@ -204,9 +219,7 @@ def _move(value, xp, device):
     if isinstance(value, np.ndarray) and value.dtype.kind in "biuf":
         return xp.asarray(np.ascontiguousarray(value), device=device)
     if namespace_of(value) is not None:
-        from sklearn.utils._array_api import move_to
-
-        return move_to(value, xp=xp, device=device)
+        return _move_device_array(value, xp, device)
     return value
 
 

@@ -459,3 +459,19 @@ def test_a_nystroem_stream_of_device_blocks_lives_on_the_device(backend):
     np.testing.assert_allclose(host_array(dev.transform(_asarray(backend, Xn))), host.transform(Xn), atol=1e-12)
     with pytest.raises(ValueError, match=r"Nystroem.partial_fit\(\) must use the same namespace"):
         dev.partial_fit(Xn[:10])
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("d", [5, 40])  # the covariance route (d <= buffer) and the Gram route
+def test_frequent_directions_shrinks_with_a_device_eigh_when_the_gram_is_large(d, backend, monkeypatch):
+    from kernelsketch.sketches import frequent_directions
+
+    monkeypatch.setattr(frequent_directions, "DEVICE_EIGH_MIN", 2)  # every shrink diagonalises on the device
+    rng = np.random.default_rng(13)
+    A = rng.normal(size=(700, d)) * np.linspace(3, 0.2, d)
+    dev = ks.FrequentDirections(sketch_size=4, n_components=3).fit(_asarray(backend, A))
+    host = ks.FrequentDirections(sketch_size=4, n_components=3).fit(A)
+    assert dev._n_shrinks == host._n_shrinks > 50
+    assert dev.error_bound_ == pytest.approx(host.error_bound_, rel=1e-9)
+    np.testing.assert_allclose(host_array(dev.get_sketch()), host.get_sketch(), atol=1e-8)
+    np.testing.assert_allclose(host_array(dev.transform(_asarray(backend, A))), host.transform(A), atol=1e-8)

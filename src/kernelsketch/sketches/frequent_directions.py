@@ -85,33 +85,57 @@ def _shrink_rows(B, delta_index, exact):
     return coef.astype(B.dtype, copy=False) @ B, delta
 
 
-def _shrink_rows_device(B, delta_index, exact, xp):
-    """:func:`_shrink_rows` for a buffer on a device: the products there, the small ``eigh`` on the host.
+#: Grams at least this large are diagonalised on the device (a big buffer, or many features);
+#: smaller ones on the host, where LAPACK's ``eigh`` beats a device launch and sync
+DEVICE_EIGH_MIN = 384
 
-    The Gram (``O(c^2 d)``) and the new rows (``O(c k d)``) are computed on the device;
-    only the ``c x c`` (or ``d x d``) Gram comes to the host for the same LAPACK ``eigh``
-    as the host route, so both routes take the same decisions (kept directions, fallback).
+
+def _shrink_rows_device(B, delta_index, exact, xp):
+    """:func:`_shrink_rows` for a buffer on a device.
+
+    The Gram (``O(c^2 d)``) and the new rows (``O(c k d)``) are computed on the device. A
+    Gram smaller than :data:`DEVICE_EIGH_MIN` comes to the host for the same LAPACK ``eigh``
+    as the host route (both routes then take the same decisions); a larger one is
+    diagonalised on the device and only its eigenvalues come back. Eigenvector signs are
+    fixed the same way on both sides.
     """
     r, d = B.shape
+    device = B.device
     B64 = xp.astype(B, xp.float64)
     use_covariance = d <= r
     G = xp.matrix_transpose(B64) @ B64 if use_covariance else B64 @ xp.matrix_transpose(B64)
-    G = to_numpy(G, xp)
-    require_finite(G, "Frequent Directions buffer's Gram")
-    lam, vec = np.linalg.eigh(G)
-    lam = np.clip(lam[::-1], 0.0, None)
-    vec = _fixed_signs(vec[:, ::-1])
+    if G.shape[0] >= DEVICE_EIGH_MIN:
+        if not bool(xp.all(xp.isfinite(G))):
+            require_finite(to_numpy(G, xp), "Frequent Directions buffer's Gram")
+        lam_d, vec = xp.linalg.eigh(G)
+        lam = np.clip(to_numpy(lam_d, xp)[::-1], 0.0, None)
+        vec = _fixed_signs_xp(xp.flip(vec, axis=1), xp)
+    else:
+        Gh = to_numpy(G, xp)
+        require_finite(Gh, "Frequent Directions buffer's Gram")
+        lam, vec_h = np.linalg.eigh(Gh)
+        lam = np.clip(lam[::-1], 0.0, None)
+        vec = xp.asarray(np.ascontiguousarray(_fixed_signs(vec_h[:, ::-1])), device=device)
     delta, keep = _shrink_threshold(lam, delta_index, exact, r)
-    device = B.device
     if keep and lam[0] > _GRAM_MAX_CONDITION * lam[keep - 1]:
         rows, delta = _shrink_rows_svd(to_numpy(B64, xp), delta_index, exact)
         return xp.astype(xp.asarray(rows, device=device), B.dtype), delta
-    scale = np.sqrt(lam[:keep] - delta)
+    scale = xp.asarray(np.sqrt(lam[:keep] - delta), device=device)
     if use_covariance:
-        rows = np.ascontiguousarray((vec[:, :keep] * scale).T)
-        return xp.astype(xp.asarray(rows, device=device), B.dtype), delta
-    coef = np.ascontiguousarray((vec[:, :keep] * (scale / np.sqrt(lam[:keep]))).T)
-    return xp.astype(xp.asarray(coef, device=device), B.dtype) @ B, delta
+        return xp.astype(xp.matrix_transpose(vec[:, :keep] * scale[None, :]), B.dtype), delta
+    inv = xp.asarray(1.0 / np.sqrt(lam[:keep]), device=device)
+    coef = xp.matrix_transpose(vec[:, :keep] * (scale * inv)[None, :])
+    return xp.astype(coef, B.dtype) @ B, delta
+
+
+def _fixed_signs_xp(vec, xp):
+    """:func:`_fixed_signs` on a device: each column's largest-|.| entry made positive."""
+    if vec.shape[1] == 0:
+        return vec
+    top = xp.argmax(xp.abs(vec), axis=0)
+    picked = xp.take_along_axis(vec, top[None, :], axis=0)[0, :]
+    signs = xp.where(picked < 0, -xp.ones_like(picked), xp.ones_like(picked))
+    return vec * signs[None, :]
 
 
 def _fixed_signs(vec):

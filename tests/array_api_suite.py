@@ -475,3 +475,17 @@ def test_frequent_directions_shrinks_with_a_device_eigh_when_the_gram_is_large(d
     assert dev.error_bound_ == pytest.approx(host.error_bound_, rel=1e-9)
     np.testing.assert_allclose(host_array(dev.get_sketch()), host.get_sketch(), atol=1e-8)
     np.testing.assert_allclose(host_array(dev.transform(_asarray(backend, A))), host.transform(A), atol=1e-8)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_fitted_pipeline_moves_to_a_device_as_a_whole(backend):
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+
+    Xn = np.random.default_rng(14).normal(size=(300, 4)) * 3 + 1
+    pipe = make_pipeline(StandardScaler(), ks.Nystroem(n_landmarks=30, bandwidth=2.0, random_state=0)).fit(Xn)
+    moved = ks.move_estimator_to(pipe, backend[0], backend[1])
+    Z = moved.transform(_asarray(backend, Xn))
+    assert _on(backend, Z) and _on(backend, moved[0].mean_) and _on(backend, moved[1].landmarks_)
+    np.testing.assert_allclose(host_array(Z), pipe.transform(Xn), atol=1e-12)
+    assert isinstance(pipe[1].landmarks_, np.ndarray)  # the original is unchanged

@@ -274,11 +274,16 @@ def move_estimator_to(estimator, xp, device=None):
     for est in [s for _, s in steps] if steps is not None else [moved]:
         if est is None or isinstance(est, str):
             continue
-        if not hasattr(type(est), "_persistent_state"):
-            raise TypeError(
-                f"{type(est).__name__} is not a kernelsketch estimator: only their fitted state can be moved"
-            )
-        move_state_to(est, xp, device)
+        if hasattr(type(est), "_persistent_state"):
+            move_state_to(est, xp, device)
+            continue
+        # another library's step (a scikit-learn scaler, ...): its numeric array attributes, as
+        # scikit-learn's own array-API estimators keep them
+        if not hasattr(est, "get_params"):
+            raise TypeError(f"cannot move {type(est).__name__}: not an estimator")
+        for name, value in list(vars(est).items()):
+            if (isinstance(value, np.ndarray) and value.dtype.kind in "biuf") or is_device_array(value):
+                setattr(est, name, _move(value, xp, device))
     return moved
 
 

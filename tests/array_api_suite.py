@@ -6,10 +6,12 @@ before scipy is imported, so not in the main test process) and
 
 What is checked, on every backend: a fit on device input equals the NumPy fit (the same
 random draws) and keeps its fitted state on that device; transforms stay in the input's
-namespace, device and dtype; streams (``partial_fit``, ``merge``) run on the device and
-equal the host stream; scikit-learn's own array-API estimator checks pass; input of another
+namespace, device and dtype; streams (``partial_fit``, ``merge``, a save and a load onto
+the device in between) run on the device and equal the host stream; KernelPCA's solvers,
+the bandwidth heuristics and the Gram-error metrics run there and copy only what they say
+to the host; scikit-learn's own array-API estimator checks pass; input of another
 namespace or device than the model's is refused (scikit-learn's rule) and
-:func:`kernelsketch.move_estimator_to` / ``ks.load(xp=, device=)`` move a model.
+:func:`kernelsketch.move_estimator_to` / ``ks.load(xp=, device=)`` move a model or Pipeline.
 """
 
 import os
@@ -489,3 +491,17 @@ def test_a_fitted_pipeline_moves_to_a_device_as_a_whole(backend):
     assert _on(backend, Z) and _on(backend, moved[0].mean_) and _on(backend, moved[1].landmarks_)
     np.testing.assert_allclose(host_array(Z), pipe.transform(Xn), atol=1e-12)
     assert isinstance(pipe[1].landmarks_, np.ndarray)  # the original is unchanged
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("name", ["StreamingKPCA", "RFKPCA", "FrequentDirections"])
+def test_a_saved_device_stream_loads_onto_a_device_and_goes_on(name, backend, tmp_path):
+    rng = np.random.default_rng(15)
+    Xn = rng.normal(size=(400, 4)) @ rng.normal(size=(4, 4))
+    dev = ESTIMATORS[name]().partial_fit(_asarray(backend, Xn[:200]))
+    path = ks.save(dev, tmp_path / "stream.ksm")
+    back = ks.load(path, xp=backend[0], device=backend[1])
+    assert state_namespace(back) is not None and _on(backend, back.transform(_asarray(backend, Xn[:3])))
+    back.partial_fit(_asarray(backend, Xn[200:]))
+    host = ESTIMATORS[name]().partial_fit(Xn[:200]).partial_fit(Xn[200:])
+    np.testing.assert_allclose(host_array(back.transform(_asarray(backend, Xn))), host.transform(Xn), atol=1e-8)

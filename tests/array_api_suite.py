@@ -317,6 +317,7 @@ SKLEARN_ESTIMATORS = [
     ks.RNCA(n_components=3, n_random_features=16),
     ks.StreamingKPCA(n_components=3, n_random_features=16, sketch_size=6),
     ks.FrequentDirections(sketch_size=4, n_components=3),
+    ks.NystroemKernelKMeans(n_clusters=3, n_landmarks=10, n_init=2),
 ]
 SKLEARN_CHECKS = [
     pytest.param(
@@ -332,7 +333,7 @@ def test_every_array_api_estimator_is_checked_by_scikit_learn():
     assert {type(e).__name__ for e in SKLEARN_ESTIMATORS} == {
         name for name in ks.__all__ if getattr(getattr(ks, name), "__sklearn_tags__", None) and _declares(name)
     }
-    assert len(SKLEARN_CHECKS) >= 9 * 8
+    assert len(SKLEARN_CHECKS) >= 10 * 8
 
 
 def _declares(name):
@@ -505,3 +506,21 @@ def test_a_saved_device_stream_loads_onto_a_device_and_goes_on(name, backend, tm
     back.partial_fit(_asarray(backend, Xn[200:]))
     host = ESTIMATORS[name]().partial_fit(Xn[:200]).partial_fit(Xn[200:])
     np.testing.assert_allclose(host_array(back.transform(_asarray(backend, Xn))), host.transform(Xn), atol=1e-8)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_kernel_kmeans_embeds_and_assigns_on_the_device(backend):
+    from sklearn.datasets import make_blobs
+
+    Xn, _ = make_blobs(n_samples=600, centers=4, n_features=3, random_state=0)
+    kw = dict(n_clusters=4, n_landmarks=60, bandwidth=3.0, n_init=3, random_state=0)
+    X = _asarray(backend, Xn)
+    est, ref = ks.NystroemKernelKMeans(**kw).fit(X), ks.NystroemKernelKMeans(**kw).fit(Xn)
+    assert _on(backend, est.labels_) and _on(backend, est.cluster_centers_) and _on(backend, est.nystroem_.landmarks_)
+    np.testing.assert_array_equal(host_array(est.labels_), ref.labels_)
+    labels = est.predict(X)
+    assert _on(backend, labels) and labels.dtype == backend[0].int32
+    np.testing.assert_array_equal(host_array(labels), ref.predict(Xn))
+    np.testing.assert_allclose(host_array(est.transform(X)), ref.transform(Xn), atol=1e-10)
+    assert est.score(X) == pytest.approx(ref.score(Xn), rel=1e-9)
+    assert _on(backend, est.fit_predict(X))

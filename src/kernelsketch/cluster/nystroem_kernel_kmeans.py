@@ -22,9 +22,10 @@ from .._typing import ArrayLike, BandwidthLike, FloatArray, KernelLike, KernelPa
 from ..kernels.selection import KERNEL_CONSTRAINTS, KernelEstimatorMixin
 from ..maps.landmarks import resolve_n_landmarks
 from ..maps.nystroem import Nystroem
+from ..utils.array_api import array_namespace, fitted_namespace, move_state_to, to_numpy
 from ..utils.dispatch import maybe_dask_transform
 from ..utils.estimator_checks import Interval, StrOptions
-from ..utils.validation import check_input, check_random_state
+from ..utils.validation import check_input, check_input_xp, check_random_state
 
 
 class NystroemKernelKMeans(
@@ -159,6 +160,8 @@ class NystroemKernelKMeans(
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X: ArrayLike, y: object = None) -> Self:
         """Embed X with rank-d Nystroem, then run k-means. Returns self."""
+        if (on_device := array_namespace(X)) is not None:  # a PyTorch / CuPy / ... array
+            return self._fit_on_device(X, *on_device)
         X = check_input(X, accept_sparse=("csr",), estimator=self, reset=True)
         nystroem, seed_km = self._plan_embedding(X.shape[0])
         with self._embedding_warnings():
@@ -166,6 +169,24 @@ class NystroemKernelKMeans(
         self.n_features_in_ = X.shape[1]
         self._fit_clusters(self.nystroem_.transform(X), seed_km)
         return self
+
+    def _fit_on_device(self, X, xp, device):
+        """``fit`` of a device array: the embedding's fit and map on the device (Nystroem's device
+        route); k-means itself (scikit-learn's, the host fit's) on the embedded rows, copied to
+        the host (``N x d``, d = 10 k by default); the fitted model then lives on the device."""
+        X = check_input_xp(X, xp, estimator=self, reset=True)
+        nystroem, seed_km = self._plan_embedding(X.shape[0])
+        with self._embedding_warnings():
+            self.nystroem_ = nystroem.fit(X)
+        self._fit_clusters(to_numpy(self.nystroem_.transform(X), xp), seed_km)
+        move_state_to(self, xp, device)
+        return self
+
+    def _assign_on_device(self, X, xp):
+        """(embedding, squared distances to the centres up to each row's constant ``|e|^2``) on the device."""
+        E = self.nystroem_.transform(X)
+        C = xp.astype(self.cluster_centers_, E.dtype)
+        return E, xp.sum(C * C, axis=1)[None, :] - 2.0 * (E @ xp.matrix_transpose(C))
 
     def _plan_embedding(self, N):
         """The unfitted Nystroem embedding of ``N`` rows and k-means' seed, in fit's order of draws.
@@ -224,6 +245,8 @@ class NystroemKernelKMeans(
         if (Z := maybe_dask_transform(self, X)) is not None:  # a dask array: map over its blocks
             return Z
         check_is_fitted(self)
+        if fitted_namespace(self, X, "transform") is not None:  # on the model's device
+            return self.nystroem_.transform(X)
         X = check_input(X, accept_sparse=("csr",), estimator=self, reset=False)
         return self.nystroem_.transform(X)
 
@@ -232,6 +255,9 @@ class NystroemKernelKMeans(
         if (Z := maybe_dask_transform(self, X, method="predict")) is not None:  # a dask array: map over its blocks
             return Z
         check_is_fitted(self)
+        if (ns := fitted_namespace(self, X, "predict")) is not None:  # nearest centre on the model's device
+            _, D = self._assign_on_device(X, ns[0])
+            return ns[0].astype(ns[0].argmin(D, axis=1), ns[0].int32)  # KMeans.predict's dtype
         return self.kmeans_.predict(self.transform(X))
 
     @property
@@ -250,10 +276,16 @@ class NystroemKernelKMeans(
         embedding spaces themselves differ.
         """
         check_is_fitted(self)
+        if (ns := fitted_namespace(self, X, "score")) is not None:  # on the model's device
+            xp = ns[0]
+            E, D = self._assign_on_device(X, xp)
+            E64, D64 = xp.astype(E, xp.float64), xp.astype(D, xp.float64)
+            return -float(xp.sum(xp.sum(E64 * E64, axis=1) + xp.min(D64, axis=1)))
         return float(self.kmeans_.score(self.transform(X)))
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
+        tags.array_api_support = True  # PyTorch / CuPy / ... input under array_api_dispatch
         tags.input_tags.sparse = True
         tags.transformer_tags.preserves_dtype = ["float64", "float32"]
         return tags

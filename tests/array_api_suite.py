@@ -464,6 +464,22 @@ def test_a_nystroem_stream_of_device_blocks_lives_on_the_device(backend):
         dev.partial_fit(Xn[:10])
 
 
+def test_a_nystroem_stream_copies_only_the_rows_its_reservoir_keeps(monkeypatch):
+    import kernelsketch.maps.landmark_estimator as le
+
+    copied = _count_host_copies(monkeypatch, le)  # and utils.array_api's host_rows, which the reservoir uses
+    Xn = np.random.default_rng(16).normal(size=(20_000, 3))
+    dev = ks.Nystroem(n_landmarks=40, bandwidth=1.5, random_state=0)
+    for start in range(0, 20_000, 5_000):
+        dev.partial_fit(strict.asarray(Xn[start : start + 5_000]))
+    # the first 40 rows, then about 40 ln(20,000 / 40) = 250 accepted rows, one gather each
+    assert sum(copied) < 1_000, sum(copied)
+    host = ks.Nystroem(n_landmarks=40, bandwidth=1.5, random_state=0)
+    for start in range(0, 20_000, 5_000):
+        host.partial_fit(Xn[start : start + 5_000])
+    np.testing.assert_array_equal(host_array(dev.landmark_indices_), host.landmark_indices_)
+
+
 @pytest.mark.parametrize("backend", BACKENDS)
 @pytest.mark.parametrize("d", [5, 40])  # the covariance route (d <= buffer) and the Gram route
 def test_frequent_directions_shrinks_with_a_device_eigh_when_the_gram_is_large(d, backend, monkeypatch):

@@ -73,8 +73,15 @@ class LandmarkMapMixin:
         return kernel_seed, [derive_seed(rng) for _ in range(cls.n_seeds_before_landmarks)]
 
     def _begin_fit(self, X) -> tuple[NDArray[Any] | sp.csr_matrix, np.random.Generator, list[int]]:
-        """Validate X, resolve ``kernel_``; return ``(X, rng, extra_seeds)``."""
-        X = check_input(X, accept_sparse=("csr",), estimator=self, reset=True)  # n_features_in_, feature_names_in_
+        """Validate X, resolve ``kernel_``; return ``(X, rng, extra_seeds)``.
+
+        A device array (PyTorch, CuPy, ... under ``array_api_dispatch``) is validated on its
+        device and returned there; a heuristic bandwidth reads only its sampled rows from it.
+        """
+        if (ns := array_namespace(X)) is not None:
+            X = check_input_xp(X, ns[0], estimator=self, reset=True)
+        else:
+            X = check_input(X, accept_sparse=("csr",), estimator=self, reset=True)  # n_features_in_, feature_names_in_
         rng = check_random_state(self.random_state)
         kernel_seed, extra = self.draw_seeds(rng)
         self.kernel_ = make_kernel(
@@ -132,14 +139,8 @@ class LandmarkMapMixin:
         order), so the model equals a NumPy fit; a data-driven bandwidth reads only the rows
         of its sampled pairs. The fitted state then moves to X's device.
         """
-        X = check_input_xp(X, xp, estimator=self, reset=True)
+        X, rng, seeds = self._begin_fit(X)
         host = to_numpy(X[:1, ...], xp)  # for given landmarks' feature check
-        rng = check_random_state(self.random_state)
-        kernel_seed, seeds = self.draw_seeds(rng)
-        # a heuristic bandwidth reads only its sampled rows from the device (kernels.bandwidth)
-        self.kernel_ = make_kernel(
-            self.kernel, self.bandwidth, self.kernel_params, X, random_state=kernel_seed, gamma=self.gamma
-        )
 
         def rows(idx):
             return host_rows(X, idx)

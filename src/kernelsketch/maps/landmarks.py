@@ -29,8 +29,9 @@ from .._config import get_config
 from ..kernels.blocks import kernel_blocks
 from ..kernels.evaluation import compute_block
 from ..kernels.tiled_gemm import gemm_map
+from ..utils.array_api import host_rows, namespace_of
 from ..utils.chunking import gen_row_slices, get_chunk_n_rows
-from ..utils.validation import cast_finite, check_input, check_random_state
+from ..utils.validation import cast_finite, check_input, check_input_xp, check_random_state
 
 
 def _check_count(name, value):
@@ -212,7 +213,7 @@ class ReservoirSampler:
             for s, i in zip(slots, local, strict=True):
                 self._slots[s] = block[int(i)]
         else:
-            self._slots[slots] = block[local]
+            self._slots[slots] = host_rows(block, local)  # a device block: a gather there, then a copy
         self.indices_[slots] = rows
 
     def _skip(self):
@@ -222,8 +223,12 @@ class ReservoirSampler:
         return int(np.floor(np.log(u) / np.log1p(-self._w))) if self._w < 1.0 else 0
 
     def partial_fit(self, X):
-        """Feed one block of rows (dense array or CSR). Returns self."""
-        X = check_input(X, accept_sparse=("csr",), name="X")
+        """Feed one block of rows (dense, CSR, or a device array: only the rows kept are copied). Returns self."""
+        on_device = namespace_of(X)
+        if on_device is not None:  # a PyTorch / CuPy / ... block: validated there, gathered by index
+            X = check_input_xp(X, on_device[0], name="X")
+        else:
+            X = check_input(X, accept_sparse=("csr",), name="X")
         sparse = sp.issparse(X)
         if self._sparse is None:
             self._sparse = sparse
@@ -232,13 +237,24 @@ class ReservoirSampler:
             if sparse:
                 self._slots = [None] * k
             else:
-                self._slots = np.empty((k, X.shape[1]), dtype=X.dtype)
+                dtype = X.dtype if on_device is None else ("float32" if X.dtype == on_device[0].float32 else "float64")
+                self._slots = np.empty((k, X.shape[1]), dtype=dtype)
             self.indices_ = np.full(k, -1, dtype=np.int64)
         elif sparse != self._sparse:
             raise TypeError("all blocks of a stream must be either dense or CSR, not a mix")
         elif X.shape[1] != self._n_features:
             raise ValueError(f"X has {X.shape[1]} features, but the stream has {self._n_features}")
-        if not sparse and X.dtype != self._slots.dtype:
+        if on_device is not None:
+            xp = on_device[0]
+            want = xp.float32 if self._slots.dtype == np.float32 else xp.float64
+            if X.dtype != want:
+                X = xp.astype(X, want)
+                if not bool(xp.all(xp.isfinite(X))):
+                    raise ValueError(
+                        f"X has a value beyond the range of {self._slots.dtype}, the dtype this landmark reservoir "
+                        "took from its first block; rescale the data or start the stream in float64"
+                    )
+        elif not sparse and X.dtype != self._slots.dtype:
             X = cast_finite(X, self._slots.dtype, stream="landmark reservoir")
         start, stop = self.n_seen_, self.n_seen_ + X.shape[0]
         k = self.n_samples

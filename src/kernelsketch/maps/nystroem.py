@@ -16,7 +16,7 @@ from ..kernels.selection import KERNEL_CONSTRAINTS, KernelEstimatorMixin
 from ..utils.array_api import array_namespace, fitted_namespace, host_array, host_rows, move_state_to
 from ..utils.eigen import canonical_eigenvectors, drop_noise_eigenpairs, landmark_solver, top_eigenpairs
 from ..utils.estimator_checks import Interval, StrOptions
-from ..utils.validation import check_input, check_n_features
+from ..utils.validation import check_input, check_input_xp, check_n_features
 from .landmark_estimator import LandmarkMapMixin
 from .landmarks import AUTO_MIN_LANDMARKS, ReservoirSampler
 
@@ -249,7 +249,10 @@ class Nystroem(
         else:
             assert self._sampler is not None  # not the first block
             sampler = self._sampler
-            X = check_input(X, accept_sparse=("csr",), estimator=self, reset=False)
+            if on_device is not None:  # validated on its device: the reservoir copies only the rows it keeps
+                X = check_input_xp(X, on_device[0], estimator=self, reset=False)
+            else:
+                X = check_input(X, accept_sparse=("csr",), estimator=self, reset=False)
             if sp.issparse(X) != sampler._sparse:
                 raise TypeError("partial_fit blocks must all be dense or all CSR")
         sampler.partial_fit(X)

@@ -540,3 +540,24 @@ def test_kernel_kmeans_embeds_and_assigns_on_the_device(backend):
     np.testing.assert_allclose(host_array(est.transform(X)), ref.transform(Xn), atol=1e-10)
     assert est.score(X) == pytest.approx(ref.score(Xn), rel=1e-9)
     assert _on(backend, est.fit_predict(X))
+
+
+@pytest.mark.parametrize("name", ["RFKPCA", "StreamingKPCA"])
+@pytest.mark.parametrize("how", ["fit", "partial_fit"])
+def test_a_random_feature_stream_resolves_its_heuristic_from_the_device(name, how, monkeypatch):
+    import kernelsketch.kernels.bandwidth as bw
+    import kernelsketch.utils.validation as va
+
+    copied = _count_host_copies(monkeypatch, bw, va)  # va: a check_input on device data would copy it all
+    Xn = np.random.default_rng(17).normal(size=(300_000, 2))
+    make = {  # a Generator random_state: every draw must come in the host fit's order
+        "RFKPCA": lambda: ks.RFKPCA(n_components=2, n_random_features=16, random_state=np.random.default_rng(5)),
+        "StreamingKPCA": lambda: ks.StreamingKPCA(
+            n_components=2, n_random_features=16, buffer_size=4096, random_state=np.random.default_rng(5)
+        ),
+    }[name]
+    dev = getattr(make(), how)(strict.asarray(Xn))
+    host = getattr(make(), how)(Xn)
+    assert dev.kernel_.bandwidth == host.kernel_.bandwidth  # the "percentile" heuristic, resolved alike
+    np.testing.assert_array_equal(host_array(dev.feature_map_.random_weights_), host.feature_map_.random_weights_)
+    assert sum(copied) <= 200_000, sum(copied)  # the sampled pairs' rows at most, never the 300,000 rows

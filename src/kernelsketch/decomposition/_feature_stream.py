@@ -10,7 +10,7 @@ from sklearn.base import _fit_context
 from .._typing import ArrayLike
 from ..kernels.selection import make_kernel
 from ..maps.random_fourier_features import same_feature_map
-from ..utils.array_api import array_namespace, fitted_namespace, like, move_state_to, to_numpy
+from ..utils.array_api import array_namespace, fitted_namespace, like, move_state_to
 from ..utils.chunking import gen_row_slices, get_chunk_n_rows
 from ..utils.validation import check_input, check_input_xp, derive_seed
 
@@ -52,20 +52,18 @@ class RandomFeatureStreamMixin:
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X: ArrayLike, y: object = None) -> Self:
         """Reset, then add every row of X block by block. Returns self."""
+        A: Any
         if (on_device := array_namespace(X)) is not None:  # a PyTorch / CuPy / ... array: on its device
-            X = check_input_xp(X, on_device[0], estimator=self, reset=True, ensure_min_samples=self._min_samples)
-            host = self._heuristic_rows(X, on_device[0])
+            A = check_input_xp(X, on_device[0], estimator=self, reset=True, ensure_min_samples=self._min_samples)
         else:
-            X = check_input(X, accept_sparse=("csr",), ensure_min_samples=self._min_samples, estimator=self, reset=True)
-            host = X
+            A = check_input(X, accept_sparse=("csr",), ensure_min_samples=self._min_samples, estimator=self, reset=True)
         seed = derive_seed(self.random_state)
-        # the heuristic bandwidth sees all of X, not just the first block
-        self._start(
-            host, kernel=make_kernel(self.kernel, self.bandwidth, None, host, random_state=seed, gamma=self.gamma)
-        )
+        # the heuristic bandwidth sees all of X (on a device: only its sampled rows leave it), not just the
+        # first block
+        self._start(A, kernel=make_kernel(self.kernel, self.bandwidth, None, A, random_state=seed, gamma=self.gamma))
         if on_device is not None:  # the statistics live where the data does
             move_state_to(self, *on_device)
-        self._accumulate(X)
+        self._accumulate(A)
         self._finish_fit()
         return self
 
@@ -75,28 +73,18 @@ class RandomFeatureStreamMixin:
         first = not hasattr(self, self._stream_attr)
         if not first:
             fitted_namespace(self, X, "partial_fit")  # under dispatch: the stream's namespace and device
+        A: Any
         if (on_device := array_namespace(X)) is not None:
-            X = check_input_xp(X, on_device[0], estimator=self, reset=first)
+            A = check_input_xp(X, on_device[0], estimator=self, reset=first)
         else:
-            X = check_input(X, accept_sparse=("csr",), estimator=self, reset=first)
+            A = check_input(X, accept_sparse=("csr",), estimator=self, reset=first)
         if first:
-            if on_device is None:
-                self._start(X)
-            else:
-                host = self._heuristic_rows(X, on_device[0])
-                seed = derive_seed(self.random_state)
-                kernel = make_kernel(self.kernel, self.bandwidth, None, host, random_state=seed, gamma=self.gamma)
-                self._start(host, kernel=kernel)
+            # (a heuristic bandwidth on a device block reads only its sampled rows; the map's fit stays there)
+            self._start(A)
+            if on_device is not None:  # the statistics live where the data does
                 move_state_to(self, *on_device)
-        self._accumulate(X)
+        self._accumulate(A)
         return self
-
-    def _heuristic_rows(self, X, xp):
-        """Host rows for the kernel's resolution: all of X for a data-driven bandwidth (the host
-        route's exact heuristic), one row otherwise (the map needs only the dimension)."""
-        if isinstance(self.bandwidth, str):
-            return to_numpy(X, xp)
-        return to_numpy(X[:1, ...], xp)
 
     def _features_on_device(self, X, xp):
         """``z(X)`` in float64 on X's device (the map's state lives there), chunk by chunk."""

@@ -424,10 +424,12 @@ def test_gram_error_metrics_run_on_the_device(backend):
 @pytest.mark.parametrize("solver", ["arpack", "operator"])
 def test_kernel_pca_lanczos_runs_its_products_on_the_device(solver, backend, monkeypatch):
     from kernelsketch.decomposition import kernel_pca
+    from kernelsketch.kernels.gram_operator import GramOperator
 
-    products = []
-    real = kernel_pca._DeviceCentredGram._matmat
-    monkeypatch.setattr(kernel_pca._DeviceCentredGram, "_matmat", lambda self, V: products.append(1) or real(self, V))
+    products = []  # every Lanczos product on the device: the formed centred Gram, or the operator's blocks
+    owner, method = (kernel_pca._DeviceMatrix, "_matmat") if solver == "arpack" else (GramOperator, "_device_matmat")
+    real = getattr(owner, method)
+    monkeypatch.setattr(owner, method, lambda self, V: products.append(1) or real(self, V))
     Xn = np.random.default_rng(10).normal(size=(150, 3))
     kw = dict(n_components=4, eigen_solver=solver, bandwidth=1.5, random_state=0)
     with ks.config_context(working_memory=0.05):  # the operator's blocks: many

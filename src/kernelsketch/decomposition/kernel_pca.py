@@ -17,7 +17,7 @@ from ..kernels.gram_operator import GramOperator
 from ..kernels.kernel_functions import Kernel
 from ..kernels.selection import KERNEL_CONSTRAINTS, KernelEstimatorMixin, make_kernel
 from ..maps.landmarks import landmark_map
-from ..utils.array_api import array_namespace, fitted_namespace, host_array, move_state_to, state_namespace
+from ..utils.array_api import array_namespace, fitted_namespace, host_array, like_state, move_state_to, to_numpy
 from ..utils.chunking import check_allocation
 from ..utils.dispatch import maybe_dask_transform
 from ..utils.eigen import canonical_eigenvectors, centered_gram, drop_noise_eigenpairs, top_eigenpairs
@@ -260,16 +260,16 @@ class KernelPCA(KernelEstimatorMixin, ClassNamePrefixFeaturesOutMixin, Transform
             kmax = float(np.max(np.abs(np.diag(K))))
             A, self._fit_row_means, self._fit_total_mean = centered_gram(K)
             trace = float(np.trace(A))
-        elif on_device is not None and solver in ("arpack", "operator"):
-            # Lanczos on the host, every product on the device: the centred Gram formed there
-            # ("arpack") or recomputed block by block ("operator", O(chunk x n) device memory)
-            kdiag = kern.diag(X)
-            kmax = float(np.max(np.abs(kdiag)))
-            A = _DeviceCentredGram(X_device, kern, *on_device, formed=solver == "arpack")
-            self._fit_row_means, self._fit_total_mean = A.row_means, A.total_mean
-            trace = float(np.sum(kdiag, dtype=np.float64)) - n * A.total_mean
+        elif on_device is not None and solver == "arpack":
+            # Lanczos on the host, every product with the centred Gram formed on the device
+            kmax = float(np.max(np.abs(kern.diag(X))))
+            Ad, r, self._fit_total_mean = _centred_gram_on_device(X_device, kern, *on_device)
+            self._fit_row_means = to_numpy(r, on_device[0])
+            trace = float(on_device[0].sum(on_device[0].linalg.diagonal(Ad)))
+            A = _DeviceMatrix(Ad, on_device[0])
         elif solver == "operator":
-            A = GramOperator(X, self.kernel_, centered=True)
+            # (device input: the operator's blocks on the device, its products for ARPACK on the host)
+            A = GramOperator(X if on_device is None else X_device, self.kernel_, centered=True)
             self._fit_row_means = np.asarray(A._row_means, dtype=np.float64)
             self._fit_total_mean = A._total_mean
             trace = A.trace()
@@ -320,7 +320,7 @@ class KernelPCA(KernelEstimatorMixin, ClassNamePrefixFeaturesOutMixin, Transform
         self.fit(X)
         w, V = host_array(self.eigenvalues_), host_array(self.eigenvectors_)
         Z = (V * np.sqrt(w)).astype(self._fit_dtype, copy=False)
-        return _like_state(self, Z)
+        return like_state(self, Z)  # a device-fitted model answers on its device
 
     def transform(self, X: ArrayLike) -> FloatArray:
         """Embed new points with training-mean centring."""
@@ -408,63 +408,17 @@ class KernelPCA(KernelEstimatorMixin, ClassNamePrefixFeaturesOutMixin, Transform
         return tags
 
 
-def _like_state(est, Z):
-    """``Z`` (host) where ``est``'s fitted state lives: a device-fitted model answers on its device."""
-    if (ns := state_namespace(est)) is None:
-        return Z
-    return ns[0].asarray(Z, device=ns[1])
+class _DeviceMatrix(LinearOperator):
+    """A formed symmetric matrix on a device as a LinearOperator: host vectors in and out (ARPACK's view)."""
 
-
-class _DeviceCentredGram(LinearOperator):
-    """The centred Gram ``H K H`` of a device array as a LinearOperator: products on the device.
-
-    ``formed=True`` keeps ``H K H`` (n x n) on the device; otherwise each product recomputes
-    the Gram's row blocks there, ``(H K H) V = K V - 1 (r^T V) - r (1^T V) + t 1 (1^T V)``
-    with ``r`` the row means and ``t`` their mean. ARPACK (on the host) sees only n x j blocks.
-    """
-
-    def __init__(self, X, kern, xp, device, *, formed):
-        from ..kernels.array_api import gram_row_blocks_xp
-        from ..utils.array_api import to_numpy
-
-        self._xp, self._device, self._kern = xp, device, kern
-        self._X = xp.astype(X, xp.float64)
-        n = self._X.shape[0]
-        self._ones = xp.ones((n, 1), dtype=xp.float64, device=device)
-        if formed:
-            parts = [Gb for _, Gb in gram_row_blocks_xp(kern, self._X, xp)]
-            K = parts[0] if len(parts) == 1 else xp.concat(parts, axis=0)
-            r = xp.mean(K, axis=1)
-            t = xp.mean(r)
-            self._A = K - r[:, None] - r[None, :] + t
-        else:
-            self._A = None
-            r = self._gram_times(self._ones)[:, 0] / n
-            t = xp.mean(r)
-        self._r, self._t = r, float(t)
-        self.row_means, self.total_mean = to_numpy(r, xp), float(t)
-        super().__init__(dtype=np.float64, shape=(n, n))
-
-    def _gram_times(self, Vd):
-        from ..kernels.array_api import gram_row_blocks_xp
-
-        xp = self._xp
-        parts = [Gb @ Vd for _, Gb in gram_row_blocks_xp(self._kern, self._X, xp, 8 * Vd.shape[1])]
-        return parts[0] if len(parts) == 1 else xp.concat(parts, axis=0)
+    def __init__(self, A, xp):
+        self._A, self._xp = A, xp
+        super().__init__(dtype=np.float64, shape=tuple(A.shape))
 
     def _matmat(self, V):
-        from ..utils.array_api import to_numpy
-
-        xp = self._xp
         V = np.asarray(V, dtype=np.float64)
         V = V[:, None] if V.ndim == 1 else V
-        Vd = xp.asarray(np.ascontiguousarray(V), device=self._device)
-        if self._A is not None:
-            return to_numpy(self._A @ Vd, xp)
-        s = xp.sum(Vd, axis=0)[None, :]  # 1^T V
-        rV = xp.matrix_transpose(self._r[:, None]) @ Vd  # r^T V
-        out = self._gram_times(Vd) - self._ones @ rV - self._r[:, None] * s + self._t * (self._ones @ s)
-        return to_numpy(out, xp)
+        return to_numpy(self._A @ self._xp.asarray(np.ascontiguousarray(V), device=self._A.device), self._xp)
 
     def _matvec(self, v):
         return self._matmat(np.asarray(v).reshape(-1, 1)).ravel()
@@ -473,25 +427,27 @@ class _DeviceCentredGram(LinearOperator):
         return self
 
 
+def _centred_gram_on_device(X, kern, xp, device):
+    """``(H K H, row means of K, their mean)`` formed on ``X``'s device, in float64."""
+    from ..kernels.array_api import pairwise_kernel_xp
+
+    K = pairwise_kernel_xp(kern, xp.astype(X, xp.float64), None, xp, device)
+    r = xp.mean(K, axis=1)
+    total = xp.mean(r)
+    return K - r[:, None] - r[None, :] + total, r, float(total)
+
+
 def _dense_eigh_on_device(X, kern, k, xp, device):
     """Top-``k`` eigenpairs of the centred Gram of ``X``, formed and diagonalised on ``X``'s device.
 
     Returns host arrays ``(w descending, V, row_means, total_mean, trace)``: the same quantities
     as the host route (:func:`~kernelsketch.utils.eigen.centered_gram`, then a dense ``eigh``).
     """
-    from ..kernels.array_api import pairwise_kernel_xp
-    from ..utils.array_api import to_numpy
-
-    Xd = xp.astype(X, xp.float64)
-    K = pairwise_kernel_xp(kern, Xd, None, xp, device)
-    r = xp.mean(K, axis=1)
-    total = xp.mean(r)
-    A = K - r[:, None] - r[None, :] + total
-    del K
+    A, r, total = _centred_gram_on_device(X, kern, xp, device)
     trace = float(xp.sum(xp.linalg.diagonal(A)))
     w, V = xp.linalg.eigh(A)  # ascending
     n = A.shape[0]
     del A
     top = xp.flip(w[n - k :], axis=0)
     Vt = xp.flip(V[:, n - k :], axis=1)
-    return to_numpy(top, xp), to_numpy(Vt, xp), to_numpy(r, xp), float(total), trace
+    return to_numpy(top, xp), to_numpy(Vt, xp), to_numpy(r, xp), total, trace

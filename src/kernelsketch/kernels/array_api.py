@@ -30,10 +30,8 @@ eigenproblems stay on the host, so a device fit equals the NumPy fit.
 
 from __future__ import annotations
 
-import numpy as np
-
 from .._config import get_config
-from ..utils.array_api import array_namespace, to_numpy  # noqa: F401 (re-exported for the device path)
+from ..utils.array_api import array_namespace, move_array, to_numpy  # noqa: F401 (re-exported for the device path)
 from ..utils.chunking import gen_row_slices, get_chunk_n_rows
 
 __all__ = [
@@ -299,13 +297,4 @@ def to_device(arrays, xp, device):
     device under ``array_api_dispatch``); derived host arrays (a projection computed on the
     host from the state) are sent with the call -- they are small next to the data.
     """
-    from ..utils.array_api import _move_device_array
-
-    def one(a):
-        if a is None:
-            return None
-        if isinstance(a, np.ndarray):
-            return xp.asarray(np.ascontiguousarray(a), device=device)
-        return _move_device_array(a, xp, device)
-
-    return tuple(one(a) for a in arrays)
+    return tuple(move_array(a, xp, device) for a in arrays)

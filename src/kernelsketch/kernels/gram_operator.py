@@ -4,15 +4,21 @@
 ``H K H``, ``H = I - 11^T/n``) by blocks of rows, so eigensolvers
 (``eigsh``, ``lobpcg``) and error metrics run at large n in the
 working-memory budget.  Each product recomputes the kernel blocks: O(n^2 d)
-flops, O(chunk * n) memory.
+flops, O(chunk * n) memory.  A PyTorch / CuPy / ... ``X`` (under
+``array_api_dispatch``) keeps its blocks on its device: the products take and
+return host vectors, as the eigensolvers want.
 """
 
 from __future__ import annotations
 
+from contextlib import nullcontext
+
 import numpy as np
 from scipy.sparse.linalg import LinearOperator
 
-from ..utils.validation import check_input
+from .._config import config_context
+from ..utils.array_api import array_namespace, to_numpy
+from ..utils.validation import check_input, check_input_xp
 from .blocks import get_kernel, kernel_blocks
 
 
@@ -40,12 +46,17 @@ class GramOperator(LinearOperator):
     """
 
     def __init__(self, X, kernel="gaussian", *, centered=False, working_memory=None, **kernel_params):
-        self.X = check_input(X, accept_sparse=("csr",), name="X")
+        self._xp = None
+        if (ns := array_namespace(X)) is not None:  # the blocks on X's device, in float64
+            self._xp = ns[0]
+            self.X = ns[0].astype(check_input_xp(X, ns[0]), ns[0].float64)
+        else:
+            self.X = check_input(X, accept_sparse=("csr",), name="X")
         self.kernel = get_kernel(kernel, **kernel_params)
         self.centered = bool(centered)
         self.working_memory = working_memory
         n = self.X.shape[0]
-        dtype = np.float32 if self.X.dtype == np.float32 else np.float64
+        dtype = np.float32 if self._xp is None and self.X.dtype == np.float32 else np.float64
         super().__init__(dtype=dtype, shape=(n, n))
         self._row_means = None
         self._total_mean = None
@@ -54,6 +65,8 @@ class GramOperator(LinearOperator):
             self._total_mean = float(self._row_means.mean())
 
     def _raw_matmat(self, V):
+        if self._xp is not None:
+            return self._device_matmat(V)
         n = self.shape[0]
         out = np.empty((n, V.shape[1]), dtype=np.result_type(V.dtype, np.float64))
         for rows, K in kernel_blocks(self.X, None, self.kernel, working_memory=self.working_memory, validate=False):
@@ -61,6 +74,17 @@ class GramOperator(LinearOperator):
                 rows, K @ V
             )
         return out
+
+    def _device_matmat(self, V):
+        """``K V`` for host ``V``: the Gram's row blocks and their products on X's device."""
+        from .array_api import gram_row_blocks_xp
+
+        xp = self._xp
+        Vd = xp.asarray(np.ascontiguousarray(V, dtype=np.float64), device=self.X.device)
+        budget = nullcontext() if self.working_memory is None else config_context(working_memory=self.working_memory)
+        with budget:
+            parts = [K @ Vd for _, K in gram_row_blocks_xp(self.kernel, self.X, xp, 8 * V.shape[1])]
+        return to_numpy(parts[0] if len(parts) == 1 else xp.concat(parts, axis=0), xp)
 
     def _matmat(self, V):
         V = np.asarray(V)
@@ -84,7 +108,8 @@ class GramOperator(LinearOperator):
 
     def diagonal(self):
         """The diagonal of K (or of H K H) in O(n d) (plus one pass if centred)."""
-        d = np.asarray(self.kernel.diag(self.X), dtype=np.float64)
+        X = self.X if self._xp is None else to_numpy(self.X, self._xp)
+        d = np.asarray(self.kernel.diag(X), dtype=np.float64)
         if self.centered:
             # (HKH)_ii = K_ii - 2 kbar_i + mean(K)
             d = d - 2.0 * self._row_means + self._total_mean

@@ -32,7 +32,7 @@ from scipy.sparse.linalg import LinearOperator, eigsh
 from .._config import get_config
 from ..kernels.blocks import kernel_blocks, pairwise_kernel
 from ..kernels.gram_operator import GramOperator
-from ..utils.array_api import array_namespace, like, to_numpy
+from ..utils.array_api import array_namespace, host_array, like
 from ..utils.validation import check_random_state
 from ._inputs import check_method, check_tol, data_float64, factor_float64, resolve_kernel
 
@@ -104,41 +104,11 @@ def _device_residual_sq(X, Y, kern, xp):
     return total
 
 
-class _DeviceResidualOperator(LinearOperator):
-    """``G - Y Y^T`` with X and Y on a device: each product is one pass over Gram blocks there."""
-
-    def __init__(self, X, kern, Y, xp):
-        self._X, self._kern, self._Y, self._xp = X, kern, Y, xp
-        n = X.shape[0]
-        super().__init__(dtype=np.float64, shape=(n, n))
-
-    def _matmat(self, V):
-        from ..kernels.array_api import gram_row_blocks_xp
-
-        xp = self._xp
-        V = np.asarray(V, dtype=np.float64)
-        V = V[:, None] if V.ndim == 1 else V
-        Vd = xp.asarray(np.ascontiguousarray(V), device=self._X.device)
-        parts = [Gb @ Vd for _, Gb in gram_row_blocks_xp(self._kern, self._X, xp, 8 * V.shape[1])]
-        out = (parts[0] if len(parts) == 1 else xp.concat(parts, axis=0)) - self._Y @ (
-            xp.matrix_transpose(self._Y) @ Vd
-        )
-        return to_numpy(out, xp)
-
-    def _matvec(self, v):
-        return self._matmat(np.asarray(v).reshape(-1, 1)).ravel()
-
-    def _adjoint(self):
-        return self
-
-
 def _device_spectral_dense(X, Y, kern, xp):
     """``||G - Y Y^T||_2`` from the residual formed on the device and its eigenvalues there."""
-    from ..kernels.array_api import gram_row_blocks_xp
+    from ..kernels.array_api import pairwise_kernel_xp
 
-    Yt = xp.matrix_transpose(Y)
-    parts = [Gb - Y[rows, ...] @ Yt for rows, Gb in gram_row_blocks_xp(kern, X, xp, 8 * Y.shape[1])]
-    D = parts[0] if len(parts) == 1 else xp.concat(parts, axis=0)
+    D = pairwise_kernel_xp(kern, X, None, xp, X.device) - Y @ xp.matrix_transpose(Y)
     w = xp.linalg.eigvalsh(D)
     return max(abs(float(w[0])), abs(float(w[-1])))
 
@@ -147,11 +117,12 @@ def _device_spectral_dense(X, Y, kern, xp):
 # spectral error
 # ---------------------------------------------------------------------------
 class _ResidualOperator(LinearOperator):
-    """``G - Y Y^T`` as a symmetric LinearOperator (the Gram is never formed)."""
+    """``G - Y Y^T`` as a symmetric LinearOperator (the Gram is never formed; a device X keeps
+    its Gram blocks on the device, :class:`~kernelsketch.kernels.GramOperator`)."""
 
     def __init__(self, X, kern, Y):
         self._gram = GramOperator(X, kern)
-        self._Y = Y
+        self._Y = host_array(Y)  # n x k: the low-rank part of each product, on the host
         n = X.shape[0]
         super().__init__(dtype=np.float64, shape=(n, n))
 
@@ -286,9 +257,9 @@ def kernel_spectral_error(
     tol = check_tol(tol)
     kern = resolve_kernel(kernel, kernel_params)
     if (dev := _on_device(X, Y)) is not None:  # PyTorch / CuPy / ...: Gram blocks on the device
-        X, Y, xp = dev
+        X, Y, _ = dev
     else:
-        X, xp = data_float64(X), None
+        X = data_float64(X)
         Y = factor_float64(Y, X.shape[0])
     n = X.shape[0]
     if method == "auto":
@@ -296,7 +267,7 @@ def kernel_spectral_error(
     if method == "dense" or n < 3:  # ARPACK needs k < n - 1
         return kernel_spectral_error_dense(X, Y, kern, normalize=normalize)
     rng = check_random_state(random_state)
-    op = _ResidualOperator(X, kern, Y) if xp is None else _DeviceResidualOperator(X, kern, Y, xp)
+    op = _ResidualOperator(X, kern, Y)
     v0 = rng.uniform(-1.0, 1.0, n)
     w = eigsh(op, k=1, which="LM", v0=v0, tol=tol, maxiter=max_iter, return_eigenvectors=False)
     return _normalise(abs(float(w[0])), n, 1, normalize)

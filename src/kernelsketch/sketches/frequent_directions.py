@@ -69,10 +69,7 @@ def _shrink_rows(B, delta_index, exact):
     use_covariance = d <= r
     # The smaller of B B^T (r x r) and B^T B (d x d): same nonzero spectrum.
     G = B64.T @ B64 if use_covariance else B64 @ B64.T
-    require_finite(G, "Frequent Directions buffer's Gram")
-    lam, vec = np.linalg.eigh(G)  # ascending; symmetric syevd
-    lam = np.clip(lam[::-1], 0.0, None)  # descending; rounding can go below 0
-    vec = _fixed_signs(vec[:, ::-1])
+    lam, vec = _descending_eigh(G)
     delta, keep = _shrink_threshold(lam, delta_index, exact, r)
     if keep and lam[0] > _GRAM_MAX_CONDITION * lam[keep - 1]:
         return _shrink_rows_svd(B64, delta_index, exact)
@@ -111,11 +108,8 @@ def _shrink_rows_device(B, delta_index, exact, xp):
         lam = np.clip(to_numpy(lam_d, xp)[::-1], 0.0, None)
         vec = _fixed_signs_xp(xp.flip(vec, axis=1), xp)
     else:
-        Gh = to_numpy(G, xp)
-        require_finite(Gh, "Frequent Directions buffer's Gram")
-        lam, vec_h = np.linalg.eigh(Gh)
-        lam = np.clip(lam[::-1], 0.0, None)
-        vec = xp.asarray(np.ascontiguousarray(_fixed_signs(vec_h[:, ::-1])), device=device)
+        lam, vec_h = _descending_eigh(to_numpy(G, xp))
+        vec = xp.asarray(np.ascontiguousarray(vec_h), device=device)
     delta, keep = _shrink_threshold(lam, delta_index, exact, r)
     if keep and lam[0] > _GRAM_MAX_CONDITION * lam[keep - 1]:
         rows, delta = _shrink_rows_svd(to_numpy(B64, xp), delta_index, exact)
@@ -136,6 +130,14 @@ def _fixed_signs_xp(vec, xp):
     picked = xp.take_along_axis(vec, top[None, :], axis=0)[0, :]
     signs = xp.where(picked < 0, -xp.ones_like(picked), xp.ones_like(picked))
     return vec * signs[None, :]
+
+
+def _descending_eigh(G):
+    """Eigenpairs of a shrink's Gram, descending, eigenvalues clipped at 0 (rounding can go below),
+    eigenvectors with fixed signs: the one host ``eigh`` of both routes (LAPACK ``syevd``)."""
+    require_finite(G, "Frequent Directions buffer's Gram")
+    lam, vec = np.linalg.eigh(G)  # ascending
+    return np.clip(lam[::-1], 0.0, None), _fixed_signs(vec[:, ::-1])
 
 
 def _fixed_signs(vec):

@@ -20,6 +20,7 @@ __all__ = [
     "is_device_array",
     "like",
     "like_state",
+    "move_array",
     "move_estimator_to",
     "move_state_to",
     "namespace_of",
@@ -92,16 +93,6 @@ def is_device_array(a) -> bool:
     return bool(compat.is_array_api_obj(a)) and not compat.is_numpy_array(a)
 
 
-def _move_device_array(A, xp, device):
-    """A device array ``A`` in namespace ``xp`` on ``device``: scikit-learn's ``move_to`` (DLPack, no
-    host round trip where the libraries allow it), else through the host."""
-    try:
-        from sklearn.utils._array_api import move_to
-    except ImportError:  # pragma: no cover - scikit-learn without move_to
-        return xp.asarray(host_array(A), device=device)
-    return move_to(A, xp=xp, device=device)
-
-
 def namespace_of(a) -> tuple[Any, Any] | None:
     """``(xp, device)`` of one non-NumPy array (whatever the dispatch setting); None for NumPy and non-arrays."""
     if not is_device_array(a):
@@ -145,20 +136,14 @@ def _describe(ns) -> str:
 
 def like_state(estimator, A):
     """Host array ``A`` where ``estimator``'s fitted state lives (its device, for a device-fitted model)."""
-    if A is None or (ns := state_namespace(estimator)) is None:
-        return A
-    return ns[0].asarray(np.ascontiguousarray(A), device=ns[1])
+    ns = state_namespace(estimator)
+    return A if ns is None else move_array(A, *ns)
 
 
 def like(A, ref):
     """``A`` (NumPy or any device; None passes) in the namespace and on the device of array ``ref``."""
-    if A is None:
-        return None
-    if (ns := namespace_of(ref)) is None:
-        return host_array(A)
-    if namespace_of(A) is None:
-        return ns[0].asarray(np.ascontiguousarray(A), device=ns[1])
-    return _move_device_array(A, ns[0], ns[1])
+    ns = namespace_of(ref)
+    return host_array(A) if ns is None else move_array(A, *ns)
 
 
 def _same_place(a, b) -> bool:
@@ -213,14 +198,24 @@ def resolve_namespace(xp) -> Any:
         return module
 
 
-def _move(value, xp, device):
+def move_array(value, xp, device):
+    """``value`` in namespace ``xp`` on ``device`` when it is a numeric array (NumPy or any device);
+    anything else (None, scalars, objects) as it is. ``xp=numpy`` brings arrays to the host.
+
+    Between devices it is scikit-learn's ``move_to`` (DLPack, no host round trip where the
+    libraries allow it), else a copy through the host.
+    """
     if xp is np:
         return host_array(value)
     if isinstance(value, np.ndarray) and value.dtype.kind in "biuf":
         return xp.asarray(np.ascontiguousarray(value), device=device)
-    if namespace_of(value) is not None:
-        return _move_device_array(value, xp, device)
-    return value
+    if namespace_of(value) is None:
+        return value
+    try:
+        from sklearn.utils._array_api import move_to
+    except ImportError:  # pragma: no cover - scikit-learn without move_to
+        return xp.asarray(host_array(value), device=device)
+    return move_to(value, xp=xp, device=device)
 
 
 def move_state_to(estimator, xp, device=None) -> None:
@@ -239,11 +234,11 @@ def move_state_to(estimator, xp, device=None) -> None:
         if _is_estimator(value):
             move_state_to(value, xp, device)
         elif isinstance(value, dict):
-            value.update({k: _move(v, xp, device) for k, v in value.items()})
+            value.update({k: move_array(v, xp, device) for k, v in value.items()})
         elif isinstance(value, tuple):
-            setattr(estimator, name, tuple(_move(v, xp, device) for v in value))
+            setattr(estimator, name, tuple(move_array(v, xp, device) for v in value))
         else:
-            setattr(estimator, name, _move(value, xp, device))
+            setattr(estimator, name, move_array(value, xp, device))
 
 
 def move_estimator_to(estimator, xp, device=None):
@@ -283,7 +278,7 @@ def move_estimator_to(estimator, xp, device=None):
             raise TypeError(f"cannot move {type(est).__name__}: not an estimator")
         for name, value in list(vars(est).items()):
             if (isinstance(value, np.ndarray) and value.dtype.kind in "biuf") or is_device_array(value):
-                setattr(est, name, _move(value, xp, device))
+                setattr(est, name, move_array(value, xp, device))
     return moved
 
 

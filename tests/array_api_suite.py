@@ -268,6 +268,13 @@ def test_device_input_errors_are_clear():
         est.transform(bad)
     with pytest.raises(ValueError, match="NaN or infinity"):
         ks.pairwise_kernel(bad, kernel="gaussian", bandwidth=1.0)
+    # device transforms validate as fits do (and as the host transform does): squared distances of
+    # values beyond 1e150 would overflow into a silently wrong kernel
+    huge = strict.asarray(np.array([[0.0, 1e200, 1.0]]))
+    with pytest.raises(ValueError, match="magnitude"):
+        est.transform(huge)
+    with pytest.raises(ValueError, match="magnitude"):
+        ks.pairwise_kernel(huge, kernel="gaussian", bandwidth=1.0)
     for est in (ks.FrequentDirections(), ks.StreamingKPCA(bandwidth=1.0), ks.RFKPCA(bandwidth=1.0)):
         with pytest.raises(ValueError, match="NaN or infinity"):
             est.fit(strict.asarray(np.array([[0.0, 1.0], [np.inf, 1.0]])))

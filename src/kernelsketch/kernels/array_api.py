@@ -33,6 +33,7 @@ from __future__ import annotations
 from .._config import get_config
 from ..utils.array_api import array_namespace, move_array, to_numpy  # noqa: F401 (re-exported for the device path)
 from ..utils.chunking import gen_row_slices, get_chunk_n_rows
+from ..utils.validation import check_input_xp
 
 __all__ = [
     "check_device_allocation",
@@ -44,18 +45,6 @@ __all__ = [
     "rff_project_xp",
     "to_device",
 ]
-
-
-def _check_xp_input(X, xp, name="X"):
-    if X.ndim != 2:
-        raise ValueError(f"{name} must be 2-D (n_samples, n_features), got shape {tuple(X.shape)}")
-    if X.shape[0] == 0:
-        raise ValueError(f"{name} has 0 samples")
-    if not xp.isdtype(X.dtype, "real floating"):
-        X = xp.astype(X, xp.float64)
-    if not bool(xp.all(xp.isfinite(X))):
-        raise ValueError(f"{name} contains NaN or infinity")
-    return X
 
 
 def free_device_bytes(xp, device) -> int | None:
@@ -191,7 +180,7 @@ def _bytes_per_row(kern, m, d, itemsize):
 
 def _float_input(X, xp):
     """Validated X in its working dtype (float32 stays float32, anything else float64), and that dtype's itemsize."""
-    X = _check_xp_input(X, xp)
+    X = check_input_xp(X, xp)
     dtype = xp.float32 if X.dtype == xp.float32 else xp.float64
     return xp.astype(X, dtype), dtype, (4 if dtype == xp.float32 else 8)
 
@@ -213,8 +202,8 @@ def pairwise_kernel_xp(kern, X, Y, xp, device):
 
     float32 when both inputs are float32, else float64 (as on the host).
     """
-    X = _check_xp_input(X, xp)
-    Y = X if Y is None else _check_xp_input(Y, xp, "Y")
+    X = check_input_xp(X, xp)
+    Y = X if Y is None else check_input_xp(Y, xp, name="Y")
     if X.shape[1] != Y.shape[1]:
         raise ValueError(f"X has {X.shape[1]} features but Y has {Y.shape[1]}")
     dtype = xp.float32 if X.dtype == xp.float32 and Y.dtype == xp.float32 else xp.float64

@@ -23,6 +23,7 @@ _LAZY = {
     "Nystroem": "maps",
     "RandomFourierFeatures": "maps",
     "KernelJL": "maps",
+    "LandmarkSpectralEmbedding": "maps",
     # sketches
     "FrequentDirections": "sketches",
     # decomposition
@@ -33,6 +34,7 @@ _LAZY = {
     "StreamingKPCA": "decomposition",
     # clustering
     "NystroemKernelKMeans": "cluster",
+    "LandmarkSpectralClustering": "cluster",
     # datasets
     "load_dataset": "datasets",
     "list_datasets": "datasets",

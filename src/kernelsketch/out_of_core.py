@@ -84,6 +84,7 @@ __all__ = [
     "embed_file",
     "fit_source",
     "open_engine",
+    "magnitude_spread",
     "standardize_source",
     "transform_source",
 ]
@@ -277,35 +278,66 @@ def resolve_kernel(kernel, bandwidth, kernel_params, engine, seed, gamma=None):
 
 # -- standardizing ----------------------------------------------------------------
 def _column_moments(X, _):
-    """(n, column means, column sums of squared deviations) of one block."""
+    """(n, column means, column sums of squared deviations, column max |value|) of one block."""
     X = np.asarray(X, dtype=np.float64)
     mean = X.mean(axis=0)
-    return X.shape[0], mean, ((X - mean) ** 2).sum(axis=0)
+    return X.shape[0], mean, ((X - mean) ** 2).sum(axis=0), np.abs(X).max(axis=0, initial=0.0)
 
 
 def _merge_moments(parts):
     """Chan et al.'s pairwise update: exact to rounding, no catastrophic cancellation of raw sums."""
-    n, mean, m2 = 0, None, None
-    for nb, mb, m2b in parts:
+    n, mean, m2, absmax = 0, None, None, None
+    for nb, mb, m2b, ab in parts:
         if nb == 0:
             continue
         if mean is None:
-            n, mean, m2 = nb, mb.copy(), m2b.copy()
+            n, mean, m2, absmax = nb, mb.copy(), m2b.copy(), ab.copy()
             continue
         delta = mb - mean
         total = n + nb
         mean = mean + delta * (nb / total)
         m2 = m2 + m2b + delta**2 * (n * nb / total)
+        absmax = np.maximum(absmax, ab)
         n = total
-    return n, mean, m2
+    return n, mean, m2, absmax
 
 
-def standardize_source(data: DataLike, *, client: Any = None, **read_options: Any) -> tuple[Any, Any]:
+#: ``standardize="auto"`` z-scores when the columns' magnitudes spread over more than this factor
+UNIT_SPREAD = 10.0
+
+
+def magnitude_spread(column_absmax) -> float:
+    """How far the columns' magnitudes differ: 90th over 10th percentile of their largest ``|value|``.
+
+    About 1 when every column is in one unit (pixels, counts, already scaled data), large
+    when the columns are measured in different units (millimetres beside thousands of
+    dollars).  All-zero columns are left out.  ``standardize="auto"`` z-scores the data
+    when this exceeds :data:`UNIT_SPREAD`.
+
+    Examples
+    --------
+    >>> magnitude_spread([255, 255, 250, 0]), magnitude_spread([0.1, 3.0, 1500.0, 40.0]) > UNIT_SPREAD
+    (1.016, True)
+    """
+    a = np.asarray(column_absmax, dtype=np.float64)
+    a = a[a > 0]
+    if a.size < 2:
+        return 1.0
+    return float(np.percentile(a, 90) / np.percentile(a, 10))
+
+
+def standardize_source(
+    data: DataLike, *, when: bool | str = True, client: Any = None, **read_options: Any
+) -> tuple[Any, Any]:
     """Z-score every column of ``data`` from one pass; the engine then reads standardized rows.
 
     Parameters
     ----------
     data : path, array, MatrixSource, dask array or an engine (as :func:`fit_source`)
+    when : True or "auto", default=True
+        ``"auto"``: only when the columns are in different units
+        (:func:`magnitude_spread` above :data:`UNIT_SPREAD`); otherwise the engine is
+        returned unchanged with ``scaler=None``.
 
     Returns
     -------
@@ -336,9 +368,13 @@ def standardize_source(data: DataLike, *, client: Any = None, **read_options: An
             "standardizing centres the columns, which would make sparse data dense; "
             "scale sparse data without centring (e.g. MaxAbsScaler) before fitting"
         )
-    n, mean, m2 = engine.reduce(_column_moments, _merge_moments, desc="standardize (one pass)")
+    if when not in (True, "auto"):
+        raise ValueError(f"when must be True or 'auto', got {when!r}")
+    n, mean, m2, absmax = engine.reduce(_column_moments, _merge_moments, desc="standardize (one pass)")
     if not n:
         raise ValueError("the data has no rows")
+    if when == "auto" and magnitude_spread(absmax) <= UNIT_SPREAD:
+        return engine, None
     var = m2 / n
     scaler = StandardScaler()
     scaler.mean_, scaler.var_ = mean, var
@@ -406,7 +442,20 @@ class FitResult:
 #: - ``"sketch"``: ``partial_fit`` per block and ``merge`` of the sketches (a mergeable summary);
 #: - ``"random_features"``: nothing but the bandwidth depends on the data;
 #: - ``"sample"`` (any other estimator): ``fit`` on a uniform sample of ``fit_rows`` rows.
-FIT_STRATEGIES = ("landmarks", "landmarks_then_sample", "sketch", "random_features", "sample")
+#: - ``"landmarks_then_pass"``: landmark rows by index, then one pass summing block statistics
+#:   (``_plan`` / ``_set_landmarks`` / ``_statistics`` / ``_merge`` / ``_finish``: the landmark
+#:   spectral embedding);
+#: - ``"embedding_then_sample"``: such an embedding, then k-means on a uniform sample of embedded
+#:   rows (:class:`~kernelsketch.cluster.LandmarkSpectralClustering`).
+FIT_STRATEGIES = (
+    "landmarks",
+    "landmarks_then_sample",
+    "landmarks_then_pass",
+    "embedding_then_sample",
+    "sketch",
+    "random_features",
+    "sample",
+)
 
 
 def fit_strategy(estimator) -> str:
@@ -562,6 +611,41 @@ def _fit_kernel_kmeans(est, engine, fit_rows):
     return FitResult(est, "kernel_kmeans", N, res.fit_rows, nystroem.landmarks_.shape[0], _bandwidth_of(nystroem))
 
 
+def _pass_statistics(X, est):
+    return est._statistics(X)
+
+
+def _fit_landmarks_then_pass(est, engine):
+    """Landmark rows by index, the bandwidth as the in-memory fit resolves it, one pass of statistics."""
+    if engine.n_rows is None:
+        engine.reduce(lambda X, _: X.shape[0], sum, desc="count rows")
+    N = engine.n_rows
+    idx, seed = est._plan(N)
+    h = None
+    if est.bandwidth != "local":
+        h = resolve_kernel("gaussian", est.bandwidth, None, engine, seed).bandwidth
+    L, n_read = _take(engine, idx)
+    check_input(L, accept_sparse=("csr",), estimator=est, reset=True)  # n_features_in_ from the rows
+    est._set_landmarks(L, idx, h)
+    stats = engine.reduce(_pass_statistics, est._merge, state=est, desc=f"{type(est).__name__} statistics")
+    est._finish(stats)
+    return FitResult(est, "landmarks_then_pass", N, n_read, int(L.shape[0]), est.bandwidth_)
+
+
+def _fit_embedding_then_sample(est, engine):
+    """The clusterer's embedding as above, then its k-means on a sample of embedded rows (no labels_)."""
+    est._validate_params()
+    if engine.n_rows is None:
+        engine.reduce(lambda X, _: X.shape[0], sum, desc="count rows")
+    embedding, km, rng = est._plan_embedding(engine.n_rows)
+    res = _fit_landmarks_then_pass(embedding, engine)
+    est.embedding_ = embedding
+    rows, _ = engine.gather(km.sample_indices(engine.n_rows, rng))
+    est._fit_clusters(embedding.transform(rows), km, rng)
+    vars(est).pop("labels_", None)  # labels of a sample would mislead: predict() labels any rows
+    return FitResult(est, "embedding_then_sample", res.n_rows, res.fit_rows, res.n_landmarks, res.bandwidth)
+
+
 def _fit_stream(est, engine):
     if "kernel" not in est.get_params(deep=False):  # a sketch of the rows themselves (FrequentDirections)
         template, restore = _fresh(est), {}
@@ -656,6 +740,10 @@ def fit_source(
         res, _ = _fit_landmarks(estimator, engine, fit_rows)
     elif strategy == "landmarks_then_sample":
         res = _fit_kernel_kmeans(estimator, engine, fit_rows)
+    elif strategy == "landmarks_then_pass":
+        res = _fit_landmarks_then_pass(estimator, engine)
+    elif strategy == "embedding_then_sample":
+        res = _fit_embedding_then_sample(estimator, engine)
     elif strategy == "sketch":
         res = _fit_stream(estimator, engine)
     elif strategy == "random_features":
@@ -1002,8 +1090,10 @@ class ClusterResult:
     rand_index, adjusted_rand_index : float or None
         Against the label column, when the source has one.
     fit : FitResult or None
+    scaler : StandardScaler or None
+        The column scaling applied before the embedding (``standardize``), None when none was.
     seconds : dict
-        ``fit`` (the embedding's), ``embed_sample`` (embedding the k-means
+        ``fit`` (the embedding's, with the standardizing pass), ``embed_sample`` (embedding the k-means
         sample), ``kmeans`` (k-means++ and Lloyd on it), ``passes``, ``assign`` and ``total``.
     sample : tuple or None
         ``(Z, labels)``: the first two embedding coordinates of up to ``plot_rows``
@@ -1026,9 +1116,11 @@ class ClusterResult:
     seconds: dict = field(default_factory=dict)
     sample: tuple | None = None
     sample_rows: int = 0
+    scaler: Any = None
 
     def to_dict(self):
         d = {
+            "standardized": self.scaler is not None,
             "n_rows": self.n_rows,
             "kmeans_sample_rows": self.sample_rows,
             "k": self.n_clusters,
@@ -1071,7 +1163,8 @@ def cluster_file(
     data: DataLike,
     n_clusters: int,
     *,
-    embedding: Any = "kjl",
+    embedding: Any = "spectral",
+    standardize: bool | str | None = None,
     output: Any = None,
     force: bool = False,
     keep_labels: bool = True,
@@ -1094,11 +1187,20 @@ def cluster_file(
         ``label_column=`` (a file's column of true classes) adds the Rand
         index and adjusted Rand index to the result.
     n_clusters : int >= 2
-    embedding : "kjl", None or an estimator, default="kjl"
+    embedding : "spectral", "kjl", None or an estimator, default="spectral"
+        ``"spectral"``: landmark spectral clustering,
+        ``LandmarkSpectralEmbedding(n_components=n_clusters)`` (1,000 landmarks, each row
+        joined to its 10 nearest with its own local bandwidth; the default because it gives
+        the best clusters across the clustering-quality benchmark,
+        ``benchmarks/results/cluster-quality.md``);
         ``"kjl"``: the Kernel JL paper's pipeline, centred
         ``KernelJL(n_components=10 * n_clusters, n_landmarks="auto")``;
         an (unfitted) kernelsketch or scikit-learn transformer, fitted with
         :func:`fit_source`; None clusters the raw features (plain k-means).
+    standardize : bool, "auto" or None, default=None
+        Z-score the columns first (one pass, :func:`standardize_source`).  ``"auto"``: only
+        when the columns are in different units (:func:`magnitude_spread`); None: ``"auto"``
+        for ``embedding="spectral"``, False otherwise.
     output : None, path, callable or sink
         Where the labels go, block by block (a file is written atomically:
         complete or not at all).  None: returned as ``.labels`` when ``keep_labels``.
@@ -1145,6 +1247,7 @@ def cluster_file(
     """
     from .cluster.streaming_kmeans import StreamingKMeans
     from .maps.kernel_jl import KernelJL
+    from .maps.landmark_spectral import LandmarkSpectralEmbedding
 
     if isinstance(n_clusters, bool) or not isinstance(n_clusters, numbers.Integral) or n_clusters < 2:
         raise ValueError(f"n_clusters must be an int >= 2, got {n_clusters!r}")
@@ -1157,12 +1260,22 @@ def cluster_file(
 
         output_format(output)
         check_output_path(output, force=force, protect=protect)
+    if standardize is None:
+        standardize = "auto" if isinstance(embedding, str) and embedding == "spectral" else False
+    if standardize not in (True, False, "auto"):
+        raise ValueError(f"standardize must be True, False, 'auto' or None, got {standardize!r}")
     if isinstance(embedding, str):
-        if embedding != "kjl":
-            raise ValueError(f"embedding must be 'kjl', None or an estimator, got {embedding!r}")
-        embedding = KernelJL(n_components=10 * n_clusters, centered=True, random_state=random_state)
+        if embedding == "kjl":
+            embedding = KernelJL(n_components=10 * n_clusters, centered=True, random_state=random_state)
+        elif embedding == "spectral":
+            embedding = LandmarkSpectralEmbedding(n_components=n_clusters, random_state=random_state)
+        else:
+            raise ValueError(f"embedding must be 'spectral', 'kjl', None or an estimator, got {embedding!r}")
     seconds = {}
     t0 = time.perf_counter()
+    scaler = None
+    if standardize:
+        engine, scaler = standardize_source(engine, when=standardize)
     fit = None
     if embedding is not None:
         fit = fit_source(embedding, engine, fit_rows=fit_rows, random_state=random_state)
@@ -1266,6 +1379,7 @@ def cluster_file(
         seconds=seconds,
         sample=plot,
         sample_rows=int(idx.size),
+        scaler=scaler,
     )
     if pairs is not None and pairs.table:
         res.rand_index, res.adjusted_rand_index = pairs.rand_index(), pairs.adjusted_rand_index()

@@ -48,6 +48,8 @@ def _say_fit(ui, engine, fit):
         "stream": "one pass of partial_fit",
         "random_features": "random features",
         "kernel_kmeans": f"k-means on {fit.fit_rows} rows",
+        "landmarks_then_pass": f"landmarks from {fit.fit_rows} rows read, one pass of graph statistics",
+        "embedding_then_sample": f"landmarks from {fit.fit_rows} rows read, one pass, k-means on a sample",
         "sample": f"a sample of {fit.fit_rows} rows",
     }[fit.strategy]
     ui.say(
@@ -204,7 +206,7 @@ def cmd_transform(args, ui):
     return 0
 
 
-CLUSTER_METHODS = ("kjl", "subsample-kpca", "nystroem-kkm", "kmeans")
+CLUSTER_METHODS = ("spectral", "kjl", "subsample-kpca", "nystroem-kkm", "kmeans")
 
 
 def _cluster_embedding(args, k):
@@ -214,6 +216,21 @@ def _cluster_embedding(args, k):
     common = dict(
         kernel=args.kernel, bandwidth=args.bandwidth, landmarks=args.landmarks, seed=args.seed, gamma=args.gamma
     )
+    if args.n_neighbors is not None and args.method != "spectral":
+        raise UsageError("--n-neighbors applies to --method spectral")
+    if args.method == "spectral":
+        if args.kernel not in (None, "gaussian") or args.gamma is not None:
+            raise UsageError("--method spectral uses Gaussian affinities: --kernel and --gamma do not apply")
+        if args.dim not in (None, k):
+            raise UsageError(f"--method spectral keeps k = {k} eigenvectors: -d does not apply")
+        return pipeline.build_estimator(
+            "spectral",
+            dim=k,
+            bandwidth=args.bandwidth,
+            landmarks=args.landmarks,
+            seed=args.seed,
+            n_neighbors=args.n_neighbors,
+        )
     if args.method == "kjl":
         return pipeline.build_estimator("kjl", dim=args.dim or 10 * k, centered=True, **common)
     if args.method == "subsample-kpca":
@@ -242,12 +259,19 @@ def cmd_cluster(args, ui):
     embedding = _cluster_embedding(args, k)
     with pipeline.engine_for(args, ui) as engine:
         _say_input(ui, args, engine)
-        engine, _ = _maybe_standardize(args, ui, engine)
+        if args.standardize and args.no_standardize:
+            raise UsageError("give --standardize or --no-standardize, not both")
+        standardize = True if args.standardize else (False if args.no_standardize else None)
+        if standardize is None and args.method != "spectral":
+            standardize = False
+        elif standardize is None:
+            standardize = "auto"
         ui.say(f"k = {k}, method {args.method}, seed {args.seed}")
         res = cluster_file(
             engine,
             k,
             embedding=embedding,
+            standardize=standardize,
             output=args.output,
             force=args.force,
             keep_labels=False,
@@ -257,6 +281,11 @@ def cmd_cluster(args, ui):
             random_state=args.seed,
             plot_rows=pipeline.PLOT_ROWS if args.plot else 0,
         )
+        if res.scaler is not None:
+            ui.say(f"standardized {res.scaler.n_features_in_} columns over {int(res.scaler.n_samples_seen_)} rows")
+            ui.record(column_means=res.scaler.mean_.tolist(), column_scales=res.scaler.scale_.tolist())
+        elif standardize == "auto":
+            ui.say("columns left unscaled (their magnitudes are within 10x of each other)")
         if res.fit is not None:
             _say_fit(ui, engine, res.fit)
         sec = res.seconds

@@ -22,6 +22,7 @@ METHODS = {
     "rf-kpca": "RFKPCA",
     "rnca": "RNCA",
     "skpca": "StreamingKPCA",
+    "spectral": "LandmarkSpectralEmbedding",
 }
 #: rows of the plot sample
 PLOT_ROWS = 20000

@@ -5,7 +5,11 @@ Names are imported lazily from their modules (PEP 562).
 
 from .._lazy import attach
 
-_LAZY = {"NystroemKernelKMeans": "nystroem_kernel_kmeans", "StreamingKMeans": "streaming_kmeans"}
+_LAZY = {
+    "LandmarkSpectralClustering": "landmark_spectral_clustering",
+    "NystroemKernelKMeans": "nystroem_kernel_kmeans",
+    "StreamingKMeans": "streaming_kmeans",
+}
 
 __all__ = sorted(_LAZY)
 

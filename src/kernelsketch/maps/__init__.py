@@ -8,6 +8,7 @@ from .._lazy import attach
 _LAZY = {
     "Nystroem": "nystroem",
     "KernelJL": "kernel_jl",
+    "LandmarkSpectralEmbedding": "landmark_spectral",
     "RandomFourierFeatures": "random_fourier_features",
     "sample_landmarks": "landmarks",
 }

@@ -45,7 +45,7 @@ class LandmarkSpectralClustering(ClusterMixin, BaseEstimator):
 
     Parameters
     ----------
-    n_clusters : int >= 2, default=8
+    n_clusters : int >= 1, default=8
     n_landmarks : int or "auto", default=1000
         Landmarks ``m`` (a uniform sample of rows, capped at ``N``).
     n_neighbors : int >= 1, default=10
@@ -98,7 +98,7 @@ class LandmarkSpectralClustering(ClusterMixin, BaseEstimator):
     _size_param: ClassVar[str | None] = "n_landmarks"
 
     _parameter_constraints: ClassVar[dict] = {
-        "n_clusters": [Interval(numbers.Integral, 2, None, closed="left")],
+        "n_clusters": [Interval(numbers.Integral, 1, None, closed="left")],
         "n_landmarks": [Interval(numbers.Integral, 1, None, closed="left"), StrOptions({"auto"})],
         "n_neighbors": [Interval(numbers.Integral, 1, None, closed="left")],
         "bandwidth": [Interval(numbers.Real, 0, None, closed="neither"), StrOptions({"local", *_HEURISTICS})],

@@ -182,7 +182,7 @@ class LandmarkSpectralEmbedding(ClassNamePrefixFeaturesOutMixin, TransformerMixi
         if self.n_components is None:
             raise ValueError(f"{type(self).__name__} needs n_components (k eigenvectors for k clusters)")
         if n_rows < 2:
-            raise ValueError(f"{type(self).__name__} needs at least 2 rows, got {n_rows}")
+            raise ValueError(f"{type(self).__name__} needs n_samples >= 2, got n_samples = {n_rows}")
         rng = check_random_state(self.random_state)
         bandwidth_seed, landmark_seed = derive_seed(rng), derive_seed(rng)
         m = resolve_n_landmarks(self.n_landmarks, n_rows) if isinstance(self.n_landmarks, str) else self.n_landmarks

@@ -1,0 +1,192 @@
+"""Landmark spectral clustering: the exact dense graph, scikit-learn's SpectralClustering, every fitting path."""
+
+import warnings
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from sklearn.cluster import KMeans, SpectralClustering
+from sklearn.datasets import make_blobs, make_circles, make_moons
+from sklearn.metrics import adjusted_rand_score
+from sklearn.model_selection import GridSearchCV
+from sklearn.utils.estimator_checks import parametrize_with_checks
+
+import kernelsketch as ks
+from kernelsketch.cluster import LandmarkSpectralClustering
+from kernelsketch.maps import LandmarkSpectralEmbedding
+from kernelsketch.maps.landmark_spectral import GraphWarning
+
+
+@parametrize_with_checks(
+    [
+        LandmarkSpectralEmbedding(n_components=2, n_landmarks=20, n_neighbors=3, random_state=0),
+        LandmarkSpectralClustering(n_clusters=3, n_landmarks=20, n_neighbors=3, random_state=0),
+    ]
+)
+def test_sklearn_compatible(estimator, check):
+    check(estimator)
+
+
+def dense_graph(X, r, bandwidth=None):
+    """The rows-to-rows graph W = Z D^-1 Z^T, built densely from its definition (landmarks = all rows)."""
+    D2 = ((X[:, None, :] - X[None, :, :]) ** 2).sum(-1)
+    Z = np.zeros_like(D2)
+    for i in range(X.shape[0]):
+        near = np.argsort(D2[i], kind="stable")[:r]
+        h2 = D2[i, near].max() if bandwidth is None else bandwidth**2
+        Z[i, near] = np.exp(-D2[i, near] / h2) if h2 > 0 else 1.0
+    Z /= Z.sum(axis=1, keepdims=True)
+    return Z @ np.diag(1.0 / Z.sum(axis=0)) @ Z.T
+
+
+@pytest.mark.parametrize("bandwidth", [None, 1.5])
+def test_embedding_spans_the_exact_dense_eigenvectors(bandwidth):
+    X, _ = make_blobs(120, centers=3, cluster_std=1.0, random_state=0)
+    k, r = 3, 8
+    W = dense_graph(X, r, bandwidth)
+    np.testing.assert_allclose(W.sum(axis=1), 1.0, atol=1e-12)  # already degree-normalized
+    lam, V = np.linalg.eigh(W)
+    exact = V[:, -k:]
+    est = LandmarkSpectralEmbedding(
+        n_components=k, n_landmarks=X.shape[0], n_neighbors=r, bandwidth="local" if bandwidth is None else bandwidth
+    ).fit(X)
+    np.testing.assert_allclose(est.eigenvalues_[:k], lam[::-1][:k], atol=1e-10)
+    U = est.transform(X) / np.sqrt(X.shape[0])  # orthonormal columns
+    np.testing.assert_allclose(U.T @ U, np.eye(k), atol=1e-8)
+    # the same invariant subspace: the projectors agree
+    np.testing.assert_allclose(U @ U.T, exact @ exact.T, atol=1e-8)
+
+
+def test_same_partition_as_dense_spectral_clustering_when_landmarks_are_all_rows():
+    X, _ = make_blobs(200, centers=4, cluster_std=1.5, random_state=3)
+    W = dense_graph(X, 10)
+    _, V = np.linalg.eigh(W)
+    dense = KMeans(4, n_init=10, random_state=0).fit_predict(V[:, -4:])
+    ours = LandmarkSpectralClustering(4, n_landmarks=200, random_state=0).fit_predict(X)
+    assert adjusted_rand_score(dense, ours) == 1.0
+
+
+@pytest.mark.parametrize(
+    "make", [lambda: make_moons(800, noise=0.06, random_state=1), lambda: make_circles(800, noise=0.05, factor=0.5)]
+)
+def test_moons_and_circles_as_scikit_learns_spectral_clustering(make):
+    X, y = make()
+    ref = SpectralClustering(2, affinity="nearest_neighbors", n_neighbors=10, random_state=0).fit_predict(X)
+    ours = LandmarkSpectralClustering(2, n_landmarks=300, random_state=0).fit_predict(X)
+    assert adjusted_rand_score(y, ref) > 0.99
+    assert adjusted_rand_score(y, ours) > 0.99
+    assert adjusted_rand_score(ref, ours) > 0.99
+    assert adjusted_rand_score(y, KMeans(2, n_init=10, random_state=0).fit_predict(X)) < 0.5
+
+
+def test_predict_labels_new_rows_as_their_neighbours():
+    X, y = make_moons(1200, noise=0.05, random_state=2)
+    est = LandmarkSpectralClustering(2, n_landmarks=200, random_state=0).fit(X[:1000])
+    np.testing.assert_array_equal(est.predict(X[:1000]), est.labels_)
+    assert adjusted_rand_score(y[1000:], est.predict(X[1000:])) > 0.95
+
+
+def test_same_seed_same_labels_and_float32_sparse_agree():
+    X, _ = make_blobs(500, centers=3, random_state=0)
+    a = LandmarkSpectralClustering(3, n_landmarks=100, random_state=7).fit(X)
+    b = LandmarkSpectralClustering(3, n_landmarks=100, random_state=7).fit(X)
+    np.testing.assert_array_equal(a.labels_, b.labels_)
+    c = LandmarkSpectralClustering(3, n_landmarks=100, random_state=7).fit(sp.csr_matrix(X))
+    assert adjusted_rand_score(a.labels_, c.labels_) == 1.0
+    E32 = LandmarkSpectralEmbedding(n_components=3, n_landmarks=100, random_state=7).fit_transform(X.astype(np.float32))
+    assert E32.dtype == np.float32
+
+
+def test_out_of_core_file_equals_in_memory_fit(tmp_path):
+    X, _ = make_blobs(3000, centers=5, n_features=6, random_state=1)
+    path = tmp_path / "X.npy"
+    np.save(path, X)
+    for bandwidth in ("local", "median"):
+        ref = LandmarkSpectralEmbedding(n_components=5, n_landmarks=300, bandwidth=bandwidth, random_state=0).fit(X)
+        res = ks.fit_source(
+            LandmarkSpectralEmbedding(n_components=5, n_landmarks=300, bandwidth=bandwidth, random_state=0),
+            path,
+            block_rows=700,
+        )
+        np.testing.assert_array_equal(res.estimator.landmark_indices_, ref.landmark_indices_)
+        assert res.estimator.bandwidth_ == ref.bandwidth_
+        np.testing.assert_allclose(res.estimator.eigenvalues_, ref.eigenvalues_, atol=1e-10)
+        # the same eigenvectors up to a basis of each eigenspace: the same projector
+        U, V = res.estimator.transform(X[:500]), ref.transform(X[:500])
+        np.testing.assert_allclose(U @ U.T, V @ V.T, atol=1e-7)
+    # the clusterer: cluster_file (the CLI's driver) gives the in-memory estimator's labels
+    labels = LandmarkSpectralClustering(5, random_state=0).fit_predict(X)
+    out = ks.cluster_file(path, 5, embedding="spectral", standardize=False, random_state=0, block_rows=700)
+    assert adjusted_rand_score(labels, out.labels) == 1.0
+    fitted = ks.fit_source(LandmarkSpectralClustering(5, random_state=0), path).estimator
+    assert adjusted_rand_score(labels, fitted.predict(X)) == 1.0
+
+
+def test_dask_engine_gives_the_same_labels():
+    da = pytest.importorskip("dask.array")
+    X, _ = make_blobs(2000, centers=4, n_features=3, random_state=5)
+    local = ks.cluster_file(X, 4, random_state=0)
+    on_dask = ks.cluster_file(da.from_array(X, chunks=(450, 3)), 4, random_state=0)
+    np.testing.assert_array_equal(local.labels, on_dask.labels)
+
+
+def test_standardize_auto_follows_the_units():
+    rng = np.random.default_rng(0)
+    same_units = rng.normal(size=(400, 3)) * [1.0, 2.0, 3.0]
+    mixed = same_units * [0.01, 1.0, 1000.0]
+    assert ks.cluster_file(same_units, 2, random_state=0).scaler is None
+    res = ks.cluster_file(mixed, 2, random_state=0)
+    assert res.scaler is not None
+    np.testing.assert_allclose(res.scaler.scale_, mixed.std(axis=0))
+    assert ks.cluster_file(mixed, 2, embedding="kjl", random_state=0).scaler is None  # only spectral's default
+
+
+def test_disconnected_graph_warns():
+    rng = np.random.default_rng(0)
+    X = np.vstack([rng.normal(c, 0.01, size=(30, 2)) for c in (0, 10, 20, 30)])  # 4 far-apart groups
+    with pytest.warns(GraphWarning, match="4 disconnected parts"):
+        LandmarkSpectralClustering(2, n_landmarks=120, n_neighbors=5, random_state=0).fit(X)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", GraphWarning)
+        est = LandmarkSpectralClustering(4, n_landmarks=120, n_neighbors=5, random_state=0).fit(X)
+    assert est.embedding_.n_connected_components_ == 4
+    assert sorted(np.bincount(est.labels_)) == [30, 30, 30, 30]
+
+
+def test_bad_input_is_named():
+    X = np.repeat(np.array([[0.0, 0.0], [1.0, 1.0]]), 20, axis=0)  # two distinct points
+    with pytest.raises(ValueError, match="too few distinct rows"):
+        LandmarkSpectralClustering(3, n_landmarks=40, random_state=0).fit(X)
+    Y, _ = make_blobs(100, random_state=0)
+    with pytest.raises(ValueError, match="bandwidth h=1e-08 makes every affinity"):
+        LandmarkSpectralClustering(2, n_landmarks=20, bandwidth=1e-8, random_state=0).fit(Y + 0.5)
+    with pytest.raises(ValueError, match="n_clusters=200 must be <= n_samples=100"):
+        LandmarkSpectralClustering(200, random_state=0).fit(Y)
+    Y[3, 1] = np.nan
+    with pytest.raises(ValueError, match="NaN"):
+        LandmarkSpectralClustering(2, random_state=0).fit(Y)
+    with pytest.raises(ValueError, match="needs n_components"):
+        LandmarkSpectralEmbedding().fit(np.ones((5, 2)))
+
+
+def test_score_eigengap_chooses_k_without_labels():
+    X, y = make_blobs(900, centers=4, cluster_std=0.8, random_state=4)
+    search = GridSearchCV(
+        LandmarkSpectralClustering(n_landmarks=200, random_state=0), {"n_clusters": [2, 3, 4, 5, 6]}, cv=3
+    ).fit(X)
+    assert search.best_params_["n_clusters"] == 4
+    score = LandmarkSpectralClustering(4, n_landmarks=200, random_state=0).fit(X).score(X)
+    assert 0.0 < score <= 1.0
+
+
+def test_cli_cluster_spectral_matches_the_library(tmp_path):
+    from kernelsketch.cli.main import main
+
+    X, y = make_moons(1500, noise=0.06, random_state=0)
+    np.save(tmp_path / "X.npy", X)
+    rc = main(["cluster", str(tmp_path / "X.npy"), "-k", "2", "-o", str(tmp_path / "labels.npy"), "--quiet"])
+    assert rc == 0
+    labels = np.load(tmp_path / "labels.npy").ravel()
+    assert adjusted_rand_score(y, labels) > 0.99
+    ref = LandmarkSpectralClustering(2, random_state=0).fit_predict(X)
+    assert adjusted_rand_score(ref, labels) == 1.0

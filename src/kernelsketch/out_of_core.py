@@ -119,6 +119,8 @@ class LocalEngine:
         self.stats = {"passes": 0}
         #: a function applied to every block read (``standardize``), or None
         self.preprocess = None
+        #: the files this engine reads (an output may never be one of them)
+        self.input_paths = [] if isinstance(source, ArraySource) else [source.path]
 
     def set_preprocess(self, fn):
         """Apply ``fn`` to every block this engine reads from now on (e.g. a fitted scaler's ``transform``)."""
@@ -829,7 +831,10 @@ def _make_sink(output, *, force, protect, column_names=None, column_prefix="c"):
 
 
 def _inputs_of(data):
-    return [data] if isinstance(data, (str, os.PathLike)) else []
+    """The files (or shard directories) ``data`` reads: outputs may never be one of them or inside them."""
+    if isinstance(data, (str, os.PathLike)):
+        return [data]
+    return list(getattr(data, "input_paths", []))
 
 
 @dataclass

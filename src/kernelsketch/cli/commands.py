@@ -27,6 +27,14 @@ def _check_outputs(args, outputs, inputs):
         check_output_path(p, force=args.force, protect=inputs)
 
 
+def _check_output_folder(folder, *, force):
+    """Before any work: an output folder must not be a file, nor (without ``force``) hold files already."""
+    if folder.exists() and not folder.is_dir():
+        raise UsageError(f"output {str(folder)!r} is a file; -o takes a folder")
+    if not force and folder.is_dir() and any(folder.iterdir()):
+        raise UsageError(f"output folder {str(folder)!r} already holds files; pass --force to write over them")
+
+
 def _check_suffix(path):
     try:
         output_format(path)
@@ -117,6 +125,10 @@ def cmd_embed(args, ui, *, save_only=False):
         fit = fit_source(est, engine, fit_rows=args.fit_rows, random_state=args.seed)
         _say_fit(ui, engine, fit)
         ui.record(command="save" if save_only else "embed", method=args.method, engine=engine.name, **fit.to_dict())
+        # the embedding first, the model last: an interrupt during the long transform leaves the
+        # previous model in place; the interrupt message lists whatever was committed
+        if not save_only:
+            _transform_to_output(est, engine, args, ui)
         if args.save:
             from sklearn.pipeline import make_pipeline
 
@@ -124,11 +136,9 @@ def cmd_embed(args, ui, *, save_only=False):
 
             # with --standardize the model is the Pipeline (scaler, estimator): `transform` re-applies the scaling
             save(est if scaler is None else make_pipeline(scaler, est), args.save, overwrite=args.force)
+            ui.wrote(args.save)
             ui.say(f"model saved to {args.save}")
             ui.record(model=str(args.save))
-        if save_only:
-            return 0
-        _transform_to_output(est, engine, args, ui)
     return 0
 
 
@@ -159,6 +169,7 @@ def _transform_to_output(est, engine, args, ui):
         sample_rows=pipeline.PLOT_ROWS if getattr(args, "plot", None) else 0,
         random_state=args.seed,
     )
+    ui.wrote(args.output)
     ui.say(f"wrote {res.n_rows} x {res.n_columns} embedding to {args.output} in {res.seconds:.2f} s")
     ui.record(**res.to_dict())
     if getattr(engine, "stats", None) and engine.name == "dask":
@@ -175,6 +186,7 @@ def _transform_to_output(est, engine, args, ui):
             force=args.force,
             protect=[args.input],
         )
+        ui.wrote(args.plot)
         ui.say(f"plot written to {args.plot}")
         ui.record(plot=str(args.plot))
 
@@ -299,6 +311,7 @@ def cmd_cluster(args, ui):
         if engine.name == "dask":
             ui.record(dask=dict(engine.stats))
         if args.output is not None:
+            ui.wrote(args.output)
             ui.say(f"labels written to {args.output}")
         if res.rand_index is not None:
             ui.say(
@@ -318,6 +331,7 @@ def cmd_cluster(args, ui):
                 force=args.force,
                 protect=[args.input],
             )
+            ui.wrote(args.plot)
             ui.say(f"plot written to {args.plot}")
             ui.record(plot=str(args.plot))
     return 0
@@ -328,8 +342,10 @@ def cmd_diagnose(args, ui):
 
     if not 0 < args.target < 1:
         raise UsageError("--target must be a relative error in (0, 1)")
+    if args.output is not None:
+        _check_output_folder(Path(args.output), force=True)  # a file there fails now, not after the work
     if args.output is not None and Path(args.output).is_dir():  # a new folder is created by the report
-        _check_outputs(args, [Path(args.output) / "report.md"], [args.input])
+        _check_outputs(args, [Path(args.output) / "report.md", Path(args.output) / "report.json"], [args.input])
     opts = pipeline.read_options(args)
     res = diagnose(
         args.input,
@@ -436,6 +452,7 @@ def cmd_reproduce(args, ui):
     from ..experiments import get_reproduction
 
     out = Path(args.output or Path("kernelsketch-results") / args.name)
+    _check_output_folder(out, force=args.force)
     out.mkdir(parents=True, exist_ok=True)
     try:
         run = get_reproduction(args.name)

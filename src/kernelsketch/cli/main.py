@@ -352,6 +352,7 @@ def build_parser():
 
     p.add_argument("name", choices=sorted(REPRODUCTIONS), metavar="NAME", help=", ".join(sorted(REPRODUCTIONS)))
     p.add_argument("-o", "--output", help="output folder (default ./kernelsketch-results/NAME)")
+    p.add_argument("--force", action="store_true", help="write into an output folder that already holds files")
     p.add_argument("--quick", action="store_true", help="small sizes, for a smoke run")
     p.add_argument("--seed", type=_seed, default=0, help="random seed (default 0)")
 
@@ -396,7 +397,15 @@ def main(argv=None):
         ui.finish()
         return code
     except KeyboardInterrupt:
-        print("kernelsketch: interrupted; no output was written", file=sys.stderr)
+        written = ui.written
+        if written:
+            print(
+                f"kernelsketch: interrupted; written before the interrupt: {', '.join(written)} "
+                "(no other output was written)",
+                file=sys.stderr,
+            )
+        else:
+            print("kernelsketch: interrupted; no output was written", file=sys.stderr)
         return 130
     except UsageError as exc:
         if debug:

@@ -23,6 +23,8 @@ class UI:
         self.quiet = quiet
         self.json = json_output
         self.summary = {}
+        #: the output files this command has committed so far (what an interrupt leaves behind)
+        self.written = []
         self.show_progress = not quiet and not json_output and sys.stdout.isatty()
 
     def say(self, text=""):
@@ -42,6 +44,10 @@ class UI:
             leave=False,
             dynamic_ncols=True,
         )
+
+    def wrote(self, path):
+        """Note a committed output file (an interrupt's message lists them)."""
+        self.written.append(str(path))
 
     def record(self, **items):
         self.summary.update(items)

@@ -70,6 +70,8 @@ class DaskEngine:
         self.sparse = False
         self.dtype = np.dtype(X.dtype)
         self.feature_names = feature_names
+        #: the files this engine reads (set by :meth:`open`; an output may never be one of them)
+        self.input_paths: list = []
         self.split_every = split_every
         workers = len(client.scheduler_info()["workers"]) if client is not None else 1
         self.window = window or (2 * max(workers, 1) + 2)
@@ -94,7 +96,9 @@ class DaskEngine:
         X, y = read_shards(
             data, columns=columns, label_column=label_column, dtype=dtype, chunk_rows=chunk_rows, return_labels=True
         )
-        return cls(X, y, client=client)
+        engine = cls(X, y, client=client)
+        engine.input_paths = [data]  # the shard directory (or file): outputs may never be in it
+        return engine
 
     def describe(self):
         where = self.client.scheduler.address if self.client is not None else "local threads"

@@ -82,7 +82,11 @@ def read_shards(directory, *, columns=None, label_column=None, dtype=None, chunk
             raise ValueError(f"{str(root)!r} is not a .npy or Parquet file")
         files = [root]
     elif root.is_dir():
-        files = sorted(p for p in root.iterdir() if p.is_file() and p.suffix.lower() in SHARD_SUFFIXES)
+        files = sorted(
+            p
+            for p in root.iterdir()
+            if p.is_file() and not p.name.startswith(".") and p.suffix.lower() in SHARD_SUFFIXES
+        )
     else:
         raise FileNotFoundError(f"{str(root)!r} is neither a directory of shards nor a shard file")
     if not files:

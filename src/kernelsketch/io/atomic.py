@@ -9,10 +9,13 @@ removes the temporary file and leaves any previous output untouched.
 from __future__ import annotations
 
 import os
+import re
+import stat
 import tempfile
+import warnings
 from pathlib import Path
 
-__all__ = ["AtomicPath", "OutputExistsError", "SameFileError", "check_output_path"]
+__all__ = ["AtomicPath", "OutputExistsError", "SameFileError", "check_output_path", "remove_stale_parts"]
 
 
 class OutputExistsError(FileExistsError):
@@ -21,6 +24,15 @@ class OutputExistsError(FileExistsError):
 
 class SameFileError(ValueError):
     """The output path is one of the inputs (after resolving symlinks)."""
+
+
+def _inside(path: Path, folder: Path) -> bool:
+    """``path`` lies in ``folder`` or below it (symlinks resolved)."""
+    try:
+        path.resolve().relative_to(folder.resolve())
+    except ValueError:
+        return False
+    return True
 
 
 def _same_file(a: Path, b: Path) -> bool:
@@ -38,8 +50,10 @@ def check_output_path(path, *, force=False, protect=()) -> Path:
     Raises
     ------
     SameFileError
-        ``path`` is (a symlink to, or a hard link of) one of ``protect``: an
-        input is never overwritten, even with ``force``.
+        ``path`` is (a symlink to, or a hard link of) one of ``protect``, or lies
+        inside a protected directory (a directory of shards: every file there may be
+        read as input, and a new one would be read by the next run): an input is
+        never overwritten, even with ``force``.
     OutputExistsError
         ``path`` exists and ``force`` is False.
     FileNotFoundError
@@ -49,7 +63,15 @@ def check_output_path(path, *, force=False, protect=()) -> Path:
     """
     path = Path(os.fspath(path)).expanduser()
     for other in protect:
-        if other is not None and _same_file(path, Path(os.fspath(other)).expanduser()):
+        if other is None:
+            continue
+        other_path = Path(os.fspath(other)).expanduser()
+        if other_path.is_dir() and _inside(path, other_path):
+            raise SameFileError(
+                f"output {str(path)!r} is inside the input directory {str(other)!r}: its files are the "
+                "input (and a new file there would be read as input by the next run); write it elsewhere"
+            )
+        if _same_file(path, other_path):
             raise SameFileError(
                 f"output {str(path)!r} is the input file {str(other)!r}; refusing to write over an input"
             )
@@ -67,6 +89,51 @@ def _umask() -> int:
     mask = os.umask(0)
     os.umask(mask)
     return mask
+
+
+#: the temporary file of an output: ``.NAME.PID.RANDOM.part`` beside it
+_PART = re.compile(r"^\.(?P<name>.+)\.(?P<pid>\d+)\.[^.]+\.part$")
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OSError):
+        return True
+    return True
+
+
+def remove_stale_parts(path) -> list[Path]:
+    """Delete the temporary files a killed run left for output ``path``; return them.
+
+    A part file is stale when the process that wrote it (its name carries the pid)
+    is no longer running: SIGKILL, a power cut.  Parts of a live process are kept.
+    """
+    path = Path(os.fspath(path))
+    folder = path.parent if str(path.parent) else Path(".")
+    removed = []
+    try:
+        entries = list(folder.iterdir())
+    except OSError:
+        return removed
+    for entry in entries:
+        m = _PART.match(entry.name)
+        if m and m["name"] == path.name and int(m["pid"]) != os.getpid() and not _pid_alive(int(m["pid"])):
+            try:
+                entry.unlink()
+                removed.append(entry)
+            except OSError:
+                pass
+    if removed:
+        warnings.warn(
+            f"removed {len(removed)} partial file(s) of an interrupted earlier run writing {str(path)!r}: "
+            + ", ".join(p.name for p in removed),
+            UserWarning,
+            stacklevel=3,
+        )
+    return removed
 
 
 class AtomicPath:
@@ -98,12 +165,23 @@ class AtomicPath:
     """
 
     def __init__(self, path, *, force=False, protect=()):
-        self.path = check_output_path(path, force=force, protect=protect)
+        path = check_output_path(path, force=force, protect=protect)
+        if path.is_symlink():
+            # --force onto a symlink writes through to the file it points to: the link stays
+            path = Path(os.path.realpath(path))
+            check_output_path(path, force=force, protect=protect)
+        self.path = path
         self.force = force
-        fd, tmp = tempfile.mkstemp(dir=self.path.parent, prefix=f".{self.path.name}.", suffix=".part")
+        remove_stale_parts(self.path)
+        fd, tmp = tempfile.mkstemp(dir=self.path.parent, prefix=f".{self.path.name}.{os.getpid()}.", suffix=".part")
         os.close(fd)
-        # mkstemp creates the file 0600; give the output the permissions a plain open() would.
-        os.chmod(tmp, 0o666 & ~_umask())
+        # mkstemp creates the file 0600; give the output the permissions a plain open() would,
+        # or those of the file it replaces (a private model stays private)
+        try:
+            mode = stat.S_IMODE(os.stat(self.path).st_mode)
+        except FileNotFoundError:
+            mode = 0o666 & ~_umask()
+        os.chmod(tmp, mode)
         self.tmp = Path(tmp)
         self._done = False
 

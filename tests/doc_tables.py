@@ -22,6 +22,8 @@ CLASSES = (
     "KernelJL",
     "Nystroem",
     "NystroemKernelKMeans",
+    "LandmarkSpectralClustering",
+    "LandmarkSpectralEmbedding",
     "StreamingKMeans",
     "RandomFourierFeatures",
     "RFKPCA",

@@ -248,7 +248,9 @@ def test_demo_datasets_info(tmp_path, capsys):
     from sklearn.metrics import rand_score
 
     assert r["rand_index"] == pytest.approx(rand_score(load_dataset("banknote")[1], labels))
-    assert (tmp_path / "demo" / "banknote_kjl.png").stat().st_size > 1000
+    assert (tmp_path / "demo" / "banknote_spectral.png").stat().st_size > 1000
+    # the default beats the Kernel JL paper's pipeline on Bank Notes (ARI .60 against .05 at seed 0)
+    assert r["adjusted_rand_index"] > r["kjl_adjusted_rand_index"] + 0.2
     r = ks("datasets", "--json")
     assert r.returncode == 0, r.stderr
     info = {d["name"]: d for d in json.loads(r.stdout)["datasets"]}

@@ -1,5 +1,6 @@
 """save/load: every exported estimator round-trips; tampered or crafted files are refused."""
 
+import hashlib
 import importlib
 import io
 import json
@@ -413,7 +414,7 @@ def _fitted_every_way(name):
     for key, value in {"n_landmarks": 30, "n_random_features": 16, "sketch_size": 3, "n_clusters": 3}.items():
         if key in cls().get_params():
             params[key] = value
-    if name in ("KernelJL", "KernelPCA", "SubsampleKPCA", "RFKPCA", "RNCA", "StreamingKPCA"):
+    if name in ("KernelJL", "KernelPCA", "SubsampleKPCA", "RFKPCA", "RNCA", "StreamingKPCA", "LandmarkSpectralEmbedding"):
         params["n_components"] = 2
     out = []
     with warnings.catch_warnings():
@@ -453,3 +454,88 @@ def test_undeclared_state_is_refused_on_save_and_on_load(tmp_path):
     _rewrite(path, edit_meta=edit, reseal=True)
     with pytest.raises(ModelFormatError, match="no fitted attribute 'surprise_'"):
         load(path)
+
+
+# -- issue 27, items 7-11: what a file may not make load do ---------------------------------------
+def _arrays_digest(entries):
+    h = hashlib.sha256()
+    for name in sorted(entries):
+        h.update(name.encode())
+        h.update(b"\0")
+        h.update(entries[name])
+    return h.hexdigest()
+
+
+def test_a_pipeline_whose_memory_names_a_directory_is_refused(tmp_path):
+    from sklearn.pipeline import Pipeline
+    from sklearn.preprocessing import StandardScaler
+
+    X = np.random.default_rng(0).normal(size=(60, 3))
+    pipe = Pipeline([("s", StandardScaler()), ("m", kernelsketch.Nystroem(n_landmarks=20, random_state=0))]).fit(X)
+    path = save(pipe, tmp_path / "p.ksm")
+    cache = tmp_path / "cache"
+
+    def edit(meta):
+        meta["root"]["params"]["memory"] = str(cache)
+
+    _rewrite(path, edit_meta=edit, reseal=True)  # checksums recomputed: only the content check can refuse it
+    with pytest.raises(ModelFormatError, match="memory="):
+        load(path)
+    assert not cache.exists()
+
+
+def test_an_edited_format_version_does_not_switch_the_metadata_check_off(saved):
+    path, _, _ = saved
+
+    def edit(meta):
+        meta["format_version"] = 1
+        meta["root"]["params"]["bandwidth"] = 50.0
+
+    _rewrite(path, edit_meta=edit, reseal=False)
+    with pytest.raises(ModelFormatError, match="checksum mismatch"):
+        load(path)
+
+
+def test_nan_in_fitted_state_is_refused_even_with_recomputed_checksums(saved):
+    path, est, X = saved
+
+    def edit(entries, meta):
+        key = next(k for k, s in meta["arrays"].items() if s["name"].endswith("eigenvectors_"))
+        a = np.load(io.BytesIO(entries[f"{key}.npy"]))
+        a[0, 0] = np.nan
+        entries[f"{key}.npy"] = _npy(a)
+        meta["arrays_sha256"] = _arrays_digest(entries)
+
+    _rewrite(path, edit_entries=edit, reseal=True)
+    with pytest.raises(ModelFormatError, match="eigenvectors_ holds NaN"):
+        load(path)
+
+
+@pytest.mark.parametrize("shape", [(10**6, 10**6), (10**30,)])
+def test_a_header_claiming_more_than_the_entry_holds_is_refused_before_allocating(saved, shape):
+    path, _, _ = saved
+
+    def edit(entries, meta):
+        key = next(k for k, s in meta["arrays"].items() if s["name"].endswith("eigenvectors_"))
+        raw = _npy(np.zeros((2, 2)))
+        header = np.lib.format.header_data_from_array_1_0(np.zeros((2, 2)))
+        header["shape"] = shape
+        buf = io.BytesIO()
+        np.lib.format.write_array_header_1_0(buf, header)
+        entries[f"{key}.npy"] = buf.getvalue() + raw[-32:]
+        meta["arrays"][key]["shape"] = list(shape)
+        meta["arrays_sha256"] = _arrays_digest(entries)
+
+    _rewrite(path, edit_entries=edit, reseal=True)
+    with pytest.raises(ModelFormatError, match="header claims shape"):
+        load(path)
+
+
+def test_set_output_pandas_is_saved_and_restored(tmp_path):
+    pd = pytest.importorskip("pandas")
+    X = np.random.default_rng(0).normal(size=(60, 3))
+    est = kernelsketch.Nystroem(n_landmarks=20, n_components=4, random_state=0).set_output(transform="pandas").fit(X)
+    back = load(save(est, tmp_path / "n.ksm"))
+    out = back.transform(X)
+    assert isinstance(out, pd.DataFrame)
+    np.testing.assert_array_equal(out.to_numpy(), est.transform(X).to_numpy())

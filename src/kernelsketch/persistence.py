@@ -21,6 +21,7 @@ from __future__ import annotations
 import hashlib
 import io
 import json
+import math
 import numbers
 import os
 import struct
@@ -90,7 +91,8 @@ def _estimator_table():
 
 
 #: state every estimator may carry besides its declared ``_persistent_state`` (scikit-learn's)
-_COMMON_STATE = ("n_features_in_", "feature_names_in_")
+#: (``_sklearn_output_config``: what ``set_output(transform="pandas")`` set, restored on load)
+_COMMON_STATE = ("n_features_in_", "feature_names_in_", "_sklearn_output_config")
 
 
 def _persistent_state(est, params, where):
@@ -374,6 +376,16 @@ def _read_array(path, name, data, spec):
             f"{path}: array {spec.get('name', name)!r} ({name}) has dtype {dtype.str} and shape "
             f"{tuple(shape)}, the metadata says {spec.get('dtype')} and {tuple(spec.get('shape', []))}"
         )
+    # the header's claim against the bytes actually there, before anything is allocated
+    # (Python ints: a crafted shape cannot overflow)
+    n_items = 1
+    for n in shape:
+        n_items *= int(n)
+    if n_items * dtype.itemsize != len(data) - f.tell():
+        raise ModelFormatError(
+            f"{path}: array {spec.get('name', name)!r} ({name}) header claims shape {tuple(shape)} of "
+            f"{dtype.str} ({n_items * dtype.itemsize} bytes) but the entry holds {len(data) - f.tell()} bytes"
+        )
     f.seek(0)
     try:
         # A fresh, owned, writeable copy (partial_fit may update it in place), not a
@@ -508,6 +520,52 @@ class _Decoder:
         return est
 
 
+def _estimators_in(est):
+    """The estimator and every estimator its parameters or fitted state hold (Pipeline steps too)."""
+    seen, stack = [], [est]
+    while stack:
+        e = stack.pop()
+        if any(e is x for x in seen):
+            continue
+        seen.append(e)
+        for v in vars(e).values():
+            items = v if isinstance(v, (list, tuple)) else [v]
+            for item in items:
+                item = item[-1] if isinstance(item, tuple) and item else item
+                if hasattr(item, "get_params") and hasattr(item, "__dict__"):
+                    stack.append(item)
+    return seen
+
+
+def _check_loaded(path, est):
+    """What a file may not carry even with valid checksums (they are unkeyed: anyone can recompute them).
+
+    A Pipeline's ``memory`` (its ``fit`` would write to a directory named by the file), and
+    non-finite numbers in a kernelsketch estimator's fitted arrays (no fit produces them,
+    and ``transform`` would write NaN embeddings).
+    """
+    for e in _estimators_in(est):
+        if type(e).__name__ == "Pipeline" and getattr(e, "memory", None) is not None:
+            raise ModelFormatError(
+                f"{path}: the Pipeline has memory={e.memory!r}; model files never name a cache location "
+                "(save() refuses one too)"
+            )
+        if not type(e).__module__.startswith("kernelsketch."):
+            continue
+        declared = getattr(type(e), "_persistent_state", ())
+        for k in declared:
+            v = e.__dict__.get(k)
+            if sp.issparse(v):
+                v = v.data
+            if isinstance(v, np.ndarray) and v.dtype.kind in "fc" and not np.all(np.isfinite(v)):
+                raise ModelFormatError(
+                    f"{path}: {type(e).__name__}.{k} holds NaN or infinite values, which no fit produces "
+                    "(a damaged or edited file)"
+                )
+            if isinstance(v, float) and not np.isfinite(v):
+                raise ModelFormatError(f"{path}: {type(e).__name__}.{k} = {v}, which no fit produces")
+
+
 def load(path: PathLike, *, xp: Any = None, device: Any = None) -> Any:
     """Load an estimator saved by :func:`save`.
 
@@ -562,7 +620,9 @@ def load(path: PathLike, *, xp: Any = None, device: Any = None) -> Any:
                     f"(reads versions {READABLE_VERSIONS}); the file was written by kernelsketch "
                     f"{meta.get('library_version', '?')}"
                 )
-            if version >= 2 and meta.get("meta_sha256") != _meta_digest(meta):
+            # every checksum present is checked, whatever the version says (an edited version
+            # number must not switch the check off); version 2 files must carry one
+            if (version >= 2 or "meta_sha256" in meta) and meta.get("meta_sha256") != _meta_digest(meta):
                 raise ModelFormatError(
                     f"{path}: {_META} checksum mismatch: the parameters or metadata were modified after saving"
                 )
@@ -594,7 +654,7 @@ def load(path: PathLike, *, xp: Any = None, device: Any = None) -> Any:
                 shape = spec.get("shape", [0])
                 if not isinstance(shape, list) or not all(isinstance(n, int) and n >= 0 for n in shape):
                     raise ModelFormatError(f"{path}: malformed shape {shape!r} for array {k}")
-                nbytes = int(np.prod(shape, dtype=np.int64)) * np.dtype(spec.get("dtype", "u1")).itemsize
+                nbytes = math.prod(shape) * np.dtype(spec.get("dtype", "u1")).itemsize  # Python ints: no overflow
                 if info.file_size > nbytes + 65536 + 1024:
                     raise ModelFormatError(f"{path}: entry {k}.npy is larger than its recorded shape allows")
             h = hashlib.sha256()
@@ -633,6 +693,7 @@ def load(path: PathLike, *, xp: Any = None, device: Any = None) -> Any:
         or root_key in _INTERNAL_CLASSES
     ):
         raise ModelFormatError(f"{path}: the root object is not a kernelsketch estimator or Pipeline")
+    _check_loaded(path, est)
     if xp is not None or device is not None:
         if xp is None:
             raise ValueError("device= needs xp= as well: the array library whose device it is (e.g. xp='torch')")

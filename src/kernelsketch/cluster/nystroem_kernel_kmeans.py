@@ -268,20 +268,26 @@ class NystroemKernelKMeans(
         return self.nystroem_.kernel_
 
     def score(self, X: ArrayLike, y: object = None) -> float:
-        """Opposite of the k-means objective of X in the embedding space, as :meth:`sklearn.cluster.KMeans.score`.
+        """Label-free quality of the clustering of X: the mean silhouette of its rows in the embedding.
 
-        ``-sum_i min_c ||z_i - mu_c||^2`` with ``z = transform(X)``: higher is
-        better, so an unsupervised ``GridSearchCV`` can rank parameters.  Note
-        that it compares embeddings: between different bandwidths or ranks the
-        embedding spaces themselves differ.
+        :func:`kernelsketch.metrics.embedding_silhouette` of ``transform(X)`` labelled by
+        :meth:`predict`, on a seeded sample of at most 2,000 rows; higher is better.  The
+        silhouette is a ratio of distances, so it compares bandwidths, ranks and ``k`` in an
+        unsupervised :class:`~sklearn.model_selection.GridSearchCV`.  (The k-means objective,
+        which :meth:`sklearn.cluster.KMeans.score` returns, always prefers more clusters and
+        cannot compare embeddings: it is ``-inertia_`` here.)
         """
+        from ..metrics.clustering import embedding_silhouette
+
         check_is_fitted(self)
-        if (ns := fitted_namespace(self, X, "score")) is not None:  # on the model's device
+        if (ns := fitted_namespace(self, X, "score")) is not None:  # embed and assign on the model's device
             xp = ns[0]
             E, D = self._assign_on_device(X, xp)
-            E64, D64 = xp.astype(E, xp.float64), xp.astype(D, xp.float64)
-            return -float(xp.sum(xp.sum(E64 * E64, axis=1) + xp.min(D64, axis=1)))
-        return float(self.kmeans_.score(self.transform(X)))
+            E, labels = to_numpy(E, xp), to_numpy(xp.argmin(D, axis=1), xp)
+        else:
+            E = self.transform(X)
+            labels = self.kmeans_.predict(E)
+        return embedding_silhouette(E, labels, random_state=0)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

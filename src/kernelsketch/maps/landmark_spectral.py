@@ -197,14 +197,11 @@ class LandmarkSpectralEmbedding(ClassNamePrefixFeaturesOutMixin, TransformerMixi
         self.landmarks_ = L
         self.landmark_indices_ = None if idx is None else np.asarray(idx, dtype=np.int64)
         self.bandwidth_ = None if bandwidth is None else float(bandwidth)
-        self._l_sq = np.einsum("ij,ij->i", L, L)
 
     def _affinity(self, X):
         """``Z`` of the rows of ``X``: CSR ``(n, m)``, ``r`` Gaussian weights per row summing to 1."""
         L = self.landmarks_
-        l_sq = getattr(self, "_l_sq", None)
-        if l_sq is None:
-            l_sq = self._l_sq = np.einsum("ij,ij->i", L, L)
+        l_sq = np.einsum("ij,ij->i", L, L)  # O(m D): recomputed, so the fitted state stays what is saved
         m = L.shape[0]
         r = min(self.n_neighbors, m)
         n = X.shape[0]

@@ -1,6 +1,6 @@
 """Gram-approximation errors, Nystroem eigengap errors, Kernel JL Theorem 1, clustering scores."""
 
-from .clustering import adjusted_rand_index, rand_index
+from .clustering import adjusted_rand_index, embedding_silhouette, rand_index, relative_eigengap
 from .gram_errors import (
     gram_residual_norms,
     kernel_frobenius_error,
@@ -26,6 +26,7 @@ __all__ = [
     "additional_approximation_error_dense",
     "adjusted_rand_index",
     "eigengaps",
+    "embedding_silhouette",
     "gram_residual_norms",
     "kernel_frobenius_error",
     "kernel_frobenius_error_dense",
@@ -34,6 +35,7 @@ __all__ = [
     "nystroem_errors",
     "nystroem_factor",
     "rand_index",
+    "relative_eigengap",
     "theorem1_inner_product_error",
     "top_eigen",
 ]

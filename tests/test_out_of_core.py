@@ -183,7 +183,7 @@ def test_pair_counts_property(pairs):
 
 def test_cluster_in_memory_data_equals_kmeans_on_the_embedding():
     X, y = _blobs(n=4000, k=6, d=8, seed=3)
-    res = ks.cluster_file(ArraySource(X, y), 6, random_state=0)
+    res = ks.cluster_file(ArraySource(X, y), 6, embedding="kjl", random_state=0)
     Z = ks.KernelJL(n_components=60, random_state=0).fit_transform(X)
     ref = KMeans(6, n_init=10, random_state=0).fit(Z)
     assert adjusted_rand_score(ref.labels_, res.labels) >= 0.99

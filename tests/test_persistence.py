@@ -414,7 +414,15 @@ def _fitted_every_way(name):
     for key, value in {"n_landmarks": 30, "n_random_features": 16, "sketch_size": 3, "n_clusters": 3}.items():
         if key in cls().get_params():
             params[key] = value
-    if name in ("KernelJL", "KernelPCA", "SubsampleKPCA", "RFKPCA", "RNCA", "StreamingKPCA", "LandmarkSpectralEmbedding"):
+    if name in (
+        "KernelJL",
+        "KernelPCA",
+        "SubsampleKPCA",
+        "RFKPCA",
+        "RNCA",
+        "StreamingKPCA",
+        "LandmarkSpectralEmbedding",
+    ):
         params["n_components"] = 2
     out = []
     with warnings.catch_warnings():

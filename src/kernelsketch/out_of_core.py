@@ -56,6 +56,7 @@ import copy
 import numbers
 import os
 import time
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -77,14 +78,15 @@ from .utils.validation import check_input, check_random_state, derive_seed
 __all__ = [
     "ClusterResult",
     "EmbedResult",
+    "EmptyClusterWarning",
     "FitResult",
     "LocalEngine",
     "TransformResult",
     "cluster_file",
     "embed_file",
     "fit_source",
-    "open_engine",
     "magnitude_spread",
+    "open_engine",
     "standardize_source",
     "transform_source",
 ]
@@ -280,14 +282,26 @@ def resolve_kernel(kernel, bandwidth, kernel_params, engine, seed, gamma=None):
 
 # -- standardizing ----------------------------------------------------------------
 def _column_moments(X, _):
-    """(n, column means, column sums of squared deviations, column max |value|) of one block."""
+    """(n, column means, scaled sums of squared deviations, column max |value|) of one block.
+
+    The deviations are summed in units of the column's largest ``|value|`` ``c``:
+    ``sum(((x - mean) / c)^2)``, so a column of values near 1e160 (whose squares overflow)
+    gets a finite, exact-to-rounding scale.
+    """
     X = np.asarray(X, dtype=np.float64)
-    mean = X.mean(axis=0)
-    return X.shape[0], mean, ((X - mean) ** 2).sum(axis=0), np.abs(X).max(axis=0, initial=0.0)
+    absmax = np.abs(X).max(axis=0, initial=0.0)
+    c = np.where(absmax > 0, absmax, 1.0)
+    Xc = X / c
+    mean_c = Xc.mean(axis=0)
+    return X.shape[0], mean_c * c, ((Xc - mean_c) ** 2).sum(axis=0), absmax
 
 
 def _merge_moments(parts):
-    """Chan et al.'s pairwise update: exact to rounding, no catastrophic cancellation of raw sums."""
+    """Chan et al.'s pairwise update (exact to rounding, no cancellation of raw sums), in scaled units.
+
+    Each part's scaled sum of squares is in units of its own column maxima; the merged one
+    is in units of the merged maxima (never smaller, so rescaling cannot overflow).
+    """
     n, mean, m2, absmax = 0, None, None, None
     for nb, mb, m2b, ab in parts:
         if nb == 0:
@@ -295,11 +309,14 @@ def _merge_moments(parts):
         if mean is None:
             n, mean, m2, absmax = nb, mb.copy(), m2b.copy(), ab.copy()
             continue
-        delta = mb - mean
+        new_max = np.maximum(absmax, ab)
+        c = np.where(new_max > 0, new_max, 1.0)
+        ca, cb = np.where(absmax > 0, absmax, 1.0) / c, np.where(ab > 0, ab, 1.0) / c
+        delta = mb / c - mean / c
         total = n + nb
-        mean = mean + delta * (nb / total)
-        m2 = m2 + m2b + delta**2 * (n * nb / total)
-        absmax = np.maximum(absmax, ab)
+        mean = mean + (mb - mean) * (nb / total)
+        m2 = m2 * ca**2 + m2b * cb**2 + delta**2 * (n * nb / total)
+        absmax = new_max
         n = total
     return n, mean, m2, absmax
 
@@ -377,10 +394,12 @@ def standardize_source(
         raise ValueError("the data has no rows")
     if when == "auto" and magnitude_spread(absmax) <= UNIT_SPREAD:
         return engine, None
-    var = m2 / n
+    c = np.where(absmax > 0, absmax, 1.0)
+    scale = c * np.sqrt(m2 / n)  # the standard deviation, computed without squaring the values
+    with np.errstate(over="ignore"):
+        var = scale**2  # (inf for a column whose variance exceeds float64's range; scale_ is what is used)
     scaler = StandardScaler()
     scaler.mean_, scaler.var_ = mean, var
-    scale = np.sqrt(var)
     scale[scale < 10 * np.finfo(np.float64).eps * np.maximum(np.abs(mean), 1.0)] = 1.0  # constant columns
     scaler.scale_ = scale
     scaler.n_samples_seen_ = np.int64(n)
@@ -927,6 +946,12 @@ def transform_source(
     counts = {"rows": 0, "cols": 0}
 
     def consume(Z, y):
+        if np.asarray(Z).dtype.kind in "fc" and not np.all(np.isfinite(Z)):
+            bad = np.flatnonzero(~np.all(np.isfinite(np.asarray(Z).reshape(Z.shape[0], -1)), axis=1))
+            raise ValueError(
+                f"the embedding of row {counts['rows'] + int(bad[0])} (and {bad.size - 1} more in its block) is "
+                "NaN or infinite: the model's fitted state or the input is not usable; nothing was written"
+            )
         sink.write(Z)
         counts["rows"] += Z.shape[0]
         counts["cols"] = 1 if Z.ndim == 1 else Z.shape[1]
@@ -1299,6 +1324,13 @@ def cluster_file(
     idx = km.sample_indices(N, rng)
     whole = idx.size == N  # the sample is every row: exact full-data k-means, no second embedding pass
     rows, y_rows = engine.gather(idx)
+    if whole:  # every row is here: fewer distinct rows than clusters is known before any work
+        distinct = np.unique(rows.toarray() if sp.issparse(rows) else np.asarray(rows), axis=0).shape[0]
+        if distinct < n_clusters:
+            raise ValueError(
+                f"n_clusters={n_clusters} but the data has only {distinct} distinct rows: at most {distinct} "
+                "non-empty clusters exist; use -k / n_clusters <= the number of distinct rows"
+            )
     sample = _embed_block(rows, (embedding,))
     del rows
     seconds["embed_sample"] = time.perf_counter() - t1
@@ -1390,4 +1422,16 @@ def cluster_file(
         res.rand_index, res.adjusted_rand_index = pairs.rand_index(), pairs.adjusted_rand_index()
     if res.labels is not None:
         res.labels = res.labels.ravel()
+    empty = np.flatnonzero(res.cluster_sizes == 0)
+    if empty.size:
+        warnings.warn(
+            f"{empty.size} of {n_clusters} clusters are empty (clusters {empty.tolist()}): the data (or its "
+            "embedding) has fewer separable groups than n_clusters; use a smaller n_clusters",
+            EmptyClusterWarning,
+            stacklevel=2,
+        )
     return res
+
+
+class EmptyClusterWarning(UserWarning):
+    """``cluster_file`` assigned no row to some clusters (more clusters than the data holds)."""

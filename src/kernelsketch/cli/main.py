@@ -338,7 +338,11 @@ def build_parser():
     p.add_argument("-o", "--output", help="report folder: report.md, report.json, spectrum/errors/sweep .png")
     p.add_argument("--force", action="store_true", help="overwrite an existing report")
 
-    p = sub.add_parser("demo", parents=[common], help="the main job: kernel clustering of Bank Notes (and Avila), spectral and Kernel JL")
+    p = sub.add_parser(
+        "demo",
+        parents=[common],
+        help="the main job: kernel clustering of Bank Notes (and Avila), spectral and Kernel JL",
+    )
     p.add_argument(
         "-o",
         "--output",

@@ -71,6 +71,7 @@ class BlockWriter:
         self._atomic = AtomicPath(path, force=force, protect=protect)
         self.path = self._atomic.path
         self.n_rows = 0
+        self._vector = None  # a .npy of 1-D blocks (labels) is written 1-D, as the library returns them
         self._closed = False
         try:
             self._open()
@@ -101,8 +102,13 @@ class BlockWriter:
             raise ValueError(f"unknown output format {self.format!r}; choose one of {sorted(OUTPUT_FORMATS)}")
 
     def write(self, block):
-        """Append rows (an array of shape ``(n, n_columns)``, or ``(n,)`` for one column)."""
+        """Append rows (an array of shape ``(n, n_columns)``, or ``(n,)`` for one column).
+
+        A ``.npy`` file whose first block is 1-D (one column: labels) is written 1-D, ``(N,)``.
+        """
         block = np.asarray(block)
+        if self._vector is None:
+            self._vector = block.ndim == 1 and self.n_columns == 1
         if block.ndim == 1:
             block = block[:, None]
         if block.ndim != 2 or block.shape[1] != self.n_columns:
@@ -125,7 +131,8 @@ class BlockWriter:
         try:
             if self.format == "npy":
                 self._f.seek(0)
-                self._f.write(_npy_header(self.dtype, (self.n_rows, self.n_columns), self._header_len))
+                shape = (self.n_rows,) if self._vector else (self.n_rows, self.n_columns)
+                self._f.write(_npy_header(self.dtype, shape, self._header_len))
             self._f.close()
             self._closed = True
             return self._atomic.commit()

@@ -130,7 +130,8 @@ def _percentile_of(d, q):
     if h <= 0:
         raise ValueError(
             f"the {q:g}th percentile of interpoint distances is 0 (many duplicate points); "
-            "use a larger percentile or give a numeric bandwidth"
+            "give a numeric bandwidth (--bandwidth VALUE on the command line), the 'median' or 'mean_sq' "
+            "heuristic, or a larger percentile (kernel_params / the estimator's percentile)"
         )
     return h
 

@@ -264,8 +264,8 @@ class LandmarkSpectralEmbedding(ClassNamePrefixFeaturesOutMixin, TransformerMixi
         lam = np.clip(lam, 0.0, None)
         if not lam[k - 1] > 1e-12 * max(lam[0], 1e-300):
             raise ValueError(
-                f"the landmark graph has rank {int(np.sum(lam > 1e-12 * lam[0]))} < n_components={k}: "
-                "too few distinct rows or landmarks for this many clusters"
+                f"the landmark graph has rank {int(np.sum(lam > 1e-12 * lam[0]))}, fewer than the {k} clusters "
+                "(eigenvectors) asked for: too few distinct rows or landmarks for this many clusters"
             )
         self.n_connected_components_ = int(np.sum(lam > 1.0 - _COMPONENT_TOL))
         if self.n_connected_components_ > k:

@@ -113,7 +113,7 @@ def remove_stale_parts(path) -> list[Path]:
     """
     path = Path(os.fspath(path))
     folder = path.parent if str(path.parent) else Path(".")
-    removed = []
+    removed: list[Path] = []
     try:
         entries = list(folder.iterdir())
     except OSError:

@@ -335,7 +335,7 @@ def magnitude_spread(column_absmax) -> float:
 
     Examples
     --------
-    >>> magnitude_spread([255, 255, 250, 0]), magnitude_spread([0.1, 3.0, 1500.0, 40.0]) > UNIT_SPREAD
+    >>> round(magnitude_spread([255, 255, 250, 0]), 3), magnitude_spread([0.1, 3.0, 1500.0, 40.0]) > UNIT_SPREAD
     (1.016, True)
     """
     a = np.asarray(column_absmax, dtype=np.float64)

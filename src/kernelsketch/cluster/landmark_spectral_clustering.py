@@ -173,6 +173,7 @@ class LandmarkSpectralClustering(ClusterMixin, BaseEstimator):
         X = check_input(X, accept_sparse=("csr",), estimator=self, reset=False)
         emb = self.embedding_
         G, degrees, _ = emb._statistics(X)
+        G = G.toarray()
         inv_sqrt = np.zeros_like(degrees)
         used = degrees > 0
         inv_sqrt[used] = 1.0 / np.sqrt(degrees[used])

@@ -187,8 +187,10 @@ class LandmarkSpectralEmbedding(ClassNamePrefixFeaturesOutMixin, TransformerMixi
         bandwidth_seed, landmark_seed = derive_seed(rng), derive_seed(rng)
         m = resolve_n_landmarks(self.n_landmarks, n_rows) if isinstance(self.n_landmarks, str) else self.n_landmarks
         m = min(int(m), n_rows)
+        if self.n_components > n_rows:
+            raise ValueError(f"{self.n_components} clusters (eigenvectors) must be <= the number of rows ({n_rows})")
         if self.n_components > m:
-            raise ValueError(f"n_components={self.n_components} must be <= the number of landmarks ({m})")
+            raise ValueError(f"{self.n_components} clusters (eigenvectors) must be <= the number of landmarks ({m})")
         return sample_row_indices(n_rows, m, [landmark_seed, 0x5350]), bandwidth_seed
 
     def _set_landmarks(self, L, idx, bandwidth):
@@ -235,9 +237,13 @@ class LandmarkSpectralEmbedding(ClassNamePrefixFeaturesOutMixin, TransformerMixi
         )
 
     def _statistics(self, X):
-        """One block's ``(Z^T Z, Z^T 1, rows)``: what the fit sums over all rows."""
+        """One block's ``(Z^T Z, Z^T 1, rows)``: what the fit sums over all rows.
+
+        ``Z^T Z`` stays sparse (at most ``r^2`` entries a row): a Dask worker sends that, not
+        an ``m x m`` dense block, and the sum is densified once in :meth:`_finish`.
+        """
         Z = self._affinity(X)
-        return (Z.T @ Z).toarray(), np.asarray(Z.sum(axis=0)).ravel(), X.shape[0]
+        return (Z.T @ Z).tocsr(), np.asarray(Z.sum(axis=0)).ravel(), X.shape[0]
 
     @staticmethod
     def _merge(parts):
@@ -246,7 +252,7 @@ class LandmarkSpectralEmbedding(ClassNamePrefixFeaturesOutMixin, TransformerMixi
         G = G.copy()
         s = s.copy()
         for G2, s2, n2 in parts[1:]:
-            G += G2
+            G = G + G2
             s += s2
             n += n2
         return G, s, n
@@ -254,6 +260,7 @@ class LandmarkSpectralEmbedding(ClassNamePrefixFeaturesOutMixin, TransformerMixi
     def _finish(self, stats):
         """Seam 3: the eigenproblem of ``D^{-1/2} Z^T Z D^{-1/2}`` from the summed statistics."""
         G, degrees, n_rows = stats
+        G = G.toarray() if sp.issparse(G) else np.asarray(G)
         m, k = G.shape[0], self.n_components
         inv_sqrt = np.zeros(m)
         used = degrees > 0

@@ -414,7 +414,7 @@ def main(argv=None):
     seeds = list(range(2 if args.quick else args.seeds))
     sets = args.sets.split(",") if args.sets else (QUICK_SETS if args.quick else DATASETS)
     results, selection = {}, {}
-    # results are kept as they come (a long run can be resumed: --resume); removed at the end
+    # results are kept as they come (a long run can be resumed, or extended by sets: --resume)
     cache_path = os.path.splitext(args.output)[0] + ".partial.json"
     cache = _load_cache(cache_path) if args.resume else {}
     for name in sets:
@@ -469,8 +469,6 @@ def main(argv=None):
         plot(results, args.plot)
     if args.page and not args.quick:
         write_page(md, args.page)
-    if os.path.exists(cache_path):
-        os.remove(cache_path)
     print(md)
     return 0
 

@@ -281,6 +281,11 @@ def resolve_kernel(kernel, bandwidth, kernel_params, engine, seed, gamma=None):
 
 
 # -- standardizing ----------------------------------------------------------------
+def _units(absmax):
+    """Each column's unit for the scaled moments: its largest ``|value|`` (1 for an all-zero column)."""
+    return np.where(absmax > 0, absmax, 1.0)
+
+
 def _column_moments(X, _):
     """(n, column means, scaled sums of squared deviations, column max |value|) of one block.
 
@@ -290,7 +295,7 @@ def _column_moments(X, _):
     """
     X = np.asarray(X, dtype=np.float64)
     absmax = np.abs(X).max(axis=0, initial=0.0)
-    c = np.where(absmax > 0, absmax, 1.0)
+    c = _units(absmax)
     Xc = X / c
     mean_c = Xc.mean(axis=0)
     return X.shape[0], mean_c * c, ((Xc - mean_c) ** 2).sum(axis=0), absmax
@@ -310,8 +315,8 @@ def _merge_moments(parts):
             n, mean, m2, absmax = nb, mb.copy(), m2b.copy(), ab.copy()
             continue
         new_max = np.maximum(absmax, ab)
-        c = np.where(new_max > 0, new_max, 1.0)
-        ca, cb = np.where(absmax > 0, absmax, 1.0) / c, np.where(ab > 0, ab, 1.0) / c
+        c = _units(new_max)
+        ca, cb = _units(absmax) / c, _units(ab) / c
         delta = mb / c - mean / c
         total = n + nb
         mean = mean + (mb - mean) * (nb / total)
@@ -394,8 +399,7 @@ def standardize_source(
         raise ValueError("the data has no rows")
     if when == "auto" and magnitude_spread(absmax) <= UNIT_SPREAD:
         return engine, None
-    c = np.where(absmax > 0, absmax, 1.0)
-    scale = c * np.sqrt(m2 / n)  # the standard deviation, computed without squaring the values
+    scale = _units(absmax) * np.sqrt(m2 / n)  # the standard deviation, computed without squaring the values
     with np.errstate(over="ignore"):
         var = scale**2  # (inf for a column whose variance exceeds float64's range; scale_ is what is used)
     scaler = StandardScaler()
@@ -1189,6 +1193,22 @@ def _assign_block(X, state):
     return labels, float(dist.sum()), sums, counts
 
 
+def _refuse_empty_clusters(E, km, n_clusters):
+    """A ValueError when k-means of all (embedded) rows ``E`` leaves a cluster empty: too few distinct rows.
+
+    One assignment of ``E`` (``O(N k d)``); the distinct rows are counted only on that failure
+    (identical rows embed identically, so they are at least as many as the distinct rows of the data).
+    """
+    if np.bincount(km.predict(E), minlength=n_clusters).min() > 0:
+        return
+    distinct = np.unique(np.asarray(E), axis=0).shape[0]
+    if distinct < n_clusters:
+        raise ValueError(
+            f"n_clusters={n_clusters} but the data has only {distinct} distinct rows: at most {distinct} "
+            "non-empty clusters exist; use -k / n_clusters <= the number of distinct rows"
+        )
+
+
 def cluster_file(
     data: DataLike,
     n_clusters: int,
@@ -1324,18 +1344,13 @@ def cluster_file(
     idx = km.sample_indices(N, rng)
     whole = idx.size == N  # the sample is every row: exact full-data k-means, no second embedding pass
     rows, y_rows = engine.gather(idx)
-    if whole:  # every row is here: fewer distinct rows than clusters is known before any work
-        distinct = np.unique(rows.toarray() if sp.issparse(rows) else np.asarray(rows), axis=0).shape[0]
-        if distinct < n_clusters:
-            raise ValueError(
-                f"n_clusters={n_clusters} but the data has only {distinct} distinct rows: at most {distinct} "
-                "non-empty clusters exist; use -k / n_clusters <= the number of distinct rows"
-            )
     sample = _embed_block(rows, (embedding,))
     del rows
     seconds["embed_sample"] = time.perf_counter() - t1
     t2 = time.perf_counter()
     km.seed(sample, rng)
+    if whole:  # every row is here: an empty cluster is known before anything is written
+        _refuse_empty_clusters(sample, km, n_clusters)
     seconds["kmeans"] = time.perf_counter() - t2
 
     # 2. exact Lloyd passes over every row (optional; each one embeds every block again)

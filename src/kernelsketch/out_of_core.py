@@ -67,6 +67,7 @@ import scipy.sparse as sp
 from ._lazy import backend
 from ._typing import DataLike, RandomStateLike
 from .io import RowReservoir, open_matrix, open_writer
+from .io.readers import guess_format as _guess_format
 from .io.source import ArraySource, MatrixSource
 from .kernels.bandwidth import bandwidth_from_moments, bandwidth_from_rows, bandwidth_plan
 from .kernels.kernel_functions import KERNELS, Kernel, ShiftInvariantKernel
@@ -74,6 +75,7 @@ from .kernels.selection import make_kernel
 from .utils.dispatch import is_dask_array
 from .utils.progress import progress
 from .utils.validation import check_input, check_random_state, derive_seed
+from .utils.warnings import warn as _warn
 
 __all__ = [
     "ClusterResult",
@@ -408,7 +410,9 @@ def standardize_source(
     scaler.scale_ = scale
     scaler.n_samples_seen_ = np.int64(n)
     scaler.n_features_in_ = int(mean.shape[0])
-    # no feature_names_in_: the driver hands estimators NumPy blocks, in the file's column order
+    names = _file_feature_names(engine)
+    if names is not None:  # a saved Pipeline(scaler, estimator) knows the file's columns
+        scaler.feature_names_in_ = names
     dtype = engine.dtype
 
     def apply(X, mean=mean, scale=scale, dtype=dtype):
@@ -775,6 +779,7 @@ def fit_source(
         res = _fit_random_features(estimator, engine)
     else:
         res = _fit_sample(estimator, engine, fit_rows, derive_seed(random_state))
+    record_feature_names(estimator, engine)
     res.seconds = time.perf_counter() - t0
     return res
 
@@ -875,6 +880,9 @@ class TransformResult:
     sample : tuple or None
         ``(Z_sample, y_sample)``: a seeded uniform sample of at most
         ``sample_rows`` output rows (first two columns) and their labels, for plots.
+    reordered : list of str or None
+        The input's column order when it differed from the model's and the
+        columns were matched by name (see :func:`align_columns`).
     """
 
     n_rows: int
@@ -883,6 +891,7 @@ class TransformResult:
     embedding: np.ndarray | None = None
     seconds: float = 0.0
     sample: tuple | None = None
+    reordered: list | None = None
 
     def to_dict(self):
         return {
@@ -892,8 +901,86 @@ class TransformResult:
         }
 
 
+#: scikit-learn's warning when an estimator fitted with feature names gets a NumPy block: the
+#: driver aligns a file's columns by name first (:func:`align_columns`), then hands it NumPy blocks
+_NAMES_WARNING = "X does not have valid feature names"
+
+
+def _transform_block(est, X):
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message=_NAMES_WARNING, category=UserWarning)
+        return np.asarray(est.transform(_dense_if_needed(est, X)))
+
+
 def _apply_transform(X, est):
-    return np.asarray(est.transform(_dense_if_needed(est, X)))
+    return _transform_block(est, X)
+
+
+def _file_feature_names(engine):
+    """The engine's column names as ``feature_names_in_`` would hold them, or None (no header, unusable names)."""
+    names = getattr(engine, "feature_names", None)
+    if names is None:
+        return None
+    names = [str(n) for n in names]
+    if any(n == "" for n in names) or len(set(names)) != len(names):
+        return None
+    return np.asarray(names, dtype=object)
+
+
+def record_feature_names(estimator, engine):
+    """Give ``estimator`` the column names of the file it was fitted on (``feature_names_in_``).
+
+    A file with a header fits a model that knows its columns, as a DataFrame does; a
+    :class:`~sklearn.pipeline.Pipeline` keeps them on its first step. No header: nothing is set.
+    """
+    names = _file_feature_names(engine)
+    if names is None or names.shape[0] != getattr(engine, "n_features", names.shape[0]):
+        return
+    target = estimator
+    steps = getattr(estimator, "steps", None)
+    if steps:
+        target = steps[0][1]
+    if target is None or isinstance(target, str) or not hasattr(target, "n_features_in_"):
+        return
+    try:
+        target.feature_names_in_ = names
+    except AttributeError:  # a read-only property (a meta-estimator): its parts keep their own
+        return
+
+
+def align_columns(estimator, engine):
+    """Read a file's columns in the order the model was fitted on, matching them by name.
+
+    Returns None when nothing was done (the names already match, the file has no
+    header, or the model knows no names), else the file's order that was rearranged.
+
+    Raises
+    ------
+    ValueError
+        The file's column names are not the model's (names missing or unknown).
+    """
+    fitted = getattr(estimator, "feature_names_in_", None)
+    names = _file_feature_names(engine)
+    if fitted is None or names is None:
+        return None
+    fitted, names = [str(n) for n in fitted], list(names)
+    if names == fitted:
+        return None
+    missing = [n for n in fitted if n not in names]
+    unknown = [n for n in names if n not in fitted]
+    if missing or unknown:
+        raise ValueError(
+            f"the input's columns are not the ones the model was fitted on: missing {missing}, "
+            f"not in the model {unknown} (select columns with --columns / columns=)"
+        )
+    order = np.asarray([names.index(n) for n in fitted])
+    before = engine.preprocess
+
+    def reorder(X, before=before, order=order):
+        return (X if before is None else before(X))[:, order]
+
+    engine.set_preprocess(reorder)
+    return names
 
 
 def transform_source(
@@ -944,7 +1031,16 @@ def transform_source(
     >>> bool(np.allclose(np.load(out), est.transform(X))), res.n_rows
     (True, 1000)
     """
+    if (
+        isinstance(data, (str, os.PathLike))
+        and read_options.get("n_features") is None
+        and (read_options.get("format") or _guess_format(data)) == "libsvm"
+        and getattr(estimator, "n_features_in_", None) is not None
+    ):
+        # a libsvm file's width is its largest index: read it as wide as the model expects
+        read_options["n_features"] = int(estimator.n_features_in_)
     engine = open_engine(data, client=client, block_rows=block_rows, **read_options)
+    reordered = align_columns(estimator, engine)
     sink = _make_sink(output, force=force, protect=_inputs_of(data), column_names=column_names)
     sample = RowReservoir(sample_rows, seed=derive_seed(random_state)) if sample_rows else None
     counts = {"rows": 0, "cols": 0}
@@ -969,7 +1065,7 @@ def transform_source(
         sink.abort()
         raise
     result = sink.close()
-    res = TransformResult(counts["rows"], counts["cols"], seconds=time.perf_counter() - t0)
+    res = TransformResult(counts["rows"], counts["cols"], seconds=time.perf_counter() - t0, reordered=reordered)
     if isinstance(sink, _FileSink):
         res.output = result
     elif isinstance(sink, _ArraySink):
@@ -1174,7 +1270,7 @@ class ClusterResult:
 
 def _embed_block(X, state):
     embedding = state[0]
-    return X if embedding is None else np.asarray(embedding.transform(_dense_if_needed(embedding, X)))
+    return X if embedding is None else _transform_block(embedding, X)
 
 
 def _stats_block(X, state):
@@ -1439,11 +1535,10 @@ def cluster_file(
         res.labels = res.labels.ravel()
     empty = np.flatnonzero(res.cluster_sizes == 0)
     if empty.size:
-        warnings.warn(
+        _warn(
             f"{empty.size} of {n_clusters} clusters are empty (clusters {empty.tolist()}): the data (or its "
             "embedding) has fewer separable groups than n_clusters; use a smaller n_clusters",
             EmptyClusterWarning,
-            stacklevel=2,
         )
     return res
 

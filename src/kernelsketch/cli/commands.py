@@ -169,6 +169,8 @@ def _transform_to_output(est, engine, args, ui):
         sample_rows=pipeline.PLOT_ROWS if getattr(args, "plot", None) else 0,
         random_state=args.seed,
     )
+    if res.reordered is not None:
+        ui.say(f"columns matched to the model's by name (the input's order: {', '.join(res.reordered)})")
     ui.wrote(args.output)
     ui.say(f"wrote {res.n_rows} x {res.n_columns} embedding to {args.output} in {res.seconds:.2f} s")
     ui.record(**res.to_dict())
@@ -199,6 +201,11 @@ def cmd_transform(args, ui):
     if args.plot and pipeline.wants_dask(args):
         raise UsageError("--plot is not supported with --scheduler/--workers or a shard directory")
     est = load(args.model)
+    if getattr(args, "n_features", None) is None and getattr(est, "n_features_in_", None) is not None:
+        from ..io import guess_format
+
+        if (args.format or guess_format(args.input)) == "libsvm":
+            args.n_features = int(est.n_features_in_)  # the file's largest index may be short of the model's width
     with pipeline.engine_for(args, ui) as engine:
         _refuse_label_as_feature(args, engine)
         expected = getattr(est, "n_features_in_", None)

@@ -148,7 +148,19 @@ def build_parser():
         "--format", choices=["csv", "npy", "parquet", "libsvm"], help="input format (default: from the suffix)"
     )
     g.add_argument("--delimiter", help="text delimiter (default: ',' for .csv, tab for .tsv, sniffed otherwise)")
-    g.add_argument("--no-header", action="store_true", help="the first line is data (default: auto-detected)")
+    hdr = g.add_mutually_exclusive_group()
+    hdr.add_argument(
+        "--header",
+        action="store_true",
+        help="the first line is a header (default: auto-detected, pandas' 0,1,2,... headers included)",
+    )
+    hdr.add_argument("--no-header", action="store_true", help="the first line is data (default: auto-detected)")
+    g.add_argument(
+        "--n-features",
+        type=_positive_int,
+        metavar="D",
+        help="libsvm: number of features (default: the largest index in the file; transform: the model's)",
+    )
     g.add_argument("--columns", help="comma-separated feature columns (names or 0-based indices)")
     g.add_argument("--label-column", help="column holding class labels (name or 0-based index)")
     g.add_argument("--dtype", choices=["float64", "float32"], default="float64", help="computation dtype")

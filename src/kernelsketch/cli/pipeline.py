@@ -56,6 +56,11 @@ def build_estimator(method, *, kernel=None, bandwidth=None, dim=None, landmarks=
     if landmarks is not None:
         if getattr(cls, "_size_param", None) is None:
             raise UsageError(f"-n/--landmarks does not apply to --method {method}")
+        if cls._size_param in params and params[cls._size_param] != landmarks:
+            raise UsageError(
+                f"-d {dim} and -n {landmarks} both set {cls._size_param} of --method {method} "
+                "(its output is its random features); give one"
+            )
         params[cls._size_param] = landmarks
     for k, v in extra.items():
         if v is None:
@@ -88,11 +93,16 @@ def read_options(args):
         label_column=args.label_column,
         dtype=np.float32 if args.dtype == "float32" else None,
     )
+    header = True if getattr(args, "header", False) else False if args.no_header else None
+    n_features = getattr(args, "n_features", None)
     if not wants_dask(args):
-        opts.update(delimiter=args.delimiter, header=False if args.no_header else None)
-    elif args.delimiter is not None or args.no_header:
+        opts.update(delimiter=args.delimiter, header=header)
+        if n_features is not None:
+            opts.update(n_features=n_features)
+    elif args.delimiter is not None or header is not None or n_features is not None:
         raise UsageError(
-            "--delimiter/--no-header apply to text files; --scheduler/--workers read .npy or Parquet shards"
+            "--delimiter/--header/--no-header/--n-features apply to text and libsvm files; "
+            "--scheduler/--workers read .npy or Parquet shards"
         )
     return opts
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import numbers
-import warnings
 from typing import ClassVar, Self
 
 import numpy as np
@@ -21,6 +20,7 @@ from ..utils.dispatch import maybe_dask_transform
 from ..utils.eigen import canonical_eigenvectors
 from ..utils.estimator_checks import Interval, StrOptions, output_dtype
 from ..utils.validation import check_input, require_finite
+from ..utils.warnings import warn as _warn
 from ._feature_stream import RandomFeatureStreamMixin
 
 
@@ -33,7 +33,12 @@ class StreamingKPCA(
     ----------
     n_components : int or None, default=None
         Output dimension ``k <= sketch_size`` (and ``<= n_random_features``);
-        None means ``min(sketch_size, n_random_features)``.
+        None means every direction of the basis with a nonzero singular
+        value.  A Frequent Directions sketch that has shrunk has at most
+        ``sketch_size - 1`` of them (the shrink zeroes its last row), so with
+        ``basis="sketch"`` None gives ``sketch_size - 1`` columns on a long
+        stream; ``basis="last_full_buffer"`` gives ``sketch_size``.  The
+        number returned is ``n_components_``.
     n_random_features : int, default=100
         Number ``m`` of random Fourier features.
     sketch_size : int, default=20
@@ -85,6 +90,8 @@ class StreamingKPCA(
         is ``n_components``, or fewer when the sketch has lower rank (a
         ``RuntimeWarning`` says so when ``n_components`` asked for more;
         ``n_components=None`` takes them all).
+    n_components_ : int
+        ``k``, the number of output columns.
     singular_values_ : ndarray (k,)
         Singular values of ``B`` (of the last full buffer with that ``basis``).
     eigenvalues_ : ndarray (k,)
@@ -285,13 +292,12 @@ class StreamingKPCA(
         rank = int(np.count_nonzero(s > floor))
         k = rank if self.n_components is None else min(self.n_components, rank)
         if self.n_components is not None and self.n_components > rank:
-            warnings.warn(
+            _warn(
                 f"StreamingKPCA: n_components={self.n_components} but the "
                 f"{'last full buffer' if self.basis == 'last_full_buffer' and last_full is not None else 'sketch'} "
                 f"has rank {rank}; returning {rank} components (the rest would be arbitrary null-space "
                 "directions)",
                 RuntimeWarning,
-                stacklevel=3,
             )
         s = s[:k].copy()
         W = canonical_eigenvectors(s**2, np.ascontiguousarray(vt[:k].T))
@@ -322,6 +328,11 @@ class StreamingKPCA(
     @property
     def n_samples_seen_(self):
         return int(self._fitted().n_samples_seen_)
+
+    @property
+    def n_components_(self):
+        """Number of output columns: ``n_components``, or fewer when the basis has lower rank."""
+        return int(self._basis()[1].shape[1])
 
     @property
     def _n_features_out(self):

@@ -12,8 +12,9 @@ import os
 import re
 import stat
 import tempfile
-import warnings
 from pathlib import Path
+
+from ..utils.warnings import warn as _warn
 
 __all__ = ["AtomicPath", "OutputExistsError", "SameFileError", "check_output_path", "remove_stale_parts"]
 
@@ -127,11 +128,10 @@ def remove_stale_parts(path) -> list[Path]:
             except OSError:
                 pass
     if removed:
-        warnings.warn(
+        _warn(
             f"removed {len(removed)} partial file(s) of an interrupted earlier run writing {str(path)!r}: "
             + ", ".join(p.name for p in removed),
             UserWarning,
-            stacklevel=3,
         )
     return removed
 

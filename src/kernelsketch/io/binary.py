@@ -69,11 +69,34 @@ class NpySource(MatrixSource):
         y = None if self.label is None else np.array(raw[:, self.label])
         return X, y
 
+    def _check_size(self, last_row):
+        """Refuse a mapped read of rows up to ``last_row`` that the file no longer holds.
+
+        Touching a page of a map beyond the end of a file truncated after it was opened
+        kills the process (SIGBUS); the size is checked before every mapped read instead.
+        """
+        offset = getattr(self._arr, "offset", None)
+        if offset is None:  # pragma: no cover - np.load always gives a memmap with an offset
+            return
+        row_bytes = self._arr.shape[1] * self._arr.dtype.itemsize
+        try:
+            size = os.stat(self.path).st_size
+        except OSError as exc:
+            raise ValueError(f"{self.path}: can no longer be read ({exc})") from exc
+        if size < offset + (last_row + 1) * row_bytes:
+            held = max(size - offset, 0) // row_bytes
+            raise ValueError(
+                f"{self.path}: truncated at row index {held} (the file now holds {held} of the "
+                f"{self.n_rows} rows its header says; was it overwritten while being read?)"
+            )
+
     def take(self, indices):
         """Rows at ``indices`` (sorted, distinct): random access into the memory map."""
         indices = np.asarray(indices, dtype=np.int64)
         if indices.size and (indices[0] < 0 or indices[-1] >= self.n_rows):
             raise ValueError(f"{self.path}: row indices out of range for {self.n_rows} rows")
+        if indices.size:
+            self._check_size(int(indices[-1]))
         out = self._select(self._arr[indices], lambda i: int(indices[i]))
         self._release_pages()
         return out
@@ -94,6 +117,8 @@ class NpySource(MatrixSource):
 
     def read_range(self, start, stop):
         """Rows ``start:stop`` as ``(X, y)`` (what a Dask chunk of this file reads)."""
+        if stop > start:
+            self._check_size(min(stop, self.n_rows) - 1)
         out = self._select(self._arr[start:stop], lambda i, s=start: s + i)
         self._release_pages()
         return out
@@ -121,7 +146,8 @@ class NpySource(MatrixSource):
                 raw = np.fromfile(f, dtype=arr.dtype, count=(stop - start) * row_items)
                 if raw.size != (stop - start) * row_items:
                     raise ValueError(
-                        f"{self.path}: truncated at row index {start} (the file is shorter than its header says)"
+                        f"{self.path}: truncated at row index {start + raw.size // row_items} (the file "
+                        f"holds fewer than the {self.n_rows} rows its header says)"
                     )
                 yield self._select(raw.reshape(stop - start, row_items), lambda i, s=start: s + i)
 

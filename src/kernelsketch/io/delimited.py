@@ -62,6 +62,20 @@ def _is_name(s: str) -> bool:
     return not _is_number(s) and s.lower() not in _MISSING
 
 
+def _is_pandas_header(fields, second) -> bool:
+    """The header pandas writes for an unnamed frame: ``0,1,...`` or, with the index, ``,0,1,...``.
+
+    A first line ``0,1,...,n-1`` is taken for data when the second line continues
+    it as a sequence (``1,2,...,n``, a ramp of integers is data, not names).
+    """
+    names = fields[1:] if fields and fields[0] == "" else fields
+    if not names or names != [str(j) for j in range(len(names))]:
+        return False
+    if fields[0] == "":
+        return True  # an empty first cell is never data in a file of numbers
+    return second is None or second != [str(j + 1) for j in range(len(names))]
+
+
 def _is_number(s: str) -> bool:
     try:
         float(s)
@@ -98,7 +112,12 @@ class DelimitedSource(MatrixSource):
     header : bool or None
         None: the first line is a header when one of its cells is not a
         number where the second line has one (a text label column does not
-        make a header).
+        make a header), or when it is the header pandas writes for an
+        unnamed frame (``0,1,2,...``, or ``,0,1,2,...`` with the index).
+        True / False: the first line is / is not a header.  A header whose
+        first cell is empty marks the index column pandas writes
+        (``df.to_csv()``): that column is not a feature unless ``columns``
+        names it.
     columns, label_column : list of (str or int), str or int, optional
         Feature columns and the label column, by header name or 0-based index.
     dtype : numpy dtype, default float64
@@ -115,9 +134,13 @@ class DelimitedSource(MatrixSource):
         (lineno, line) = first[0]
         self.delimiter = self._choose_delimiter(line, delimiter)
         fields = _split(line, self.delimiter)
+        second = _split(first[1][1], self.delimiter) if len(first) > 1 else None
+        if header is not None and not isinstance(header, (bool, np.bool_)):
+            raise TypeError(f"header must be True, False or None (auto-detect), got {header!r}")
+        if header is None and _is_pandas_header(fields, second):
+            header = True
         if header is None:
-            if len(first) > 1:
-                second = _split(first[1][1], self.delimiter)
+            if second is not None:
                 header = any(_is_name(a) and j < len(second) and _is_number(second[j]) for j, a in enumerate(fields))
                 # A single line, or a second line of text too: any text cell makes a header.
                 header = header or (all(_is_name(a) for a in fields) and not any(map(_is_number, second)))
@@ -133,6 +156,12 @@ class DelimitedSource(MatrixSource):
         self.features, self.label = resolve_columns(
             self.path, self.feature_names_all, self.n_columns, columns, label_column
         )
+        #: pandas' index column (an unnamed first column): row numbers, not a feature
+        self.index_column = 0 if self.header and fields[0] == "" and self.n_columns > 1 else None
+        if self.index_column is not None and columns is None:
+            self.features = [j for j in self.features if j != self.index_column]
+            if not self.features:
+                raise ValueError(f"{self.path}: no feature column left besides the index column")
         self.n_features = len(self.features)
         self.feature_names = [self.feature_names_all[j] for j in self.features] if self.header else None
         self.has_labels = self.label is not None

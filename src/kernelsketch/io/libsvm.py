@@ -103,8 +103,15 @@ class LibsvmSource(MatrixSource):
             max_index = max(max_index, m)
         if n_rows == 0:
             raise ValueError(f"{self.path}: the file is empty (no data rows)")
+        if n_features is not None and (
+            isinstance(n_features, bool) or not isinstance(n_features, (int, np.integer)) or n_features < 1
+        ):
+            raise ValueError(f"n_features must be a positive int, got {n_features!r}")
         if n_features is not None and n_features < max_index:
-            raise ValueError(f"{self.path}: feature index {max_index} exceeds n_features={n_features}")
+            raise ValueError(
+                f"{self.path}: has feature index {max_index}, more than the {n_features} features expected "
+                "(n_features / --n-features, or the model's feature count)"
+            )
         self.n_features = int(n_features or max_index)
         self.n_rows = n_rows
 

@@ -59,7 +59,9 @@ def guess_format(path) -> str:
     )
 
 
-def open_matrix(path, *, format=None, delimiter=None, header=None, columns=None, label_column=None, dtype=None):
+def open_matrix(
+    path, *, format=None, delimiter=None, header=None, columns=None, label_column=None, dtype=None, n_features=None
+):
     """Open a data file for reading in row blocks.
 
     Parameters
@@ -73,6 +75,10 @@ def open_matrix(path, *, format=None, delimiter=None, header=None, columns=None,
     columns, label_column : feature columns and label column, by name or 0-based index.
     dtype : numpy dtype, optional
         float64 by default (float32 ``.npy`` / Parquet stay float32).
+    n_features : int, optional
+        libsvm only: the number of features (default: the largest index in the
+        file, which is too few when the last features are zero in every row;
+        pass the model's ``n_features_in_`` to read new data for it).
 
     Returns
     -------
@@ -103,6 +109,8 @@ def open_matrix(path, *, format=None, delimiter=None, header=None, columns=None,
     if path.is_dir():
         raise IsADirectoryError(f"input {str(path)!r} is a directory, not a data file")
     fmt = format or guess_format(path)
+    if n_features is not None and fmt != "libsvm":
+        raise ValueError(f"n_features applies to libsvm files (their width is not in the file), not {fmt}")
     if fmt == "csv":
         import numpy as np
 
@@ -125,7 +133,7 @@ def open_matrix(path, *, format=None, delimiter=None, header=None, columns=None,
             raise ValueError("libsvm files have their label first on every line; --columns/--label-column do not apply")
         import numpy as np
 
-        return LibsvmSource(path, dtype=dtype or np.float64)
+        return LibsvmSource(path, n_features=n_features, dtype=dtype or np.float64)
     raise ValueError(f"unknown input format {fmt!r}; choose one of {sorted(INPUT_FORMATS)}")
 
 

@@ -12,7 +12,6 @@ pass after the landmarks are drawn -- on a file, in memory or on Dask alike.
 from __future__ import annotations
 
 import numbers
-import warnings
 from typing import ClassVar, Self
 
 import numpy as np
@@ -26,6 +25,7 @@ from ..utils.chunking import gen_row_slices, get_chunk_n_rows
 from ..utils.dispatch import maybe_dask_transform
 from ..utils.estimator_checks import Interval, StrOptions
 from ..utils.validation import check_input, check_random_state, derive_seed
+from ..utils.warnings import warn as _warn
 from .landmarks import resolve_n_landmarks, sample_row_indices, take_rows
 
 #: bandwidth heuristics resolved on the data, as for the other estimators (``"local"`` is per row)
@@ -276,12 +276,11 @@ class LandmarkSpectralEmbedding(ClassNamePrefixFeaturesOutMixin, TransformerMixi
             )
         self.n_connected_components_ = int(np.sum(lam > 1.0 - _COMPONENT_TOL))
         if self.n_connected_components_ > k:
-            warnings.warn(
+            _warn(
                 f"the landmark affinity graph has {self.n_connected_components_} disconnected parts, more than "
                 f"n_components={k}: the eigenvectors kept are an arbitrary choice among them and the clusters "
                 "follow it; raise n_neighbors (or the bandwidth) to connect the graph",
                 GraphWarning,
-                stacklevel=3,
             )
         self.projection_ = np.sqrt(n_rows) * inv_sqrt[:, None] * V[:, :k] / np.sqrt(lam[:k])[None, :]
         self.eigenvalues_ = lam[: min(m, k + _EXTRA_EIGENVALUES)].copy()

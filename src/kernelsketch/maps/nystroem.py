@@ -17,6 +17,7 @@ from ..utils.array_api import array_namespace, fitted_namespace, host_array, hos
 from ..utils.eigen import canonical_eigenvectors, drop_noise_eigenpairs, landmark_solver, top_eigenpairs
 from ..utils.estimator_checks import Interval, StrOptions
 from ..utils.validation import check_input, check_input_xp, check_n_features
+from ..utils.warnings import warn as _warn
 from .landmark_estimator import LandmarkMapMixin
 from .landmarks import AUTO_MIN_LANDMARKS, ReservoirSampler
 
@@ -199,7 +200,6 @@ class Nystroem(
         ``1 - trace_error / trace`` on at most ``n_check`` evenly spaced rows of X:
         ``O(n_check m)`` kernel values, no randomness consumed.
         """
-        import warnings
 
         from ..utils.threads import single_threaded_blas
         from ..utils.warnings import CAPTURED_TRACE_WARN, ApproximationWarning
@@ -215,14 +215,13 @@ class Nystroem(
         with single_threaded_blas():
             captured = 1.0 - self.trace_error(Xs) / total
         if captured < CAPTURED_TRACE_WARN:
-            warnings.warn(
+            _warn(
                 f"Nystroem with {self.landmarks_.shape[0]} landmarks and rank {self.n_components_} captures only "
                 f"{captured:.0%} of the kernel's trace on {len(rows)} rows of X (bandwidth "
                 f"{getattr(self.kernel_, 'bandwidth', float('nan')):.4g}): its Gram approximation is poor here. "
                 "More landmarks or a larger bandwidth help; kernelsketch.diagnose(X) (or `kernelsketch diagnose "
                 "FILE`) measures which.",
                 ApproximationWarning,
-                stacklevel=3,
             )
 
     @_fit_context(prefer_skip_nested_validation=True)

@@ -226,7 +226,7 @@ class RandomFourierFeatures(KernelEstimatorMixin, ClassNamePrefixFeaturesOutMixi
     _fit_strategy: ClassVar[str] = "random_features"
     #: the parameters that set the output dimension and the approximation"s size (the CLI"s -d and -n)
     _dim_param: ClassVar[str | None] = "n_random_features"
-    _size_param: ClassVar[str | None] = None
+    _size_param: ClassVar[str | None] = "n_random_features"  # -n and -d: the output is the features
 
     _parameter_constraints: ClassVar[dict] = {
         "n_random_features": [Interval(numbers.Integral, 1, None, closed="left")],

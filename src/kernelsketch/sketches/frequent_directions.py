@@ -20,7 +20,7 @@ from .._typing import ArrayLike, FloatArray
 from ..utils.array_api import array_namespace, fitted_namespace, host_array, like, namespace_of, to_numpy
 from ..utils.chunking import gen_row_slices, get_chunk_n_rows
 from ..utils.dispatch import maybe_dask_transform
-from ..utils.eigen import canonical_eigenvectors
+from ..utils.eigen import SIGN_TIE_RTOL, canonical_eigenvectors, sign_anchor
 from ..utils.threads import single_threaded_blas
 from ..utils.validation import cast_finite, check_input, check_input_xp, check_n_features, require_finite
 
@@ -126,7 +126,9 @@ def _fixed_signs_xp(vec, xp):
     """:func:`_fixed_signs` on a device: each column's largest-|.| entry made positive."""
     if vec.shape[1] == 0:
         return vec
-    top = xp.argmax(xp.abs(vec), axis=0)
+    A = xp.abs(vec)
+    near = xp.astype(A >= xp.max(A, axis=0)[None, :] * (1.0 - SIGN_TIE_RTOL), vec.dtype)
+    top = xp.argmax(near, axis=0)  # the first near-maximal entry, as sign_anchor
     picked = xp.take_along_axis(vec, top[None, :], axis=0)[0, :]
     signs = xp.where(picked < 0, -xp.ones_like(picked), xp.ones_like(picked))
     return vec * signs[None, :]
@@ -149,7 +151,7 @@ def _fixed_signs(vec):
     """
     if vec.size == 0:
         return vec
-    top = np.argmax(np.abs(vec), axis=0)
+    top = sign_anchor(vec)
     signs = np.sign(vec[top, np.arange(vec.shape[1])])
     signs[signs == 0] = 1.0
     return vec * signs

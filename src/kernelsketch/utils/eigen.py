@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import warnings
 from contextlib import nullcontext
 
 import numpy as np
@@ -13,6 +12,7 @@ from sklearn.utils.extmath import randomized_svd
 
 from .threads import single_threaded_blas
 from .validation import derive_seed, require_finite
+from .warnings import warn as _warn
 
 #: dense matrices up to this order (8 MiB in float64) run Lanczos on one BLAS thread
 _SMALL_DENSE_N = 1024
@@ -50,12 +50,11 @@ def drop_noise_eigenpairs(w, V, *, n, kmax, eigenvalue_tol, requested, owner, wh
         )
     if not np.all(keep):
         if requested is not None:
-            warnings.warn(
+            _warn(
                 f"{owner}: {int(np.sum(~keep))} of the {len(w)} requested eigenvalues of the {what} are below "
                 f"{floor:.3g} (numerically zero, e.g. duplicate points or a fast-decaying spectrum); their "
                 f"components were dropped, keeping {int(np.sum(keep))}",
                 RuntimeWarning,
-                stacklevel=stacklevel,
             )
         w, V = w[keep], V[:, keep]
     return w, V
@@ -150,12 +149,31 @@ def top_eigenpairs(A, k, solver, rng, tol=0.0, max_iter=None):
     return w[order], np.ascontiguousarray(V[:, order])
 
 
+#: entries within this relative distance of a column's largest magnitude tie for its sign
+SIGN_TIE_RTOL = 1e-6
+
+
+def sign_anchor(V):
+    """Per column of ``V``, the row whose entry fixes the sign: the first within
+    :data:`SIGN_TIE_RTOL` of the column's largest magnitude.
+
+    ``argmax(|v|)`` alone breaks a tie between entries of equal magnitude by rounding:
+    on mirror-symmetric data an eigenvector has ``v_i = -v_j`` exactly in exact
+    arithmetic, and two solvers pick opposite entries, so opposite signs.  The first
+    index of the near-maximal set is the same for both.
+    """
+    A = np.abs(V)
+    top = A.max(axis=0)
+    return np.argmax(A >= top * (1.0 - SIGN_TIE_RTOL), axis=0)
+
+
 def canonical_eigenvectors(w, V, *, rtol=1e-9):
     """Eigenvectors in a basis that depends only on the eigenspaces, not on the solver.
 
     ``w`` descending, ``V`` the matching orthonormal columns (modified in place and
     returned).  A simple eigenvalue's vector is defined up to sign: its largest-|.|
-    entry is made positive.  Eigenvalues within ``rtol * max|w|`` of their neighbour
+    entry is made positive (the first of several within a relative ``1e-6`` of the largest,
+    :func:`sign_anchor`, so that mirror-image entries do not tie by rounding).  Eigenvalues within ``rtol * max|w|`` of their neighbour
     form a degenerate eigenspace, in which any rotation of the vectors is as valid
     (LAPACK's choice changes with the thread count, the solver and the row order of
     rounding): its columns are replaced by a basis fixed by the subspace alone.
@@ -179,7 +197,7 @@ def canonical_eigenvectors(w, V, *, rtol=1e-9):
             stop += 1
         if stop - start == 1:
             col = V[:, start]
-            i = int(np.argmax(np.abs(col)))
+            i = int(sign_anchor(col[:, None])[0])
             if col[i] < 0:
                 col *= -1.0
         else:

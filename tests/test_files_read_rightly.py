@@ -111,7 +111,7 @@ def test_library_transform_source_reorders_by_name(tmp_path, X):
 
 
 def test_standardized_pipeline_keeps_the_names(tmp_path, X):
-    df, model = tmp_path, tmp_path / "p.ksm"
+    model = tmp_path / "p.ksm"
     pd.DataFrame(X, columns=list("abcd")).to_csv(tmp_path / "a.csv", index=False)
     argv = ["fit", str(tmp_path / "a.csv"), "--method", "kjl", "-d", "3", "--standardize", "--save", str(model), "-q"]
     assert main(argv) == 0

@@ -172,8 +172,9 @@ def canonical_eigenvectors(w, V, *, rtol=1e-9):
 
     ``w`` descending, ``V`` the matching orthonormal columns (modified in place and
     returned).  A simple eigenvalue's vector is defined up to sign: its largest-|.|
-    entry is made positive (the first of several within a relative ``1e-6`` of the largest,
-    :func:`sign_anchor`, so that mirror-image entries do not tie by rounding).  Eigenvalues within ``rtol * max|w|`` of their neighbour
+    entry is made positive (the first of several within a relative ``1e-6`` of the
+    largest, :func:`sign_anchor`, so that mirror-image entries do not tie by rounding).
+    Eigenvalues within ``rtol * max|w|`` of their neighbour
     form a degenerate eigenspace, in which any rotation of the vectors is as valid
     (LAPACK's choice changes with the thread count, the solver and the row order of
     rounding): its columns are replaced by a basis fixed by the subspace alone.

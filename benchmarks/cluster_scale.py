@@ -17,6 +17,12 @@ KMeans on the same embedding; on Dask the same ``n``, ARI >= 0.999 against the i
 Standalone, for the once-only 20,000,000-row run (writes ``benchmarks/results/cluster-20M.md``)::
 
     python -m benchmarks.cluster_scale --rows 20000000 --no-reference
+
+and for the default method, landmark spectral clustering, beside ``--method kjl`` and on ``--workers 2``
+(writes ``benchmarks/results/cluster-spectral-2M.md``; targets: spectral wall <= 2 x kjl wall, peak RSS
+<= 1 GB, identical labels on Dask)::
+
+    python -m benchmarks.cluster_scale --rows 2000000 --spectral
 """
 
 from __future__ import annotations
@@ -290,6 +296,75 @@ def to_case(r, k, title=TITLE):
     return res
 
 
+def measure_spectral(n_rows, n_features, k, cfg, *, dask=True):
+    """The default method (landmark spectral) beside ``--method kjl`` on the same file, and on Dask."""
+    cli = _cli()
+    tmp = tempfile.mkdtemp(prefix="ks-spectral-")
+    try:
+        X, y = os.path.join(tmp, "X.npy"), os.path.join(tmp, "y.npy")
+        cfg.log(f"[{NAME}] writing {n_rows:,} x {n_features} input with {k} clusters")
+        write_input(tmp, n_rows, n_features, k)
+        r = {"n_rows": n_rows}
+        lab_k, lab_s = os.path.join(tmp, "labels_kjl.npy"), os.path.join(tmp, "labels_spectral.npy")
+        cfg.log(f"[{NAME}] cluster --method kjl")
+        r["kjl"] = _json_of([*cli, "cluster", X, "-k", str(k), "--method", "kjl", "-o", lab_k])
+        cfg.log(f"[{NAME}] cluster (default: --method spectral)")
+        r["spectral"] = _json_of([*cli, "cluster", X, "-k", str(k), "-o", lab_s])
+        r["ari_kjl_truth"], r["ari_spectral_truth"] = _ari(y, lab_k), _ari(y, lab_s)
+        if dask:
+            cfg.log(f"[{NAME}] cluster --method spectral --workers 2")
+            lab_d = os.path.join(tmp, "labels_spectral_dask.npy")
+            r["dask"] = _json_of([*cli, "cluster", X, "-k", str(k), "-o", lab_d, "--workers", "2"])
+            r["ari_dask"] = _ari(lab_s, lab_d)
+            r["same_dask"] = float(np.array_equal(np.load(lab_s), np.load(lab_d)))
+        return r
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def spectral_case(r, k):
+    sp, sp_s, sp_mb = r["spectral"]
+    kj, kj_s, kj_mb = r["kjl"]
+    res = CaseResult(
+        "cluster-spectral",
+        f"kernelsketch cluster (default: spectral) of a {r['n_rows']:,} x 10 .npy, k = {k}, beside --method kjl",
+        setup=(
+            f"{r['n_rows']:,} x 10 float64 `.npy`, {k} Gaussian clusters (the input of case i). Spectral: "
+            f"{sp.get('n_landmarks')} landmarks, standardize {sp.get('standardized', False)}; "
+            f"kjl: n = {kj.get('n_landmarks')}, d = {10 * k}. Each command in a fresh process; peak RSS of that "
+            "process."
+        ),
+    )
+    res.metrics += [
+        Metric(
+            "spectral / kjl wall time",
+            sp_s / kj_s,
+            "x",
+            2.0,
+            "<=",
+            note=f"spectral {sp_s:.1f} s (phases {sp.get('seconds')}), kjl {kj_s:.1f} s",
+        ),
+        Metric("spectral peak RSS", sp_mb, "MiB", 1e9 / MiB, "<=", note=f"kjl {kj_mb:,.0f} MiB"),
+        Metric("spectral ARI vs the true clusters", r["ari_spectral_truth"], "", note=f"kjl {r['ari_kjl_truth']:.4f}"),
+    ]
+    if "dask" in r:
+        dk, dk_s, dk_mb = r["dask"]
+        res.metrics += [
+            Metric("spectral --workers 2: identical labels", r["same_dask"], "", 1.0, ">="),
+            Metric("spectral --workers 2: ARI vs in-memory labels", r["ari_dask"], "", 0.999, ">="),
+            Metric(
+                "spectral --workers 2: wall / in-memory wall",
+                dk_s / sp_s,
+                "x",
+                2.0,
+                "<=",
+                note=f"{dk_s:.1f} s vs {sp_s:.1f} s; client peak RSS {dk_mb:,.0f} MiB; tasks {dk['dask']['tasks']}, "
+                f"bytes to client {dk['dask']['bytes_to_client'] / 1e6:.1f} MB",
+            ),
+        ]
+    return res
+
+
 def run(cfg: RunConfig) -> CaseResult:
     import importlib.util
 
@@ -306,10 +381,26 @@ def main(argv=None):
     parser.add_argument("--rows", type=int, default=20_000_000)
     parser.add_argument("--no-reference", action="store_true", help="only `cluster` (no embed / KMeans / Dask)")
     parser.add_argument("--output", default=None)
+    parser.add_argument(
+        "--spectral",
+        action="store_true",
+        help="the default method (spectral) beside kjl and on --workers 2 (writes cluster-spectral-<N>M.md)",
+    )
     args = parser.parse_args(argv)
     from ._harness import machine_info, render_case, render_header
 
     cfg = RunConfig()
+    if args.spectral:
+        import importlib.util
+
+        dask = importlib.util.find_spec("distributed") is not None
+        res = spectral_case(measure_spectral(args.rows, 10, 10, cfg, dask=dask), 10)
+        text = render_header(machine_info(), False) + "\n" + render_case(res)
+        out = args.output or os.path.join(RESULTS, f"cluster-spectral-{max(args.rows // 1_000_000, 1)}M.md")
+        with open(out, "w") as fh:
+            fh.write(text)
+        print(text)
+        return 0
     r = measure(args.rows, 10, 10, cfg, dask=not args.no_reference, reference=not args.no_reference)
     res = to_case(r, 10, title=f"i) kernelsketch cluster of a {args.rows:,} x 10 .npy (Kernel JL, k = 10)")
     text = render_header(machine_info(), False) + "\n" + render_case(res)

@@ -201,7 +201,11 @@ def cmd_transform(args, ui):
     if args.plot and pipeline.wants_dask(args):
         raise UsageError("--plot is not supported with --scheduler/--workers or a shard directory")
     est = load(args.model)
-    if getattr(args, "n_features", None) is None and getattr(est, "n_features_in_", None) is not None:
+    if (
+        getattr(args, "n_features", None) is None
+        and getattr(est, "n_features_in_", None) is not None
+        and not pipeline.wants_dask(args)
+    ):
         from ..io import guess_format
 
         if (args.format or guess_format(args.input)) == "libsvm":

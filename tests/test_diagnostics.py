@@ -136,3 +136,55 @@ def test_nystroem_warns_when_it_captures_little_and_says_what_to_run():
     rows = np.unique(np.linspace(0, 1999, 256).astype(int))
     captured = 1 - ny.trace_error(X[rows]) / len(rows)
     assert f"{captured:.0%}" in str(rec[0].message)
+
+
+# -- the clustering question (issue #26, item 6) ------------------------------------------------
+@pytest.fixture(scope="module")
+def blobs():
+    from sklearn.datasets import make_blobs
+
+    X, _ = make_blobs(900, centers=[[0, 0], [6, 0], [0, 6]], cluster_std=0.6, random_state=1)
+    return X
+
+
+def test_clustering_advice_finds_the_separated_groups(blobs):
+    from kernelsketch.diagnostics import clustering_advice
+
+    advice = clustering_advice(blobs, 3, random_state=0)
+    gaps = {row["k"]: row["eigengap"] for row in advice["k_ranking"]}
+    assert advice["k_ranking"][0]["k"] == 3
+    assert gaps[3] > 2 * max(gaps[2], gaps[4])
+    chosen = next(g for g in advice["graphs"] if g["n_neighbors"] == advice["n_neighbors"])
+    assert chosen["eigengap"] == max(g["eigengap"] for g in advice["graphs"])
+    assert not advice["standardize"]
+
+
+def test_clustering_advice_scores_the_graph_cluster_would_build(blobs):
+    from sklearn.preprocessing import StandardScaler
+
+    from kernelsketch.diagnostics import clustering_advice
+    from kernelsketch.maps import LandmarkSpectralEmbedding
+
+    noise = np.random.default_rng(0).normal(size=(blobs.shape[0], 8))
+    X = np.c_[blobs, noise] * np.repeat([1.0, 1000.0], 5)  # columns in two units: "auto" z-scores them
+    advice = clustering_advice(X, 3, random_state=0, neighbor_grid=(10,))
+    assert advice["standardize"] and advice["magnitude_spread"] > 10
+    emb = LandmarkSpectralEmbedding(n_components=3, n_landmarks=900, n_neighbors=10, random_state=0)
+    lam = emb.fit(StandardScaler().fit_transform(X)).eigenvalues_
+    np.testing.assert_allclose(advice["graphs"][0]["eigenvalues"], lam, rtol=1e-12)
+    assert advice["graphs"][0]["eigengap"] == pytest.approx(ks.metrics.relative_eigengap(lam, 3))
+
+
+def test_diagnose_with_clusters_reports_and_plots_the_eigengap(blobs, tmp_path, capsys):
+    np.save(tmp_path / "b.npy", blobs)
+    rc = main(["diagnose", str(tmp_path / "b.npy"), "-k", "3", "--sample-size", "400", "-o", str(tmp_path / "r")])
+    assert rc == 0
+    said = capsys.readouterr()
+    assert "clustering into k = 3" in said.out + said.err
+    report = (tmp_path / "r" / "report.md").read_text()
+    assert "## Clustering into k = 3" in report and "(chosen)" in report
+    assert (tmp_path / "r" / "eigengap.png").stat().st_size > 1000
+    data = json.loads((tmp_path / "r" / "report.json").read_text())
+    assert data["clustering"]["k_ranking"][0]["k"] == 3
+    with pytest.raises(ValueError, match="n_clusters must be an int >= 2"):
+        ks.diagnose(blobs, n_clusters=1)

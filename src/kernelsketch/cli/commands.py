@@ -367,6 +367,7 @@ def cmd_diagnose(args, ui):
         sample_size=args.sample_size,
         target=args.target,
         random_state=args.seed,
+        n_clusters=args.clusters,
         **{k: v for k, v in opts.items() if v is not None},
     )
     ui.say(
@@ -382,6 +383,13 @@ def cmd_diagnose(args, ui):
             f"Frobenius {e['relative_frobenius']:.4f}"
         )
     ui.say(res.recommendation["text"])
+    if res.clustering is not None:
+        c = res.clustering
+        ui.say(
+            f"clustering into k = {c['n_clusters']}: relative eigengap of the landmark graph by n_neighbors: "
+            + ", ".join(f"{g['n_neighbors']}: {g['eigengap']:.3f}" for g in c["graphs"])
+        )
+        ui.say(c["text"])
     record = res.to_dict()
     if args.output is not None:
         paths = res.write_report(args.output, force=args.force)

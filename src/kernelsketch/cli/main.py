@@ -347,6 +347,14 @@ def build_parser():
         "--target", type=float, default=0.05, help="relative Frobenius error the recommendation aims for (default 0.05)"
     )
     p.add_argument("--seed", type=_seed, default=0, help="random seed (default 0)")
+    p.add_argument(
+        "-k",
+        "--clusters",
+        type=_positive_int,
+        metavar="K",
+        help="also say how `cluster -k K` would cluster this data: standardization, the landmark graph's "
+        "n_neighbors chosen by the eigengap at K, how the eigengap ranks other K (eigengap.png)",
+    )
     p.add_argument("-o", "--output", help="report folder: report.md, report.json, spectrum/errors/sweep .png")
     p.add_argument("--force", action="store_true", help="overwrite an existing report")
 

@@ -47,6 +47,7 @@ CASES = {
     "memory": "benchmarks.embed_memory",
     "scaling": "benchmarks.scaling",
     "cluster": "benchmarks.cluster_scale",
+    "startup": "benchmarks.startup",
 }
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))

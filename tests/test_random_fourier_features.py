@@ -41,6 +41,7 @@ def cos_backend(request, monkeypatch):
     if request.param == "numba":
         pytest.importorskip("numba")
     monkeypatch.setattr(fc, "USE_NUMBA", request.param == "numba")
+    monkeypatch.setattr(fc, "NUMBA_MIN_ELEMENTS", 0)  # the compiled kernel for any size (small calls default to numpy)
     return request.param
 
 
@@ -70,9 +71,11 @@ def test_fast_cos_rows_with_and_without_huge_arguments():
     np.testing.assert_allclose(Tin, T + shift, rtol=0, atol=0)  # documented side effect: t += shift
 
 
-def test_fast_cos_backends_agree():
+def test_fast_cos_backends_agree(monkeypatch):
     pytest.importorskip("numba")
     import kernelsketch.maps.fast_cosine as fc
+
+    monkeypatch.setattr(fc, "NUMBA_MIN_ELEMENTS", 0)
 
     T = np.random.default_rng(6).uniform(-1e3, 1e3, (200, 500))
     a = fast_cos(T, out=np.empty_like(T), scale=0.7)
@@ -309,6 +312,24 @@ def test_cpu_gram_converges(cpu_2000):
     assert errs[2] < 0.5 * errs[0]
 
 
+def test_small_calls_never_import_numba_large_ones_load_it():
+    # issue 28: importing numba and loading the kernel costs ~0.3 s per process; a script of small
+    # transforms never pays it, the first call of >= NUMBA_MIN_ELEMENTS loads it for the rest
+    pytest.importorskip("numba")
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, numpy as np; from kernelsketch.maps import fast_cosine as f; "
+        "t = np.ones((1000, 500)); f.fast_cos(t, out=np.empty_like(t)); print('numba' in sys.modules); "
+        "t = np.ones((f.NUMBA_MIN_ELEMENTS // 500 + 1, 500)); f.fast_cos(t, out=np.empty_like(t)); "
+        "print('numba' in sys.modules, f._numba_kernel is not None)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["False", "True", "True"]
+
+
 def test_numba_caches_outside_the_installed_package(tmp_path):
     # issue 20: the compiled cos/sin kernel is cached in the user's cache folder, never in the package
     pytest.importorskip("numba")
@@ -328,14 +349,21 @@ def test_numba_caches_outside_the_installed_package(tmp_path):
         "import numpy as np; from kernelsketch.maps import fast_cosine as f; "
         "k = f._get_numba_kernel(); assert k is not None; "
         "t = np.ones((4, 3)); c = np.empty((4, 3)); "
-        "k(t, np.zeros(3), False, c, True, c, False, 1.0); print(f.numba_cache_dir())"
+        "k(t, np.zeros(3), False, c, True, c, False, 1.0); print(f.numba_cache_dir()); "
+        "print(sum(k.stats.cache_hits.values()), sum(k.stats.cache_misses.values()))"
     )
     env = {**os.environ, "KERNELSKETCH_CACHE_DIR": str(tmp_path)}
     env.pop("NUMBA_CACHE_DIR", None)
-    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300)
-    assert out.returncode == 0, out.stderr
-    assert out.stdout.strip() == str(tmp_path / "numba")
+    runs = [subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300)]
+    runs.append(subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300))
+    for out in runs:
+        assert out.returncode == 0, out.stderr
+        assert out.stdout.split("\n")[0] == str(tmp_path / "numba")
     assert any(p.suffix == ".nbi" for p in (tmp_path / "numba").rglob("*")), "nothing cached in KERNELSKETCH_CACHE_DIR"
+    # issue 28: the second process loads the first one's machine code (a closure missed the cache in every
+    # process: it recompiled and appended one more .nbc file each time)
+    assert runs[1].stdout.split("\n")[1] == "1 0", runs[1].stdout
+    assert len(list((tmp_path / "numba").rglob("*.nbc"))) == 1
     after = (
         {f for f in os.listdir(package_cache) if f.endswith((".nbi", ".nbc"))}
         if os.path.isdir(package_cache)

@@ -91,6 +91,10 @@ _SIN = (
 # 0.17 s vs 0.46 s here).  Used when numba is installed (``pip install
 # 'kernelsketch[fast]'``); set ``USE_NUMBA = False`` to force the numpy route.
 USE_NUMBA = True
+#: a call this large loads the compiled kernel (importing numba and loading it from the disk
+#: cache costs ~0.3 s once per process; it saves ~5 ms per million elements): smaller calls use
+#: the numpy route until some call has loaded it, so a short script never pays the import
+NUMBA_MIN_ELEMENTS = 2**22
 _numba_kernel = None
 
 
@@ -109,8 +113,11 @@ def numba_cache_dir() -> str:
     return os.path.join(os.path.expanduser(root), "numba")
 
 
-def _install_cache_locator(numba):
-    """Make numba cache this module's compiled code under :func:`numba_cache_dir`; False if it cannot."""
+def _install_cache_locator(numba, source):
+    """Make numba cache the compiled code of the module ``source`` under :func:`numba_cache_dir`.
+
+    Returns False if this numba lacks the (private) hook: the kernel is then compiled in every process.
+    """
     try:
         from numba.core import caching
 
@@ -119,7 +126,7 @@ def _install_cache_locator(numba):
         return False
     if any(getattr(c, "_kernelsketch", False) for c in classes):
         return True
-    source = os.path.abspath(__file__)
+    source = os.path.abspath(source)
 
     class KernelsketchCacheLocator(base):
         _kernelsketch = True
@@ -141,67 +148,22 @@ def _install_cache_locator(numba):
 
 
 def _get_numba_kernel():
-    """The compiled kernel, or None when numba is unavailable (compiled once, cached on disk)."""
+    """The compiled kernel, or None when numba is unavailable (compiled once, then loaded from the disk cache).
+
+    The kernel is a module-level function of :mod:`kernelsketch.maps._cosine_numba`: numba's
+    cache finds a module-level function again in the next process, not a closure (a closure
+    missed the cache in every process, recompiled for 2.3 s and added one more file to it).
+    """
     global _numba_kernel
     if _numba_kernel is None:
         try:
-            import numba
+            import numba  # noqa: F401
         except ImportError:
             _numba_kernel = False
             return None
-        cache = _install_cache_locator(numba)
-        c0, c1, c2, c3, c4, c5, c6, c7, c8 = _COS
-        s0, s1, s2, s3, s4, s5, s6, s7, s8 = _SIN
+        from . import _cosine_numba
 
-        @numba.njit(inline="always")
-        def reduce(tv):  # pragma: no cover - compiled
-            k = np.rint(tv * _INV_PI)
-            r = (tv - k * _PI_HI) - k * _PI_LO
-            # (-1)^k as a float, branch-free so the loop vectorises
-            sgn = 1.0 - 2.0 * (np.int64(k) & 1)
-            return r, sgn
-
-        @numba.njit(inline="always")
-        def cos_r(u):  # pragma: no cover - compiled
-            return c0 + u * (c1 + u * (c2 + u * (c3 + u * (c4 + u * (c5 + u * (c6 + u * (c7 + u * c8)))))))
-
-        @numba.njit(inline="always")
-        def sin_r(r, u):  # pragma: no cover - compiled
-            return r * (s0 + u * (s1 + u * (s2 + u * (s3 + u * (s4 + u * (s5 + u * (s6 + u * (s7 + u * s8))))))))
-
-        @numba.njit(parallel=True, cache=cache)
-        def kernel(t, shift, has_shift, cos_out, do_cos, sin_out, do_sin, scale):  # pragma: no cover - compiled
-            n, m = t.shape
-            for i in numba.prange(n):
-                if has_shift:  # t <- t + shift (documented side effect)
-                    for j in range(m):
-                        t[i, j] += shift[j]
-                amax = 0.0
-                for j in range(m):
-                    amax = max(amax, abs(t[i, j]))
-                if amax * _INV_PI >= _K_MAX:  # rare (heavy-tailed frequencies): libm for the whole row
-                    for j in range(m):
-                        tv = t[i, j]
-                        if do_sin:
-                            sin_out[i, j] = scale * np.sin(tv)
-                        if do_cos:
-                            cos_out[i, j] = scale * np.cos(tv)
-                elif do_sin and do_cos:
-                    for j in range(m):
-                        r, sgn = reduce(t[i, j])
-                        u = r * r
-                        sin_out[i, j] = (scale * sgn) * sin_r(r, u)
-                        cos_out[i, j] = (scale * sgn) * cos_r(u)
-                elif do_cos:
-                    for j in range(m):
-                        r, sgn = reduce(t[i, j])
-                        cos_out[i, j] = (scale * sgn) * cos_r(r * r)
-                else:
-                    for j in range(m):
-                        r, sgn = reduce(t[i, j])
-                        sin_out[i, j] = (scale * sgn) * sin_r(r, r * r)
-
-        _numba_kernel = kernel
+        _numba_kernel = _cosine_numba.kernel
     return _numba_kernel or None
 
 
@@ -338,7 +300,9 @@ def fast_cos_sin(t, cos_out=None, sin_out=None, *, shift=None, scale=1.0):
         if shift.shape != (t2.shape[1],):
             raise ValueError(f"shift must have shape ({t2.shape[1]},), got {shift.shape}")
     fast = t.dtype == np.float64
-    kernel = _get_numba_kernel() if fast and USE_NUMBA else None
+    kernel = None
+    if fast and USE_NUMBA and (_numba_kernel is not None or t2.size >= NUMBA_MIN_ELEMENTS):
+        kernel = _get_numba_kernel()
     if kernel is not None:
         dummy = np.empty((1, 1))
         kernel(

@@ -69,7 +69,7 @@ ESTIMATORS = {
     "StreamingKPCA-paired": lambda: ks.StreamingKPCA(
         n_components=3, n_random_features=32, variant="paired", sketch_size=8, bandwidth=2.0, random_state=0
     ),
-    "FrequentDirections": lambda: ks.FrequentDirections(sketch_size=3, n_components=2),
+    "FrequentDirections": lambda: ks.FrequentDirections(sketch_size=3, n_components=2, buffer_size="paper"),
     "FrequentDirections-buffer": lambda: ks.FrequentDirections(sketch_size=3, n_components=2, buffer_size=64),
     "StreamingKPCA-buffer": lambda: ks.StreamingKPCA(
         n_components=3, n_random_features=48, buffer_size=100, bandwidth=2.0, random_state=0
@@ -196,7 +196,7 @@ def test_streams_run_on_the_device_and_equal_the_host_stream(name, backend):
 def test_frequent_directions_keeps_its_guarantee_on_the_device(backend):
     rng = np.random.default_rng(4)
     A = rng.normal(size=(800, 20)) * np.linspace(3, 0.1, 20)
-    fd = ks.FrequentDirections(sketch_size=6).fit(_asarray(backend, A))
+    fd = ks.FrequentDirections(sketch_size=6, buffer_size="paper").fit(_asarray(backend, A))
     B = host_array(fd.get_sketch())
     err = np.linalg.norm(A.T @ A - B.T @ B, 2)
     s = np.linalg.svd(A, compute_uv=False)
@@ -497,8 +497,8 @@ def test_frequent_directions_shrinks_with_a_device_eigh_when_the_gram_is_large(d
     monkeypatch.setattr(frequent_directions, "DEVICE_EIGH_MIN", 2)  # every shrink diagonalises on the device
     rng = np.random.default_rng(13)
     A = rng.normal(size=(700, d)) * np.linspace(3, 0.2, d)
-    dev = ks.FrequentDirections(sketch_size=4, n_components=3).fit(_asarray(backend, A))
-    host = ks.FrequentDirections(sketch_size=4, n_components=3).fit(A)
+    dev = ks.FrequentDirections(sketch_size=4, n_components=3, buffer_size="paper").fit(_asarray(backend, A))
+    host = ks.FrequentDirections(sketch_size=4, n_components=3, buffer_size="paper").fit(A)
     assert dev._n_shrinks == host._n_shrinks > 50
     assert dev.error_bound_ == pytest.approx(host.error_bound_, rel=1e-9)
     np.testing.assert_allclose(host_array(dev.get_sketch()), host.get_sketch(), atol=1e-8)

@@ -238,7 +238,7 @@ def test_merge_tree_guarantee(plan, kind, d, ell, shrink, seed):
 )
 def test_matches_naive_per_row_reference(kind, n, d, ell, shrink, seed):
     A = make_matrix(kind, n, d, seed)
-    fd = FrequentDirections(sketch_size=ell, shrink=shrink).fit(A)
+    fd = FrequentDirections(sketch_size=ell, shrink=shrink, buffer_size="paper").fit(A)
     capacity, j = (2 * ell, ell) if shrink == "l" else (ell, ell // 2)
     B_ref, delta_ref = naive_fd(A, capacity, j, ell)
     B = fd.get_sketch()
@@ -263,7 +263,7 @@ def test_matches_naive_per_row_reference(kind, n, d, ell, shrink, seed):
 def test_exact_when_sketch_size_at_least_n_features(shrink, dtype):
     A = make_matrix("gaussian", 300, 6, 0, dtype)
     for ell in (6, 9):
-        fd = FrequentDirections(sketch_size=ell, shrink=shrink)
+        fd = FrequentDirections(sketch_size=ell, shrink=shrink, buffer_size="paper")
         for block in np.array_split(A, 7):
             fd.partial_fit(block)
         B = fd.get_sketch().astype(np.float64)
@@ -473,7 +473,7 @@ def test_bad_data():
 def test_a_larger_buffer_shrinks_less_often_with_the_same_guarantee():
     rng = np.random.default_rng(0)
     A = rng.normal(size=(3000, 30)) * np.linspace(4, 0.1, 30)
-    small = FrequentDirections(sketch_size=8).fit(A)
+    small = FrequentDirections(sketch_size=8, buffer_size="paper").fit(A)
     large = FrequentDirections(sketch_size=8, buffer_size=500).fit(A)
     assert large._buffer.shape == (500, 30) and small._buffer.shape == (16, 30)
     # a shrink empties at least buffer_size - l + 1 rows
@@ -486,9 +486,48 @@ def test_a_larger_buffer_shrinks_less_often_with_the_same_guarantee():
         FrequentDirections(sketch_size=8, buffer_size=10).fit(A)
     with pytest.raises(ValueError, match=r"buffer_size must be >= 8"):
         FrequentDirections(sketch_size=8, shrink="half", buffer_size=7).fit(A)
-    with pytest.raises(TypeError, match="buffer_size must be an int"):
+    with pytest.raises(TypeError, match="buffer_size must be 'auto', 'paper', an int"):
         FrequentDirections(buffer_size=50.0).fit(A)
     # a saved stream keeps its buffer size and goes on exactly
     back = FrequentDirections.from_dict(large.to_dict())
     back.partial_fit(A[:700])
     np.testing.assert_array_equal(back.get_sketch(), large.partial_fit(A[:700]).get_sketch())
+
+
+def test_the_auto_buffer_is_memory_budgeted_and_keeps_the_guarantee(monkeypatch):
+    from kernelsketch.sketches import frequent_directions as fdm
+
+    # 32 MiB of float64 rows, at most 4096 rows, at least the papers' buffer
+    assert FrequentDirections(sketch_size=8)._capacity(30) == 4096
+    assert FrequentDirections(sketch_size=8)._capacity(fdm.AUTO_MAX_FEATURES) == 4096
+    assert FrequentDirections(sketch_size=8)._capacity(fdm.AUTO_MAX_FEATURES + 1) == 16  # the papers' beyond
+    assert FrequentDirections(sketch_size=8, shrink="half")._capacity(10**7) == 8
+    with monkeypatch.context() as m:  # within the feature limit, the memory budget caps the rows
+        m.setattr(fdm, "AUTO_BUFFER_BYTES", 8 * 100 * 500)
+        assert FrequentDirections(sketch_size=8)._capacity(100) == 500
+        assert FrequentDirections(sketch_size=8)._capacity(500) == 100
+    assert FrequentDirections(sketch_size=8, buffer_size="paper")._capacity(30) == 16
+    assert FrequentDirections(sketch_size=8, buffer_size=None)._capacity(30) == 16
+    rng = np.random.default_rng(1)
+    A = rng.normal(size=(20_000, 30)) * np.linspace(4, 0.1, 30)
+    auto = FrequentDirections(sketch_size=8).fit(A)
+    assert auto._buffer.shape == (4096, 30) and auto._n_shrinks <= 20_000 // (4096 - 8 + 1)
+    assert_guarantee(auto, A, 1e-9)
+    s = np.linalg.svd(A, compute_uv=False)
+    for k in range(8):
+        assert auto.error_bound_ <= float(np.sum(s[k:] ** 2)) / (8 - k) * (1 + 1e-9)
+    # the state of an 'auto' stream reloads with the same buffer and goes on exactly
+    back = FrequentDirections.from_dict(auto.to_dict())
+    np.testing.assert_array_equal(back.partial_fit(A[:5000]).get_sketch(), auto.partial_fit(A[:5000]).get_sketch())
+    with pytest.raises(ValueError, match="buffer_size must be 'auto', 'paper'"):
+        FrequentDirections(buffer_size="big").fit(A)
+
+
+def test_streaming_kpca_keeps_the_papers_buffer_for_algorithm_1():
+    from kernelsketch.decomposition import StreamingKPCA
+
+    X = np.random.default_rng(2).normal(size=(300, 3))
+    paper = StreamingKPCA(n_random_features=40, sketch_size=6, basis="last_full_buffer", bandwidth=2.0).fit(X)
+    sketch = StreamingKPCA(n_random_features=40, sketch_size=6, bandwidth=2.0).fit(X)
+    assert paper.sketch_._buffer.shape[0] == 12  # Algorithm 1's W is defined on the paper's buffer
+    assert sketch.sketch_._buffer.shape[0] == 4096

@@ -198,7 +198,9 @@ def test_both_bases_against_a_verbatim_algorithm_1(n):
     paper = StreamingKPCA(
         n_random_features=m, sketch_size=ell, shrink="half", basis="last_full_buffer", bandwidth=2.0, random_state=0
     ).fit(X)
-    sketch = StreamingKPCA(n_random_features=m, sketch_size=ell, shrink="half", bandwidth=2.0, random_state=0).fit(X)
+    sketch = StreamingKPCA(
+        n_random_features=m, sketch_size=ell, shrink="half", bandwidth=2.0, random_state=0, buffer_size="paper"
+    ).fit(X)
     Z = paper.feature_map_.transform(X)
     W_ref, B_ref = algorithm1_skpca(Z, ell)
     assert paper.components_.shape == (ell, m)  # the full buffer has rank ell

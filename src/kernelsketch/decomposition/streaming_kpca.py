@@ -76,10 +76,14 @@ class StreamingKPCA(
         Orthogonal random features (Gaussian kernel only).
     random_state : int, Generator or None
         Seeds the random features (drawn once, at the first fit/partial_fit).
-    buffer_size : int, default=None
+    buffer_size : "auto", "paper", int or None, default="auto"
         Rows of the Frequent Directions buffer (see
-        :class:`~kernelsketch.sketches.FrequentDirections`); None is the paper's.
-        Thousands make a stream on a GPU run at GEMM speed, with the same guarantee.
+        :class:`~kernelsketch.sketches.FrequentDirections`): ``"auto"`` a
+        32 MiB buffer of at most 4096 rows for up to 512 random features (fewer,
+        larger shrinks: faster, with the same guarantee), the paper's beyond;
+        ``"paper"`` (or None) the paper's.  With
+        ``basis="last_full_buffer"`` (Algorithm 1's ``W``, defined on the
+        paper's buffer) ``"auto"`` is the paper's buffer.
 
     Attributes
     ----------
@@ -172,7 +176,7 @@ class StreamingKPCA(
         "n_random_features": [Interval(numbers.Integral, 1, None, closed="left")],
         "sketch_size": [Interval(numbers.Integral, 2, None, closed="left")],
         "shrink": [StrOptions({"l", "half"})],
-        "buffer_size": [Interval(numbers.Integral, 2, None, closed="left"), None],
+        "buffer_size": [Interval(numbers.Integral, 2, None, closed="left"), StrOptions({"auto", "paper"}), None],
         "kernel": FEATURE_KERNEL_CONSTRAINT,
         "bandwidth": KERNEL_CONSTRAINTS["bandwidth"],
         "gamma": KERNEL_CONSTRAINTS["gamma"],
@@ -196,7 +200,7 @@ class StreamingKPCA(
         basis: str = "sketch",
         orthogonal: bool = False,
         random_state: RandomStateLike = None,
-        buffer_size: int | None = None,
+        buffer_size: int | str | None = "auto",
     ) -> None:
         self.n_components = n_components
         self.n_random_features = n_random_features
@@ -226,7 +230,12 @@ class StreamingKPCA(
         self.feature_map_ = make_feature_map(self, X, kernel=kernel)
         self.kernel_ = self.feature_map_.kernel_
         self.sketch_ = FrequentDirections(
-            sketch_size=self.sketch_size, shrink=self.shrink, buffer_size=self.buffer_size
+            sketch_size=self.sketch_size,
+            shrink=self.shrink,
+            # Algorithm 1's W is the last full buffer *of the paper's size*
+            buffer_size="paper"
+            if self.buffer_size == "auto" and self.basis == "last_full_buffer"
+            else self.buffer_size,
         )
         self.sketch_._check_params()  # a buffer_size below the papers' buffer: a clear error before any work
         self.sketch_._record_last_full = True

@@ -219,6 +219,7 @@ def _make_estimator(
             basis=basis,
             bandwidth=bandwidth,
             random_state=seed,
+            buffer_size="paper",  # the paper's buffer: its Algorithm 1 and its bounds as stated
         )
     if method == "RNCA":
         from ..decomposition import RNCA

@@ -27,6 +27,13 @@ from ..utils.validation import cast_finite, check_input, check_input_xp, check_n
 __all__ = ["FrequentDirections"]
 
 _SHRINK_MODES = ("l", "half")
+#: ``buffer_size="auto"``: rows that fit in this many bytes (8 per value), between the papers' buffer and AUTO_MAX_ROWS
+AUTO_BUFFER_BYTES = 32 * 2**20
+AUTO_MAX_ROWS = 4096
+#: beyond this many features "auto" is the papers' buffer: a large buffer's shrink diagonalises the
+#: d x d covariance, which costs more than the papers' many small shrinks on a CPU (measured: 50,000 rows,
+#: d = 100-400 ran 2-15x faster with 4096 rows, d = 1,000-3,000 2-30x slower)
+AUTO_MAX_FEATURES = 512
 
 # Above this ratio lambda_1 / lambda_min_kept the Gram route loses more than
 # ~1e-4 of relative accuracy on the smallest kept squared singular value
@@ -210,9 +217,18 @@ class FrequentDirections(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Base
         Number of leading right singular vectors of ``B`` used by
         :meth:`transform`; ``None`` means ``min(l, n_features)``.  Must not
         exceed ``l``.
-    buffer_size : int, default=None
-        Rows of the buffer that a shrink empties; None is the papers' ``2l``
-        (``shrink="l"``) or ``l`` (``"half"``).  A larger buffer (at least
+    buffer_size : "auto", "paper", int or None, default="auto"
+        Rows of the buffer that a shrink empties.  ``"paper"`` (or None) is the
+        papers' ``2l`` (``shrink="l"``) or ``l`` (``"half"``).  ``"auto"``: as
+        many rows as fit in 32 MiB (``AUTO_BUFFER_BYTES``, 8 bytes a value), at
+        most 4096 and at least the papers' buffer, for up to 512 features
+        (``AUTO_MAX_FEATURES``); the papers' buffer beyond, where a large
+        buffer's ``d x d`` diagonalisation costs more than many small shrinks on
+        a CPU.  50,000 x 100 with ``l = 32`` streams ~15x faster than with the
+        papers' buffer, with a smaller error bound (fewer shrinks, so less
+        shrinkage in total).  On a GPU pass an int in the thousands whatever
+        ``d`` (a shrink there costs a few synchronisations whatever its size).
+        A larger buffer (at least
         that) shrinks once every ``buffer_size - l + 1`` rows or more, each
         shrink on a bigger buffer: far fewer shrinks, each one a few large
         products.  On a GPU, where a shrink costs a few synchronisations
@@ -344,7 +360,7 @@ class FrequentDirections(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Base
         sketch_size: int = 20,
         shrink: str = "l",
         n_components: int | None = None,
-        buffer_size: int | None = None,
+        buffer_size: int | str | None = "auto",
     ) -> None:
         self.sketch_size = sketch_size
         self.shrink = shrink
@@ -367,9 +383,12 @@ class FrequentDirections(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Base
             if not 1 <= k <= ell:
                 raise ValueError(f"n_components must be in [1, sketch_size={ell}], got {k}")
         c = self.buffer_size
-        if c is not None:
+        if isinstance(c, str):
+            if c not in ("auto", "paper"):
+                raise ValueError(f"buffer_size must be 'auto', 'paper', an int or None, got {c!r}")
+        elif c is not None:
             if not isinstance(c, numbers.Integral) or isinstance(c, bool):
-                raise TypeError(f"buffer_size must be an int or None, got {type(c).__name__}")
+                raise TypeError(f"buffer_size must be 'auto', 'paper', an int or None, got {type(c).__name__}")
             least = 2 * ell if self.shrink == "l" else ell
             if c < least:
                 raise ValueError(
@@ -384,7 +403,14 @@ class FrequentDirections(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Base
             default = 2 * self.sketch_size
         else:
             default = self.sketch_size
-        return default if self.buffer_size is None else max(default, int(self.buffer_size))
+        c = self.buffer_size
+        if c is None or c == "paper":
+            return default
+        if c == "auto":
+            if n_features > AUTO_MAX_FEATURES:
+                return default
+            c = min(AUTO_MAX_ROWS, AUTO_BUFFER_BYTES // (8 * max(int(n_features), 1)))
+        return max(default, int(c))
 
     @property
     def _delta_index(self) -> int:

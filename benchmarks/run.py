@@ -48,6 +48,7 @@ CASES = {
     "scaling": "benchmarks.scaling",
     "cluster": "benchmarks.cluster_scale",
     "startup": "benchmarks.startup",
+    "csv": "benchmarks.csv_ingest",
 }
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))

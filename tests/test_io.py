@@ -266,3 +266,77 @@ def test_reservoir_is_block_size_invariant_and_uniform():
     Xs, ys, idx = r.result()
     np.testing.assert_array_equal(Xs, X)
     np.testing.assert_array_equal(ys, np.arange(100))
+
+
+# -- pyarrow's streaming reader and the numpy route give the same rows (issue #28) ----------------
+@pytest.fixture
+def both_routes(monkeypatch):
+    pytest.importorskip("pyarrow.csv")
+    from kernelsketch.io import delimited
+
+    def read(path, **options):
+        out = {}
+        for use in (True, False):
+            monkeypatch.setattr(delimited, "USE_PYARROW", use)
+            src = open_matrix(path, **options)
+            blocks = list(src.iter_blocks(block_rows=700))
+            out[use] = (blocks, src.n_rows)
+        return out
+
+    return read
+
+
+def _same(out):
+    (fast, n_fast), (slow, n_slow) = out[True], out[False]
+    assert n_fast == n_slow
+    assert max(b[0].shape[0] for b in fast) <= 700  # blocks of at most block_rows rows
+    np.testing.assert_array_equal(np.concatenate([b[0] for b in fast]), np.concatenate([b[0] for b in slow]))
+    if fast[0][1] is not None:
+        assert np.concatenate([b[1] for b in fast]).tolist() == np.concatenate([b[1] for b in slow]).tolist()
+
+
+@pytest.mark.parametrize("suffix", [".csv", ".csv.gz", ".tsv"])
+def test_pyarrow_route_reads_what_the_numpy_route_reads(tmp_path, both_routes, suffix):
+    import gzip
+
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(5000, 4)) * 10.0 ** rng.integers(-300, 300, size=(5000, 4))
+    sep = "\t" if suffix == ".tsv" else ","
+    lines = [sep.join(["a", "b", "c", "d", "label"])]
+    lines += [sep.join([*(repr(float(v)) for v in row), f'"k{i % 3}"']) for i, row in enumerate(X)]
+    text = "\r\n".join(lines) + "\r\n"
+    path = tmp_path / f"x{suffix}"
+    if suffix.endswith(".gz"):
+        with gzip.open(path, "wt") as f:
+            f.write(text)
+    else:
+        path.write_text(text)
+    out = both_routes(path, label_column="label")
+    _same(out)
+    np.testing.assert_array_equal(np.concatenate([b[0] for b in out[True][0]]), X)
+
+
+@pytest.mark.parametrize(
+    "defect",
+    ["# a comment line", "", "1,2,nan,4", "1,2,,4", "1,2,3", "1,2,x,4", " 1, 2 ,3,+4", '"1","2","3","4"'],
+)
+def test_pyarrow_route_hands_over_at_what_it_cannot_take(tmp_path, both_routes, defect):
+    rng = np.random.default_rng(4)
+    rows = [",".join(repr(float(v)) for v in r) for r in rng.normal(size=(3000, 4))]
+    rows.insert(2345, defect)
+    path = tmp_path / "x.csv"
+    path.write_text("\n".join(rows) + "\n")
+    try:
+        out = both_routes(path)
+    except ValueError as exc:  # both routes refuse it, and with the text route's message naming the line
+        with pytest.raises(ValueError) as slow:
+            from kernelsketch.io import delimited
+
+            delimited.USE_PYARROW = False
+            try:
+                list(open_matrix(path).iter_blocks(block_rows=700))
+            finally:
+                delimited.USE_PYARROW = True
+        assert str(exc) == str(slow.value) and "line 2346" in str(exc)
+        return
+    _same(out)

@@ -31,6 +31,9 @@ def _open_text(path):
     return open(path, newline="", encoding="utf-8-sig")
 
 
+#: read with pyarrow's streaming CSV reader when it is installed (the ``parquet`` extra); False: numpy's parser
+USE_PYARROW = True
+
 #: longest line (characters) and most columns a text file may have: a longer line is refused
 #: with a clear error instead of being read whole (a 1 GiB line in a small .gz exhausted memory)
 MAX_LINE_CHARS = 16 * 2**20
@@ -207,15 +210,93 @@ class DelimitedSource(MatrixSource):
 
     # -- reading -----------------------------------------------------------
     def iter_blocks(self, block_rows=None):
+        """Row blocks ``(X, y)``: pyarrow's streaming CSV reader when it is installed, else numpy's parser.
+
+        The pyarrow route reads the same rows into the same values (each cell's
+        correctly rounded float); from the first batch it cannot take as it is
+        (a comment line, a missing or non-finite cell, a ragged row, a cell it
+        does not parse) the rest of the file is read by the numpy route, which
+        names the exact line and column of any problem.
+        """
+        done = 0
+        self._arrow_complete = False
+        # (only when the data start on line 1, or 2 under a header: pyarrow counts skipped rows its own way)
+        simple = self.data_start == (2 if self.header else 1)
+        if USE_PYARROW and simple and self.delimiter is not None and len(self.delimiter) == 1:
+            rows = block_rows or default_block_rows(self.n_columns)
+            for X, y in _rechunk(self._iter_pyarrow(rows), rows):
+                done += X.shape[0]
+                yield X, y
+            if self._arrow_complete:
+                if done == 0:
+                    raise ValueError(f"{self.path}: no data rows" + (" (only a header)" if self.header else ""))
+                self.n_rows = done
+                return
+        yield from self._iter_text(block_rows, skip=done)
+
+    def _iter_pyarrow(self, block_rows):
+        """Batches of ``pyarrow.csv.open_csv``; ``_arrow_complete`` is set when it read the whole file."""
+        try:
+            import pyarrow as pa
+            import pyarrow.csv as pacsv
+        except ImportError:
+            return
+        names = [f"c{j}" for j in range(self.n_columns)]
+        features = [names[j] for j in self.features]
+        label = None if self.label is None else names[self.label]
+        rows = block_rows
+        read = pacsv.ReadOptions(
+            skip_rows=self.data_start - 1,
+            column_names=names,
+            block_size=int(min(max(rows * self.n_columns * 24, 1 << 16), 1 << 26)),
+        )
+        parse = pacsv.ParseOptions(delimiter=self.delimiter, quote_char='"')
+        types = {c: pa.float64() for c in features}
+        if label is not None:
+            types[label] = pa.string()
+        convert = pacsv.ConvertOptions(
+            column_types=types,
+            include_columns=features + ([label] if label is not None else []),
+            null_values=[],
+            strings_can_be_null=False,
+            quoted_strings_can_be_null=False,
+        )
+        try:
+            src = gzip.open(self.path, "rb") if str(self.path).endswith(".gz") else open(self.path, "rb")
+            with src:
+                stream = pacsv.open_csv(src, read_options=read, parse_options=parse, convert_options=convert)
+                for batch in stream:
+                    if batch.num_rows == 0:
+                        continue
+                    X = np.empty((batch.num_rows, len(features)), dtype=self.dtype)
+                    for j, c in enumerate(features):
+                        X[:, j] = batch.column(c).to_numpy()
+                    if not np.isfinite(X).all():
+                        return  # nan / inf cells: the text route names the first one
+                    y = None
+                    if label is not None:
+                        y = np.asarray(batch.column(label).to_numpy(zero_copy_only=False), dtype=str)
+                    yield X, y
+            self._arrow_complete = True
+        except (pa.ArrowException, OSError, EOFError, UnicodeDecodeError, ValueError):
+            return  # anything pyarrow cannot take as it is: the text route from here
+
+    def _iter_text(self, block_rows, skip=0):
+        """numpy's parser on blocks of lines; the first ``skip`` data rows (read already) are passed over."""
         block_rows = block_rows or default_block_rows(self.n_columns)
-        n_rows = 0
+        n_rows = skip
         with _open_text(self.path) as f:
             lines = _lines(f, self.path)
-            # skip to the first data line
+            # skip to the first data line, then past the data rows read already
+            passed = 0
             for lineno, line in lines:
-                if lineno >= self.data_start:
-                    lines = itertools.chain([(lineno, line)], lines)
-                    break
+                if lineno < self.data_start:
+                    continue
+                if passed < skip:
+                    passed += not _is_blank(line)
+                    continue
+                lines = itertools.chain([(lineno, line)], lines)
+                break
             else:
                 lines = iter(())
             while True:
@@ -310,6 +391,28 @@ class DelimitedSource(MatrixSource):
                     name = f" ({names[j]!r})" if names is not None else ""
                     what = "an empty cell" if fields[j] == "" else f"non-numeric value {fields[j]!r}"
                     raise ValueError(f"{self.path}: line {lineno}, column {j + 1}{name}: {what}")
+
+
+def _rechunk(blocks, rows):
+    """``(X, y)`` blocks of any sizes as blocks of exactly ``rows`` rows (the last one shorter)."""
+    xs, ys, held = [], [], 0
+
+    def cut(n):
+        nonlocal xs, ys, held
+        X = xs[0] if len(xs) == 1 else np.concatenate(xs)
+        y = None if ys[0] is None else (ys[0] if len(ys) == 1 else np.concatenate(ys))
+        out = (X[:n], None if y is None else y[:n])
+        xs, ys, held = ([X[n:]], [None if y is None else y[n:]], X.shape[0] - n) if n < X.shape[0] else ([], [], 0)
+        return out
+
+    for X, y in blocks:
+        xs.append(X)
+        ys.append(y)
+        held += X.shape[0]
+        while held >= rows:
+            yield cut(rows)
+    if held:
+        yield cut(held)
 
 
 def write_delimited_block(f, X, delimiter=","):

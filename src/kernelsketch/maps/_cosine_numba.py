@@ -2,7 +2,7 @@
 
 Imported only when numba is installed and a random-feature map first needs it.  Its
 functions live at module level so that numba's disk cache (under
-:func:`~kernelsketch.maps.fast_cosine.numba_cache_dir`) serves every later process: the
+:func:`~kernelsketch.maps._cosine_constants.numba_cache_dir`) serves every later process: the
 first process compiles (~2 s), the next ones load the machine code.
 """
 
@@ -11,7 +11,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from .fast_cosine import _COS, _INV_PI, _K_MAX, _PI_HI, _PI_LO, _SIN, _install_cache_locator
+from ._cosine_constants import _COS, _INV_PI, _K_MAX, _PI_HI, _PI_LO, _SIN, _install_cache_locator
 
 CACHE = _install_cache_locator(numba, __file__)
 c0, c1, c2, c3, c4, c5, c6, c7, c8 = _COS

@@ -49,6 +49,7 @@ CASES = {
     "cluster": "benchmarks.cluster_scale",
     "startup": "benchmarks.startup",
     "csv": "benchmarks.csv_ingest",
+    "float32": "benchmarks.float32",
 }
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))

@@ -54,14 +54,14 @@ def floor(X, L, h, P):
 def run(cfg: RunConfig) -> CaseResult:
     import kernelsketch as ks
 
-    from .cluster_scale import _ari, _cli, _json_of, write_input
+    from .cluster_scale import _ari, _cli, _json_of, write_input_in_child
 
     s = QUICK if cfg.quick else FULL
     repeats = cfg.n_repeats(3)
     tmp = tempfile.mkdtemp(prefix="ks-f32-")
     try:
         cfg.log(f"[{NAME}] writing {s['rows']:,} x 10 input")
-        write_input(tmp, s["rows"], 10, 10)
+        write_input_in_child(tmp, s["rows"], 10, 10)
         X = os.path.join(tmp, "X.npy")
         runs = {}
         for dt in ("float64", "float32"):

@@ -50,6 +50,7 @@ CASES = {
     "startup": "benchmarks.startup",
     "csv": "benchmarks.csv_ingest",
     "float32": "benchmarks.float32",
+    "rss": "benchmarks.rss_scale",
 }
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))

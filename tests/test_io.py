@@ -340,3 +340,20 @@ def test_pyarrow_route_hands_over_at_what_it_cannot_take(tmp_path, both_routes, 
         assert str(exc) == str(slow.value) and "line 2346" in str(exc)
         return
     _same(out)
+
+
+def test_npy_gather_region_by_region_reads_the_same_rows(tmp_path, monkeypatch):
+    # issue 28: a gather reads the map region by region, dropping pages after each (RSS flat in N)
+    from kernelsketch.io import binary
+
+    X = np.random.default_rng(7).normal(size=(5000, 6))
+    X[:, 5] = np.arange(5000) % 4
+    np.save(tmp_path / "x.npy", X)
+    idx = np.unique(np.random.default_rng(8).integers(0, 5000, 900))
+    whole = open_matrix(tmp_path / "x.npy", label_column=5).take(idx)
+    monkeypatch.setattr(binary, "GATHER_REGION_BYTES", 48 * 37)  # 37 rows a region: ~135 regions
+    parts = open_matrix(tmp_path / "x.npy", label_column=5).take(idx)
+    np.testing.assert_array_equal(parts[0], X[idx, :5])
+    np.testing.assert_array_equal(parts[0], whole[0])
+    np.testing.assert_array_equal(parts[1], X[idx, 5])
+    assert open_matrix(tmp_path / "x.npy").take(np.array([], dtype=np.int64))[0].shape == (0, 6)

@@ -365,6 +365,43 @@ def test_read_shards_npy_and_parquet(tmp_path):
         read_shards(tmp_path / "empty")
 
 
+def test_parquet_row_groups_are_the_chunks_each_read_once(tmp_path, monkeypatch):
+    # issue 28: a large Parquet file spreads over the workers by row groups; no file is read twice
+    pa = pytest.importorskip("pyarrow")
+    import pyarrow.parquet as pq
+
+    from kernelsketch.io.binary import ParquetSource
+
+    X = _data(n=1000)
+    table = pa.table({f"f{j}": X[:, j] for j in range(4)} | {"label": np.arange(1000) % 7})
+    pq.write_table(table, tmp_path / "x.parquet", row_group_size=150)  # 6 groups of 150, one of 100
+    read = []
+    original = ParquetSource.read_row_groups
+
+    def spy(self, first, stop):
+        read.append((first, stop))
+        return original(self, first, stop)
+
+    monkeypatch.setattr(ParquetSource, "read_row_groups", spy)
+    A, y = read_shards(tmp_path / "x.parquet", label_column="label", chunk_rows=300, return_labels=True)
+    assert A.chunks[0] == (300, 300, 300, 100)  # whole row groups, about chunk_rows each
+    import dask
+
+    import kernelsketch as ks
+
+    with dask.config.set(scheduler="synchronous"):
+        Xc, yc = dask.compute(A, y)
+    np.testing.assert_array_equal(Xc, X)
+    np.testing.assert_array_equal(yc.astype(int), np.arange(1000) % 7)
+    assert sorted(read) == [(0, 2), (2, 4), (4, 6), (6, 7)]  # each group read by one chunk, once
+    # the engine's results on these chunks are the in-memory ones
+    local = ks.cluster_file(X, 3, random_state=0)
+    on_dask = ks.cluster_file(
+        read_shards(tmp_path / "x.parquet", columns=[0, 1, 2, 3], chunk_rows=300), 3, random_state=0
+    )
+    np.testing.assert_array_equal(local.labels, on_dask.labels)
+
+
 def test_cli_embed_on_the_cluster(client, tmp_path):
     from kernelsketch.cli.main import main
 

@@ -17,13 +17,31 @@ CHUNK_BYTES = 16 * 2**20
 
 
 def _read_shard(path, fmt, columns, label_column, dtype, start=None, stop=None):
-    """``(X, y)`` of one shard, or of rows ``start:stop`` of a ``.npy`` shard (memory-mapped)."""
+    """``(X, y)`` of one shard: rows ``start:stop`` of a ``.npy`` shard (memory-mapped), or row groups
+    ``start:stop`` of a Parquet shard (only those read), or the whole shard."""
     from ..io import open_matrix
 
     src = open_matrix(path, format=fmt, columns=columns, label_column=label_column, dtype=dtype)
-    if start is not None:
-        return src.read_range(start, stop)
-    return src.read()
+    if start is None:
+        return src.read()
+    if fmt == "parquet":
+        return src.read_row_groups(start, stop)
+    return src.read_range(start, stop)
+
+
+def _row_group_ranges(sizes, row_bytes, chunk_rows=None):
+    """Consecutive row groups joined into chunks of about ``CHUNK_BYTES`` (or ``chunk_rows``):
+    ``[(first, stop, rows)]``; a row group is never split, so no file is read twice."""
+    target = chunk_rows or max(1, CHUNK_BYTES // max(1, row_bytes))
+    out, first, rows = [], 0, 0
+    for g, n in enumerate(sizes):
+        if rows and rows + n > target:
+            out.append((first, g, rows))
+            first, rows = g, 0
+        rows += n
+    if rows or not out:
+        out.append((first, len(sizes), rows))
+    return out
 
 
 def _part(pair, i):
@@ -33,10 +51,11 @@ def _part(pair, i):
 def read_shards(directory, *, columns=None, label_column=None, dtype=None, chunk_rows=None, return_labels=False):
     """Open every ``*.npy`` or every ``*.parquet`` file of a directory (or one such file) as a dask array.
 
-    Shards are taken in file-name order.  A Parquet shard is one row chunk; a
-    ``.npy`` shard is cut into chunks of ``chunk_rows`` rows (default: about
-    16 MiB of input each), each read by its worker through a memory map, so a
-    single large file spreads over every worker.  Only their
+    Shards are taken in file-name order.  A ``.npy`` shard is cut into chunks of
+    ``chunk_rows`` rows (default: about 16 MiB of input each), each read by its
+    worker through a memory map; a Parquet shard into chunks of whole row groups
+    (about as many rows), each worker reading only its row groups.  So a single
+    large file spreads over every worker and no file is read twice.  Only their
     headers (``.npy``) or footers (Parquet) are read here, for the shapes;
     each worker reads its shards with :func:`kernelsketch.io.open_matrix`
     (same validation: finite numeric cells, column selection).
@@ -48,7 +67,7 @@ def read_shards(directory, *, columns=None, label_column=None, dtype=None, chunk
     dtype : numpy dtype, optional
         float64 by default (float32 shards stay float32).
     chunk_rows : int, optional
-        Rows per chunk of ``.npy`` shards.
+        Rows per chunk of ``.npy`` shards (for Parquet: at most, unless one row group holds more).
     return_labels : bool, default=False
         Also return the label column as a dask array (None without ``label_column``).
 
@@ -107,11 +126,10 @@ def read_shards(directory, *, columns=None, label_column=None, dtype=None, chunk
             )
         if fmt == "npy":
             step = chunk_rows or max(1, CHUNK_BYTES // max(1, src._arr.shape[1] * src._arr.dtype.itemsize))
-            ranges = [(s, min(s + step, src.n_rows)) for s in range(0, src.n_rows, step)]
+            ranges = [(s, min(s + step, src.n_rows), min(s + step, src.n_rows) - s) for s in range(0, src.n_rows, step)]
         else:
-            ranges = [(None, None)]
-        for start, stop in ranges:
-            rows = src.n_rows if start is None else stop - start
+            ranges = _row_group_ranges(src.row_group_rows, 8 * len(src._names), chunk_rows)
+        for start, stop, rows in ranges:
             pair = dask.delayed(_read_shard, pure=True)(str(path), fmt, columns, label_column, dtype, start, stop)
             X_part = dask.delayed(_part, pure=True)(pair, 0)
             blocks.append(

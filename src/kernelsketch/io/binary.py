@@ -209,13 +209,34 @@ class ParquetSource(MatrixSource):
         types = {self._file.schema_arrow.field(j).type for j in self.features}
         self.dtype = np.dtype(dtype or (np.float32 if all(str(t) == "float" for t in types) else np.float64))
 
+    @property
+    def row_group_rows(self):
+        """Rows of each row group, in file order (what a Dask chunk of this file reads)."""
+        md = self._file.metadata
+        return [md.row_group(i).num_rows for i in range(md.num_row_groups)]
+
+    def read_row_groups(self, first, stop):
+        """Row groups ``first:stop`` as ``(X, y)``, nothing else of the file read."""
+        start = sum(self.row_group_rows[:first])
+        Xs, ys = [], []
+        for X, y in self._batches(None, list(range(first, stop)), start):
+            Xs.append(X)
+            ys.append(y)
+        if not Xs:
+            return self._empty(), None
+        return np.concatenate(Xs), (None if ys[0] is None else np.concatenate(ys))
+
     def iter_blocks(self, block_rows=None):
-        block_rows = block_rows or default_block_rows(len(self._names), 16)
+        yield from self._batches(block_rows or default_block_rows(len(self._names), 16), None, 0)
+
+    def _batches(self, block_rows, row_groups, start):
         cols = [self._names[j] for j in self.features]
         wanted = cols + ([self._names[self.label]] if self.label is not None else [])
-        start = 0
         try:
-            batches = self._file.iter_batches(batch_size=block_rows, columns=wanted)
+            options = {} if block_rows is None else {"batch_size": block_rows}
+            if row_groups is not None:
+                options["row_groups"] = row_groups
+            batches = self._file.iter_batches(columns=wanted, **options)
             for batch in batches:
                 X = np.empty((batch.num_rows, len(cols)), dtype=self.dtype)
                 for j, name in enumerate(cols):

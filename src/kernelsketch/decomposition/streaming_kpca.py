@@ -126,8 +126,11 @@ class StreamingKPCA(
     ``||Z x||^2 <= ||B x||^2 + Delta``, so
     ``||Z Z^T - Y Y^T||_2 <= sigma_{k+1}(B)^2 + Delta`` with
     ``Delta = error_bound_ <= ||Z||_F^2 / l`` (``shrink="l"``;
-    ``2 ||Z||_F^2 / l`` for ``"half"``) and ``||Z||_F^2 <= 2n``: Lemma 2.2's
-    ``eps n`` with ``l = 2 / eps``.  With ``m = O(eps^-2 log(n / delta))``
+    ``||Z||_F^2 / floor(l / 2)`` for ``"half"``, which shrinks by the
+    ``floor(l / 2)``-th squared singular value: for odd ``l`` more than
+    ``2 ||Z||_F^2 / l``, e.g. ``||Z||_F^2`` at ``l = 3``) and ``||Z||_F^2 <= 2n``
+    (random Fourier features have ``||z(x)||^2 <= 2``): Lemma 2.2's ``eps n``
+    with ``l = 2 / eps`` for ``"l"``, ``floor(l / 2) = 2 / eps`` for ``"half"``.  With ``m = O(eps^-2 log(n / delta))``
     features, ``||G - G_tilde||_2 <= eps n`` with probability ``1 - delta``
     (Theorem 2.1).  Cost: ``O(n m (d + l))`` time and ``O(m (d + l))`` memory.
 

@@ -93,8 +93,9 @@ PAPER_CLAIMS = {
     "skpca_le_rnca_same_size": "SKPCA has as good or better error than RNCA for the same size",
     "skpca_le_rnca_equal_space": "(the same, in space:) this difference is more pronounced in SPACE than SAMPLE SIZE",
     "skpca_train_far_below_rnca": "train time: SKPCA has a very large advantage; RNCA is the slowest",
-    "lemma_2_2_sketch_error": "Lemma 2.2: ||Z Z^T - Z W W^T Z^T||_2 <= eps n with l = 2 / eps (for "
-    "Algorithm 1's l/2 shrink: ||Z||_F^2 / (l/2) <= 4n / l)",
+    "lemma_2_2_sketch_error": "Lemma 2.2: ||Z Z^T - Z W W^T Z^T||_2 <= eps n with l = 2 / eps; for "
+    "Algorithm 1's shrink by the floor(l/2)-th value the bound is ||Z||_F^2 / floor(l/2) <= 2n / floor(l/2) "
+    "(about 4n / l for even l, i.e. eps n needs l = 4 / eps)",
     "nystroem_test_orders_above_skpca": "test time: Nystroem is slowest by several orders of magnitude (vs SKPCA)",
 }
 
@@ -716,7 +717,8 @@ def figures(
             spec, frob = residual(Y, seed=est_seed)
             if meth == "SKPCA":
                 # Lemma 2.2's quantity on the evaluation rows, against Frequent Directions' own certificate
-                # Delta (>= it when W spans the final sketch) and the paper's bound ||Z||_F^2 / (l / 2)
+                # Delta (>= it when W spans the final sketch) and the bound ||Z||_F^2 / floor(l / 2) of the
+                # shrink by the floor(l/2)-th squared singular value
                 lemma = (
                     _sketch_error(est, X_eval) / ne,
                     est.error_bound_ / ne,

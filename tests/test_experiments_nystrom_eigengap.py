@@ -35,6 +35,29 @@ def test_all_ranks_formula_matches_dense_reference(seed):
     assert np.all(add >= -1e-9)  # Eckart-Young
 
 
+@pytest.mark.parametrize("seed", [0, 1])
+def test_rank_r_error_from_eigenpairs_matches_the_dense_difference(seed):
+    # issue 29: Theorem 6 bounds ||K_r - K_hat_r||_F; it is computed from the Lanczos eigenpairs
+    from kernelsketch.metrics import nystroem_factor
+
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(160, 3)) * np.array([1.0, 0.6, 0.3])
+    K = pairwise_kernel(X, kernel="gaussian", bandwidth=1.2)
+    idx = np.sort(rng.choice(160, size=40, replace=False))
+    lam, V = np.linalg.eigh(K)
+    lam, V = lam[::-1], V[:, ::-1]
+    add, nys, rank_r = ne.nystroem_additional_errors(K, idx, 10, eigenvalues=lam, eigenvectors=V)
+    Y = nystroem_factor(np.ascontiguousarray(K[:, idx]), idx, 10)
+    for r in (1, 3, 10):
+        K_r = (V[:, :r] * lam[:r]) @ V[:, :r].T
+        K_hat_r = Y[:, :r] @ Y[:, :r].T
+        assert rank_r[r - 1] == pytest.approx(np.linalg.norm(K_r - K_hat_r), rel=1e-6, abs=1e-9)
+    # the theorem's quantity is at least the additional error (triangle inequality)
+    assert np.all(rank_r >= add - 1e-9)
+    a2, n2 = ne.nystroem_additional_errors(K, idx, 10, eigenvalues=lam)
+    np.testing.assert_array_equal(a2, add)
+
+
 def test_precomputed_eigenvalues_and_norm_give_the_same_errors():
     X = np.random.default_rng(5).normal(size=(120, 2))
     K = pairwise_kernel(X, kernel="gaussian", bandwidth=0.7)

@@ -12,6 +12,7 @@ pass after the landmarks are drawn -- on a file, in memory or on Dask alike.
 from __future__ import annotations
 
 import numbers
+from contextlib import nullcontext
 from typing import ClassVar, Self
 
 import numpy as np
@@ -24,6 +25,7 @@ from ..kernels.selection import make_kernel
 from ..utils.chunking import gen_row_slices, get_chunk_n_rows
 from ..utils.dispatch import maybe_dask_transform
 from ..utils.estimator_checks import Interval, StrOptions
+from ..utils.threads import blas_num_threads, run_claim_loops, single_threaded_blas
 from ..utils.validation import check_input, check_random_state, derive_seed
 from ..utils.warnings import warn as _warn
 from .landmarks import resolve_n_landmarks, sample_row_indices, take_rows
@@ -32,6 +34,8 @@ from .landmarks import resolve_n_landmarks, sample_row_indices, take_rows
 _HEURISTICS = ("median", "percentile", "mean_sq")
 #: an eigenvalue of the normalized affinity this close to 1 marks a connected component
 _COMPONENT_TOL = 1e-9
+#: rows of the smallest chunk the affinity search hands to a thread
+MIN_CHUNK_ROWS = 512
 #: eigenvalues kept in ``eigenvalues_`` beyond ``n_components`` (for the eigengap)
 _EXTRA_EIGENVALUES = 10
 
@@ -209,8 +213,15 @@ class LandmarkSpectralEmbedding(ClassNamePrefixFeaturesOutMixin, TransformerMixi
         n = X.shape[0]
         indices = np.empty((n, r), dtype=np.int64)
         weights = np.empty((n, r), dtype=np.float64)
-        chunk = get_chunk_n_rows(3 * 8 * m, n)
-        for s in gen_row_slices(n, chunk):
+        # row chunks on every core (the nearest-landmark search is numpy's single-threaded argpartition;
+        # BLAS is pinned to one thread meanwhile); each row's result depends on that row alone
+        workers = blas_num_threads()
+        chunk = min(get_chunk_n_rows(3 * 8 * m, n), max(MIN_CHUNK_ROWS, -(-n // (4 * workers))))
+        slices = list(gen_row_slices(n, chunk))
+        workers = max(1, min(workers, len(slices)))
+
+        def piece(t, _state):
+            s = slices[t]
             Xc = X[s]
             if not sp.issparse(Xc):
                 Xc = np.asarray(Xc, dtype=np.float64)
@@ -223,6 +234,9 @@ class LandmarkSpectralEmbedding(ClassNamePrefixFeaturesOutMixin, TransformerMixi
             else:
                 w = np.exp(-d2 / self.bandwidth_**2)
             indices[s], weights[s] = idx, w
+
+        with single_threaded_blas() if workers > 1 else nullcontext():
+            run_claim_loops(piece, len(slices), workers)
         sums = weights.sum(axis=1)
         empty = ~(sums > 0)
         if empty.any():

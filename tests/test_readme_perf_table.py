@@ -1,0 +1,18 @@
+"""The README's performance table is the one rendered from the committed benchmark results (issue #28)."""
+
+from benchmarks import readme_table
+
+
+def test_readme_performance_table_is_rendered_from_the_committed_results():
+    assert readme_table.current() == readme_table.render(), (
+        "README.md's performance table is out of date: run python -m benchmarks.readme_table"
+    )
+
+
+def test_rows_come_from_every_results_file_and_cells_keep_escaped_pipes():
+    block = readme_table.render()
+    for name in ("cluster-spectral-2M.md", "rss.md", "float32.md", "streaming.md", "csv.md", "startup.md"):
+        assert f"]({'benchmarks/results/'}{name})" in block
+    assert readme_table._cells(r"| a \|x\| b | c |") == [r"a \|x\| b", "c"]
+    # a case measured on its own is not repeated from latest.md's older run
+    assert block.count("streaming: FrequentDirections (blocks) vs IncrementalPCA") == 1

@@ -166,6 +166,13 @@ def test_quick_run_checks_theorem_6(tmp_path):
         if r["error_over_bound_max"] not in ("", "nan"):
             # a theorem: wherever its condition holds, the measured error is below its bound
             assert float(r["error_over_bound_max"]) <= 1.0
+    for row in _read_csv(out / "theorem6_summary.csv"):
+        # Theorem 1 (w.p. 0.95 per draw; here with a wide margin): ||L_N - L_m||_HS <= 4 ln(2/0.05) / sqrt(m)
+        bound = 4 * np.log(40) / np.sqrt(int(row["m"]))
+        assert float(row["theorem1_bound_delta_0.05"]) == pytest.approx(bound, rel=1e-5)
+        assert float(row["hs_max"]) <= bound
+        n_in, n_all = row["draws_within_theorem1"].split("/")
+        assert n_in == n_all
     rates = _read_csv(out / "rate_in_m.csv")
     assert rates and all(float(r["loglog_slope"]) < 0 for r in rates)  # more landmarks, smaller error
     assert (out / "theorem6.png").stat().st_size > 1000

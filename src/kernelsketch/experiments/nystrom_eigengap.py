@@ -68,6 +68,7 @@ __all__ = [
     "operator_hs_distance",
     "partial_spearman",
     "rank_r2",
+    "theorem1_bound",
     "theorem6_bound",
 ]
 
@@ -182,6 +183,15 @@ def operator_hs_distance(K, landmarks, *, fro2=None):
     W = C[idx]
     w2 = float(np.einsum("ij,ij->", W, W))
     return float(np.sqrt(max(fro2 / N**2 - 2.0 * kb2 / (N * m) + w2 / m**2, 0.0)))
+
+
+#: the failure probability at which Theorem 1's bound is evaluated
+THEOREM1_DELTA = 0.05
+
+
+def theorem1_bound(m, delta=THEOREM1_DELTA):
+    """Theorem 1: ``||L_N - L_m||_HS <= 4 ln(2 / delta) / sqrt(m)`` with probability ``1 - delta`` (kernel <= 1)."""
+    return 4.0 * np.log(2.0 / delta) / np.sqrt(m)
 
 
 def theorem6_bound(gap, N, hs):
@@ -360,10 +370,12 @@ def figure1(
         errs = {m: [] for m in grid}
         krr = {m: [] for m in grid}  # ||K_r - K_hat_r||_F, what Theorem 6 bounds
         hs = {m: [] for m in grid}
+        idx_m = {}
         t1 = time.perf_counter()
         for m in grid:
             for rr in range(reps):
                 idx = np.sort(_rng(seed, 13, m, rr).choice(N, size=min(m, N), replace=False))
+                idx_m[m] = idx
                 add, _, rank_r = nystroem_additional_errors(
                     K, idx, r_max, fro2=fro2, eigenvalues=lam_top, eigenvectors=vec_top
                 )
@@ -423,6 +435,11 @@ def figure1(
                     "N": N,
                     "m": m,
                     "hs_mean": round(float(H.mean()), 6),
+                    "hs_max": round(float(H.max()), 6),
+                    # Theorem 1: ||L_N - L_m||_HS <= 4 ln(2/delta) / sqrt(m) with probability 1 - delta
+                    "theorem1_bound_delta_0.05": round(theorem1_bound(len(idx_m[m]), THEOREM1_DELTA), 6),
+                    "draws_within_theorem1": f"{int(np.sum(H <= theorem1_bound(len(idx_m[m]), THEOREM1_DELTA)))}"
+                    f"/{len(H)}",
                     "Delta_1": round(float(gaps[0] / N), 6),
                     "ranks_where_condition_holds": ", ".join(map(str, held)) or "none",
                     "n_ranks_holding": len(held),

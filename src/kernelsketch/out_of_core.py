@@ -974,7 +974,8 @@ def align_columns(estimator, engine):
             f"not in the model {unknown} (select columns with --columns / columns=)"
         )
     order = np.asarray([names.index(n) for n in fitted])
-    before = engine.preprocess
+    # a local engine's set_preprocess replaces its function (compose with it); Dask's maps over its chunks
+    before = getattr(engine, "preprocess", None)
 
     def reorder(X, before=before, order=order):
         return (X if before is None else before(X))[:, order]

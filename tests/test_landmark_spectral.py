@@ -190,3 +190,20 @@ def test_cli_cluster_spectral_matches_the_library(tmp_path):
     assert adjusted_rand_score(y, labels) > 0.99
     ref = LandmarkSpectralClustering(2, random_state=0).fit_predict(X)
     assert adjusted_rand_score(ref, labels) == 1.0
+
+
+def test_the_threaded_nearest_landmark_search_gives_the_single_threaded_graph(monkeypatch):
+    # the affinity search runs row chunks on every core; each row depends on itself alone, so the
+    # statistics (and the labels) are those of one thread, bit for bit
+    import kernelsketch.maps.landmark_spectral as ls
+
+    X = np.random.default_rng(3).normal(size=(6000, 5))
+    emb = ls.LandmarkSpectralEmbedding(n_components=4, n_landmarks=300, random_state=0).fit(X[:2000])
+    monkeypatch.setattr(ls, "MIN_CHUNK_ROWS", 64)
+    monkeypatch.setattr(ls, "blas_num_threads", lambda: 3)  # many chunks on three threads
+    G3, d3, n3 = emb._statistics(X)
+    monkeypatch.setattr(ls, "blas_num_threads", lambda: 1)
+    G1, d1, n1 = emb._statistics(X)
+    assert n3 == n1 == 6000
+    assert (G3 != G1).nnz == 0
+    np.testing.assert_array_equal(d3, d1)

@@ -199,7 +199,7 @@ def test_the_threaded_nearest_landmark_search_gives_the_single_threaded_graph(mo
 
     X = np.random.default_rng(3).normal(size=(6000, 5))
     emb = ls.LandmarkSpectralEmbedding(n_components=4, n_landmarks=300, random_state=0).fit(X[:2000])
-    monkeypatch.setattr(ls, "MIN_CHUNK_ROWS", 64)
+    monkeypatch.setattr(ls, "CHUNK_ROWS", 256)
     monkeypatch.setattr(ls, "blas_num_threads", lambda: 3)  # many chunks on three threads
     G3, d3, n3 = emb._statistics(X)
     monkeypatch.setattr(ls, "blas_num_threads", lambda: 1)

@@ -34,8 +34,8 @@ from .landmarks import resolve_n_landmarks, sample_row_indices, take_rows
 _HEURISTICS = ("median", "percentile", "mean_sq")
 #: an eigenvalue of the normalized affinity this close to 1 marks a connected component
 _COMPONENT_TOL = 1e-9
-#: rows of the smallest chunk the affinity search hands to a thread
-MIN_CHUNK_ROWS = 512
+#: rows of one chunk of the affinity search (one thread's piece), whatever the number of threads
+CHUNK_ROWS = 2048
 #: eigenvalues kept in ``eigenvalues_`` beyond ``n_components`` (for the eigengap)
 _EXTRA_EIGENVALUES = 10
 
@@ -215,10 +215,11 @@ class LandmarkSpectralEmbedding(ClassNamePrefixFeaturesOutMixin, TransformerMixi
         weights = np.empty((n, r), dtype=np.float64)
         # row chunks on every core (the nearest-landmark search is numpy's single-threaded argpartition;
         # BLAS is pinned to one thread meanwhile); each row's result depends on that row alone
-        workers = blas_num_threads()
-        chunk = min(get_chunk_n_rows(3 * 8 * m, n), max(MIN_CHUNK_ROWS, -(-n // (4 * workers))))
+        # chunk boundaries never depend on the thread count: BLAS may round a row differently in
+        # another chunk shape, and the graph must not change with the machine's cores
+        chunk = min(get_chunk_n_rows(3 * 8 * m, n), CHUNK_ROWS)
         slices = list(gen_row_slices(n, chunk))
-        workers = max(1, min(workers, len(slices)))
+        workers = max(1, min(blas_num_threads(), len(slices)))
 
         def piece(t, _state):
             s = slices[t]

@@ -1,6 +1,13 @@
 """The README's performance table is the one rendered from the committed benchmark results (issue #28)."""
 
-from benchmarks import readme_table
+import os
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+if ROOT not in sys.path:  # benchmarks/ lives at the repository root, outside src/
+    sys.path.insert(0, ROOT)
+
+from benchmarks import readme_table  # noqa: E402
 
 
 def test_readme_performance_table_is_rendered_from_the_committed_results():

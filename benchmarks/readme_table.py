@@ -34,6 +34,7 @@ FILES = (
     "startup.md",
     "csv.md",
     "memory-npy-file-reads.md",
+    "kernel_block.md",
     "latest.md",
 )
 

@@ -173,6 +173,23 @@ class Timing:
 SETTLE_S = 0.15
 
 
+def call_in_child(module, function, *args):
+    """``module.function(*args)`` in a child Python process (plain ``repr``-able arguments).
+
+    For writing a benchmark's input: Linux hands a process's RSS high-water mark to every child it
+    starts later (``ru_maxrss`` survives fork and exec), so a parent that wrote a 1.3 GB input made
+    every measured command's peak read 1.4 GB.
+    """
+    import subprocess
+
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    code = (
+        f"import sys; sys.path.insert(0, {root!r}); from {module} import {function}; "
+        f"{function}({', '.join(map(repr, args))})"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True)
+
+
 def time_interleaved(fns: dict, repeats: int, warmup: int = 1) -> dict:
     """Median wall time of each callable, run interleaved round by round.
 

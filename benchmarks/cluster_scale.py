@@ -37,7 +37,7 @@ import textwrap
 
 import numpy as np
 
-from ._harness import CaseResult, Comparison, Metric, MiB, NotAvailable, RunConfig
+from ._harness import CaseResult, Comparison, Metric, MiB, NotAvailable, RunConfig, call_in_child
 
 NAME = "cluster"
 TITLE = "i) The main job at scale: kernelsketch cluster of a 2,000,000 x 10 .npy (Kernel JL, k = 10)"
@@ -76,17 +76,8 @@ def write_input(folder, n_rows, n_features, k, chunk=500_000):
 
 
 def write_input_in_child(folder, n_rows, n_features, k):
-    """:func:`write_input` in a child process: the pages it touches never raise this process's RSS
-    high-water mark, which Linux hands on to every child forked later (``ru_maxrss`` survives fork
-    and exec), so a parent that wrote a 1.3 GB input made every child's peak read 1.4 GB."""
-    import subprocess
-
-    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    code = (
-        f"import sys; sys.path.insert(0, {root!r}); from benchmarks.cluster_scale import write_input; "
-        f"write_input({str(folder)!r}, {int(n_rows)}, {int(n_features)}, {int(k)})"
-    )
-    subprocess.run([sys.executable, "-c", code], check=True)
+    """:func:`write_input` in a child process (see :func:`benchmarks._harness.call_in_child`)."""
+    call_in_child("benchmarks.cluster_scale", "write_input", str(folder), int(n_rows), int(n_features), int(k))
 
 
 _KMEANS = textwrap.dedent("""
@@ -409,17 +400,13 @@ def main(argv=None):
 
         dask = importlib.util.find_spec("distributed") is not None
         res = spectral_case(measure_spectral(args.rows, 10, 10, cfg, dask=dask), 10)
-        text = render_header(machine_info(), False) + "\n" + render_case(res)
-        out = args.output or os.path.join(RESULTS, f"cluster-spectral-{max(args.rows // 1_000_000, 1)}M.md")
-        with open(out, "w") as fh:
-            fh.write(text)
-        print(text)
-        return 0
-    r = measure(args.rows, 10, 10, cfg, dask=not args.no_reference, reference=not args.no_reference)
-    res = to_case(r, 10, title=f"i) kernelsketch cluster of a {args.rows:,} x 10 .npy (Kernel JL, k = 10)")
+        out = f"cluster-spectral-{max(args.rows // 1_000_000, 1)}M.md"
+    else:
+        r = measure(args.rows, 10, 10, cfg, dask=not args.no_reference, reference=not args.no_reference)
+        res = to_case(r, 10, title=f"i) kernelsketch cluster of a {args.rows:,} x 10 .npy (Kernel JL, k = 10)")
+        out = f"cluster-{args.rows // 1_000_000}M.md"
     text = render_header(machine_info(), False) + "\n" + render_case(res)
-    out = args.output or os.path.join(RESULTS, f"cluster-{args.rows // 1_000_000}M.md")
-    with open(out, "w") as fh:
+    with open(args.output or os.path.join(RESULTS, out), "w") as fh:
         fh.write(text)
     print(text)
     return 0

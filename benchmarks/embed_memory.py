@@ -18,7 +18,7 @@ import tempfile
 
 import numpy as np
 
-from ._harness import CaseResult, Metric, MiB, NotAvailable, RunConfig, run_child
+from ._harness import CaseResult, Metric, MiB, NotAvailable, RunConfig, call_in_child, run_child
 
 NAME = "memory"
 TITLE = "f) Memory: kernelsketch embed of a 5,000,000 x 10 .npy (K-JL n = 1,000, d = 50)"
@@ -59,13 +59,8 @@ def run(cfg: RunConfig) -> CaseResult:
     try:
         src, dst = os.path.join(tmp, "in.npy"), os.path.join(tmp, "out.npy")
         cfg.log(f"[{NAME}] writing {N:,} x {p} input")
-        # in a child: Linux hands this process's RSS high-water mark to every child it starts, so
-        # writing the input here made the command's peak read as this process's (609 MiB, 2026-11-23)
-        import subprocess
-
-        root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-        code = f"import sys; sys.path.insert(0, {root!r}); from benchmarks.embed_memory import write_input; "
-        subprocess.run([sys.executable, "-c", code + f"write_input({src!r}, {N}, {p})"], check=True)
+        # in a child: writing it here made the command's peak read as this process's (609 MiB, 2026-11-23)
+        call_in_child("benchmarks.embed_memory", "write_input", src, N, p)
         cmd = [*cmd0, "embed", src, "-o", dst, "--method", "kjl", "-n", str(n), "-d", str(d)]
         cfg.log(f"[{NAME}] {' '.join(cmd)}")
         code, wall, peak_mb = run_child(cmd)

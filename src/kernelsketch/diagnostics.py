@@ -632,11 +632,11 @@ def clustering_advice(X, n_clusters, *, random_state=0, n_landmarks=1000, neighb
         X = StandardScaler().fit_transform(X)
     m = int(min(n_landmarks, n))
     graphs = []
+    import warnings
+
     for r in neighbor_grid:
         if r > m:
             continue
-        import warnings
-
         with warnings.catch_warnings():  # a disconnected graph is reported in the table, not warned twice
             warnings.simplefilter("ignore")
             emb = LandmarkSpectralEmbedding(

@@ -912,6 +912,21 @@ def _transform_block(est, X):
         return np.asarray(est.transform(_dense_if_needed(est, X)))
 
 
+def model_read_options(estimator, data, read_options):
+    """``read_options`` completed by what a fitted model knows of its input: a libsvm file (whose
+    width is only its largest index) is read as wide as the model's ``n_features_in_``."""
+    options = dict(read_options)
+    if (
+        isinstance(data, (str, os.PathLike))
+        and not Path(os.fspath(data)).expanduser().is_dir()
+        and options.get("n_features") is None
+        and getattr(estimator, "n_features_in_", None) is not None
+        and (options.get("format") or _guess_format(data)) == "libsvm"
+    ):
+        options["n_features"] = int(estimator.n_features_in_)
+    return options
+
+
 def _apply_transform(X, est):
     return _transform_block(est, X)
 
@@ -1032,15 +1047,9 @@ def transform_source(
     >>> bool(np.allclose(np.load(out), est.transform(X))), res.n_rows
     (True, 1000)
     """
-    if (
-        isinstance(data, (str, os.PathLike))
-        and read_options.get("n_features") is None
-        and (read_options.get("format") or _guess_format(data)) == "libsvm"
-        and getattr(estimator, "n_features_in_", None) is not None
-    ):
-        # a libsvm file's width is its largest index: read it as wide as the model expects
-        read_options["n_features"] = int(estimator.n_features_in_)
-    engine = open_engine(data, client=client, block_rows=block_rows, **read_options)
+    engine = open_engine(
+        data, client=client, block_rows=block_rows, **model_read_options(estimator, data, read_options)
+    )
     reordered = align_columns(estimator, engine)
     sink = _make_sink(output, force=force, protect=_inputs_of(data), column_names=column_names)
     sample = RowReservoir(sample_rows, seed=derive_seed(random_state)) if sample_rows else None

@@ -201,15 +201,11 @@ def cmd_transform(args, ui):
     if args.plot and pipeline.wants_dask(args):
         raise UsageError("--plot is not supported with --scheduler/--workers or a shard directory")
     est = load(args.model)
-    if (
-        getattr(args, "n_features", None) is None
-        and getattr(est, "n_features_in_", None) is not None
-        and not pipeline.wants_dask(args)
-    ):
-        from ..io import guess_format
+    if getattr(args, "n_features", None) is None and not pipeline.wants_dask(args):
+        from ..out_of_core import model_read_options
 
-        if (args.format or guess_format(args.input)) == "libsvm":
-            args.n_features = int(est.n_features_in_)  # the file's largest index may be short of the model's width
+        # a libsvm file's largest index may be short of the model's width
+        args.n_features = model_read_options(est, args.input, {"format": args.format}).get("n_features")
     with pipeline.engine_for(args, ui) as engine:
         _refuse_label_as_feature(args, engine)
         expected = getattr(est, "n_features_in_", None)

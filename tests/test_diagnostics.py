@@ -188,3 +188,48 @@ def test_diagnose_with_clusters_reports_and_plots_the_eigengap(blobs, tmp_path, 
     assert data["clustering"]["k_ranking"][0]["k"] == 3
     with pytest.raises(ValueError, match="n_clusters must be an int >= 2"):
         ks.diagnose(blobs, n_clusters=1)
+
+
+def test_missing_value_codes_finds_a_cut_off_zero_and_a_spike_not_counts_categories_or_pixels():
+    from kernelsketch.diagnostics import missing_value_codes
+
+    rng = np.random.default_rng(0)
+    n = 600
+    pressure = np.round(rng.normal(72, 12, n))  # readings 35..110: a 0 is 3 spreads below the rest
+    pressure[:30] = 0
+    insulin = np.round(rng.lognormal(4.8, 0.5, n)) + 15  # >= 16, wide: a 0 in half the rows is a spike
+    insulin[rng.random(n) < 0.45] = 0
+    pregnancies = rng.poisson(3.5, n).astype(float)  # 0 is a count like any other
+    flag = (rng.random(n) < 0.3).astype(float)  # a 0/1 column
+    pixel = np.where(rng.random(n) < 0.3, rng.integers(1, 256, n), 0).astype(float)  # blank is most rows
+    X = np.c_[pressure, insulin, pregnancies, flag, pixel]
+    codes = {c["column"]: c for c in missing_value_codes(X)}
+    assert set(codes) == {0, 1}
+    assert codes[0]["value"] == 0 and codes[0]["rows"] == 30 and not codes[0]["spike"]
+    assert codes[0]["gap"] == pressure[30:].min()
+    assert codes[1]["spike"] and codes[1]["rows"] == int((insulin == 0).sum())
+    # the same codes at the top end (a 999 sentinel) are found the same way
+    top = missing_value_codes(np.where(pressure == 0, 999.0, pressure)[:, None])
+    assert [(c["value"], c["rows"]) for c in top] == [(999.0, 30)]
+    with pytest.raises(ValueError, match="2-D"):
+        missing_value_codes(pressure)
+
+
+@pytest.mark.data
+def test_clustering_advice_names_the_diabetes_codes_that_take_a_cluster():
+    """diabetes' blood pressure 0 (35 rows) is the cluster spectral clustering splits off; the advice says so."""
+    from kernelsketch.datasets import load_dataset
+    from kernelsketch.datasets._testing import require_shared_data
+    from kernelsketch.diagnostics import clustering_advice
+
+    require_shared_data("diabetes")
+    X, _ = load_dataset("diabetes")
+    X = np.asarray(X, dtype=np.float64)
+    advice = clustering_advice(X, 2, random_state=0, neighbor_grid=(10,))
+    found = {c["column"]: c["rows"] for c in advice["missing_value_codes"]}
+    # UCI's Pima columns: 1 glucose, 2 blood pressure, 3 skin thickness, 4 insulin, 5 BMI (0 = not measured)
+    assert found == {j: int((X[:, j] == 0).sum()) for j in (1, 2, 3, 4, 5)}
+    assert found[2] == 35 and "Missing-value codes?" in advice["text"] and "SimpleImputer" in advice["text"]
+    labels = ks.cluster_file(X, 2, random_state=0).labels
+    small = np.argmin(np.bincount(labels))
+    assert set(np.flatnonzero(labels == small)) == set(np.flatnonzero(X[:, 2] == 0))

@@ -220,7 +220,7 @@ def test_clustering_advice_names_the_diabetes_codes_that_take_a_cluster():
     """diabetes' blood pressure 0 (35 rows) is the cluster spectral clustering splits off; the advice says so."""
     from kernelsketch.datasets import load_dataset
     from kernelsketch.datasets._testing import require_shared_data
-    from kernelsketch.diagnostics import clustering_advice
+    from kernelsketch.diagnostics import MissingValueCodeWarning, clustering_advice
 
     require_shared_data("diabetes")
     X, _ = load_dataset("diabetes")
@@ -230,6 +230,38 @@ def test_clustering_advice_names_the_diabetes_codes_that_take_a_cluster():
     # UCI's Pima columns: 1 glucose, 2 blood pressure, 3 skin thickness, 4 insulin, 5 BMI (0 = not measured)
     assert found == {j: int((X[:, j] == 0).sum()) for j in (1, 2, 3, 4, 5)}
     assert found[2] == 35 and "Missing-value codes?" in advice["text"] and "SimpleImputer" in advice["text"]
-    labels = ks.cluster_file(X, 2, random_state=0).labels
+    with pytest.warns(MissingValueCodeWarning, match=r"column 2: 35 rows hold 0, 24 beyond every other value"):
+        labels = ks.cluster_file(X, 2, random_state=0).labels  # standardized: the codes are read back in mmHg
     small = np.argmin(np.bincount(labels))
     assert set(np.flatnonzero(labels == small)) == set(np.flatnonzero(X[:, 2] == 0))
+
+
+def test_cluster_file_warns_of_codes_in_any_units_and_not_on_clean_data():
+    import warnings
+
+    from kernelsketch.diagnostics import MissingValueCodeWarning
+
+    rng = np.random.default_rng(1)
+    X = np.c_[np.round(rng.normal(72, 12, 800)), rng.normal(0.0, 0.001, 800)]  # two units: standardized
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", MissingValueCodeWarning)
+        ks.cluster_file(X, 2, random_state=0)  # clean: silent
+    X[::20, 0] = -999.0
+    with pytest.warns(MissingValueCodeWarning, match=r"column 0: 40 rows hold -999"):
+        ks.cluster_file(X, 2, random_state=0)
+
+
+def test_the_cli_prints_a_library_warning_as_its_own_line(tmp_path):
+    import subprocess
+    import sys
+
+    rng = np.random.default_rng(1)
+    X = np.c_[np.round(rng.normal(72, 12, 800)), rng.normal(0.0, 1.0, 800)]
+    X[::20, 0] = 0.0
+    np.save(tmp_path / "x.npy", X)
+    cmd = [sys.executable, "-m", "kernelsketch.cli", "cluster", str(tmp_path / "x.npy"), "-k", "2"]
+    done = subprocess.run([*cmd, "-o", str(tmp_path / "labels.npy")], capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stderr
+    err = done.stderr
+    assert "kernelsketch: warning (MissingValueCodeWarning): columns hold what look like missing-value codes" in err
+    assert "column 0: 40 rows hold 0" in err and "sys.exit" not in err

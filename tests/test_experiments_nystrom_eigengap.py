@@ -117,6 +117,39 @@ def test_operator_hs_distance_equals_the_explicit_feature_computation():
     assert ne.operator_hs_distance(K, np.arange(300)) == pytest.approx(0.0, abs=1e-10)
 
 
+@pytest.mark.parametrize("seed", [0, 1])
+def test_projector_distance_is_the_dense_rkhs_one_and_theorem_2_holds(seed):
+    """||H_r - H_hat_r||_2 from coordinates in an orthonormal basis of span{k(x_j, .)}, formed densely."""
+    rng = np.random.default_rng(seed)
+    N = 70
+    X = rng.normal(size=(N, 3))
+    K = pairwise_kernel(X, bandwidth=1.5)
+    K = (K + K.T) / 2.0
+    lam, V = np.linalg.eigh(K)
+    lam, V = lam[::-1], V[:, ::-1]
+    idx = np.sort(rng.choice(N, size=20, replace=False))
+    got = ne.projector_distances(K, idx, 8, eigenvalues=lam, eigenvectors=V)
+    keep = lam > 1e-10 * lam[0]
+    coords = np.sqrt(lam[keep])[:, None] * V[:, keep].T  # column j: k(x_j, .) in the basis e_i
+    mu, U = np.linalg.eigh(K[np.ix_(idx, idx)])
+    mu, U = mu[::-1], U[:, ::-1]
+    for r in range(1, 9):
+        Psi = coords[:, idx] @ U[:, :r] / np.sqrt(mu[:r])  # L_m's top eigenfunctions, orthonormal
+        P = np.zeros((keep.sum(), keep.sum()))
+        P[:r, :r] = np.eye(r)
+        assert got[r - 1] == pytest.approx(np.linalg.norm(P - Psi @ Psi.T, 2), abs=1e-9)
+        K_hat = K[:, idx] @ (U[:, :r] / mu[:r]) @ U[:, :r].T @ K[idx, :]
+        K_r = (V[:, :r] * lam[:r]) @ V[:, :r].T
+        assert np.linalg.norm(K_hat - K_r, "fro") <= ne.theorem2_bound(lam[0], N, got[r - 1]) * (1 + 1e-9)
+    # every landmark: L_m = L_N and the projectors coincide
+    assert np.nanmax(ne.projector_distances(K, np.arange(N), 8, eigenvalues=lam, eigenvectors=V)) < 1e-6
+
+
+def test_theorem5_bound_only_where_its_condition_holds():
+    assert np.isnan(ne.theorem5_bound(gap=0.3 * 100, N=100, hs=0.1))
+    assert ne.theorem5_bound(gap=0.5 * 100, N=100, hs=0.1) == pytest.approx(4 * 0.1 / (0.5 - 0.1))
+
+
 def test_theorem6_bound_only_where_its_condition_holds():
     assert np.isnan(ne.theorem6_bound(gap=0.3 * 100, N=100, hs=0.1))  # Delta = 0.3 = 3 HS: not strictly above
     assert ne.theorem6_bound(gap=0.5 * 100, N=100, hs=0.1) == pytest.approx(4 * 100 * 0.1 / (0.5 - 0.1))
@@ -172,6 +205,12 @@ def test_quick_run_checks_theorem_6(tmp_path):
         assert float(row["theorem1_bound_delta_0.05"]) == pytest.approx(bound, rel=1e-5)
         assert float(row["hs_max"]) <= bound
         n_in, n_all = row["draws_within_theorem1"].split("/")
+        assert n_in == n_all
+    for r in _read_csv(out / "theorems_2_5.csv"):
+        # Theorem 2 holds in every draw; Theorem 5 in every draw where its condition does
+        n_in, n_all = r["theorem2_holds_draws"].split("/")
+        assert n_in == n_all and 0.0 <= float(r["dh_mean"]) <= float(r["dh_max"]) <= 1.0 + 1e-12
+        n_in, n_all = r["theorem5_holds_draws"].split("/")
         assert n_in == n_all
     rates = _read_csv(out / "rate_in_m.csv")
     assert rates and all(float(r["loglog_slope"]) < 0 for r in rates)  # more landmarks, smaller error

@@ -41,8 +41,15 @@ from typing import Any
 import numpy as np
 
 from ._typing import BandwidthLike, DataLike, KernelLike
+from .utils.missing_codes import MissingValueCodeWarning, describe_codes, missing_value_codes
 
-__all__ = ["DiagnoseResult", "clustering_advice", "diagnose", "missing_value_codes"]
+__all__ = [
+    "DiagnoseResult",
+    "MissingValueCodeWarning",
+    "clustering_advice",
+    "diagnose",
+    "missing_value_codes",
+]
 
 #: ranks at which the captured trace is reported
 RANKS = (1, 2, 5, 10, 20, 50, 100, 200)
@@ -589,89 +596,49 @@ def diagnose(
 NEIGHBOR_GRID = (5, 10, 20, 40)
 
 
-#: a column needs this many distinct values besides a code for the code test to apply (not a category)
-CODE_MIN_DISTINCT = 10
-#: an end value held by this many times more rows than any other value, and this many times
-#: further from them than they are from each other (median step), is a code whatever the spread
-CODE_SPIKE = 5
+def _advice_text(n_clusters, spread, standardize, m, graphs, best, ranking, codes):
+    """The prose of :func:`clustering_advice`: what ``cluster -k`` would do, and what to watch for."""
+    from .out_of_core import UNIT_SPREAD
 
-
-def missing_value_codes(X, *, min_rows=2):
-    """Columns whose extreme value looks like a missing-value code: repeated, and cut off from the rest.
-
-    A value ``v`` of column ``j`` is reported when it is a whole number (codes are: 0, -1,
-    999, ...), the column's minimum (or maximum), held by at least ``min_rows`` rows but
-    fewer than the others, the other rows hold at least :data:`CODE_MIN_DISTINCT` distinct
-    values (a measurement, not a category), and either the gap from ``v`` to the nearest
-    other value exceeds the others' interquartile range, or ``v`` is a spike: held by
-    :data:`CODE_SPIKE` times more rows than any other value, and more than
-    :data:`CODE_SPIKE` times the others' median step (between consecutive distinct
-    values) away from them.  A blood pressure of 0 among
-    readings from 24 to 122 is such a code (the gap), and so is an insulin level of 0 in
-    half the rows (the spike); 0 pregnancies among counts from 1 to 17 is not (the gap, 1,
-    is inside the spread, and 1 pregnancy is as common), nor is either level of a 0/1
-    column, nor an image's blank pixel 0 (most rows hold it, or it is one step below the
-    faintest ink, 1).
-
-    Rows sharing a code are identical in that column and far from every other row: a
-    distance-based method, spectral clustering above all, gives them a cluster of their
-    own.  Replace the code before clustering (``sklearn.impute.SimpleImputer(missing_values=v)``).
-
-    Parameters
-    ----------
-    X : array-like (n, D)
-        A sample of the rows.
-    min_rows : int, default=2
-
-    Returns
-    -------
-    list of dict
-        One per code: ``column`` (index), ``value``, ``rows`` (how many hold it), ``gap``
-        (to the nearest other value), ``iqr`` (of the other values), ``range`` (theirs).
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from kernelsketch.diagnostics import missing_value_codes
-    >>> rng = np.random.default_rng(0)
-    >>> pressure = np.round(rng.normal(72, 12, 500))
-    >>> pressure[:20] = 0
-    >>> [(c["column"], c["value"], c["rows"]) for c in missing_value_codes(pressure[:, None])]
-    [(0, 0.0, 20)]
-    """
-    X = np.asarray(X, dtype=np.float64)
-    if X.ndim != 2:
-        raise ValueError(f"missing_value_codes needs a 2-D array, got shape {X.shape}")
-    codes = []
-    for j in range(X.shape[1]):
-        col = X[:, j]
-        col = col[np.isfinite(col)]
-        if col.size == 0:
-            continue
-        for v, side in ((col.min(), -1), (col.max(), 1)):
-            hit = col == v
-            rows = int(hit.sum())
-            rest = col[~hit]
-            if v != np.round(v) or rows < min_rows or rows >= rest.size or np.unique(rest).size < CODE_MIN_DISTINCT:
-                continue
-            q25, q75 = np.percentile(rest, [25, 75])
-            gap = float(rest.min() - v) if side < 0 else float(v - rest.max())
-            values, counts = np.unique(rest, return_counts=True)
-            # a spike off the values' own grid: a measurement's zero sits one step below its smallest reading
-            spike = rows >= CODE_SPIKE * counts.max() and gap > CODE_SPIKE * np.median(np.diff(values))
-            if gap > q75 - q25 > 0 or spike:
-                codes.append(
-                    {
-                        "column": j,
-                        "value": float(v),
-                        "rows": rows,
-                        "gap": gap,
-                        "spike": bool(spike),
-                        "iqr": float(q75 - q25),
-                        "range": (float(rest.min()), float(rest.max())),
-                    }
-                )
-    return codes
+    why = (
+        f"the columns' magnitudes spread over a factor {spread:.3g} > {UNIT_SPREAD:g}: z-scored first"
+        if standardize
+        else f"the columns' magnitudes spread over a factor {spread:.3g} <= {UNIT_SPREAD:g}: not standardized"
+    )
+    text = (
+        f"`kernelsketch cluster -k {n_clusters}` (the default, landmark spectral clustering; how it compares with "
+        f"k-means on labelled data: docs/clustering_quality.md) would use: {why}; "
+        f"{m} landmarks on this sample, the local bandwidth (each row's distance to its n_neighbors-th nearest "
+        f"landmark). Of n_neighbors {[g['n_neighbors'] for g in graphs]}, {best['n_neighbors']} gives the largest "
+        f"relative eigengap at k = {n_clusters} ({best['eigengap']:.3f}; 1 = perfectly separated groups, "
+        "0 = no gap)"
+    )
+    text += (
+        f"; the default n_neighbors is 10: `--n-neighbors {best['n_neighbors']}` (`n_neighbors=` of "
+        "LandmarkSpectralClustering / LandmarkSpectralEmbedding) uses it."
+        if best["n_neighbors"] != 10
+        else ", the default."
+    )
+    top_k = ranking[0]["k"]
+    if top_k != n_clusters:
+        text += (
+            f" The spectrum's largest relative gap is at k = {top_k} ({ranking[0]['eigengap']:.3f}): the data may "
+            f"hold {top_k} rather than {n_clusters} well-separated groups (the eigengap found the true k on only 3 "
+            "of 11 labelled sets: check with what you know of the data)."
+        )
+    if best["n_connected_components"] > n_clusters:
+        text += (
+            f" The graph has {best['n_connected_components']} disconnected parts, more than k: isolated groups "
+            "(outliers, duplicated rows) will take clusters of their own."
+        )
+    if codes:
+        listed = describe_codes(codes)
+        text += (
+            f" Missing-value codes? {listed}. Rows sharing such a code are far from all others and tend to take a "
+            "cluster of their own (the benchmark's diabetes set); replace the code before clustering, e.g. with "
+            "sklearn.impute.SimpleImputer(missing_values=CODE, strategy='median') on those columns."
+        )
+    return text
 
 
 def clustering_advice(X, n_clusters, *, random_state=0, n_landmarks=1000, neighbor_grid=NEIGHBOR_GRID):
@@ -744,48 +711,7 @@ def clustering_advice(X, n_clusters, *, random_state=0, n_landmarks=1000, neighb
         ({"k": kk, "eigengap": float(relative_eigengap(lam, kk))} for kk in range(2, lam.size)),
         key=lambda row: -row["eigengap"],
     )
-    why = (
-        f"the columns' magnitudes spread over a factor {spread:.3g} > {UNIT_SPREAD:g}: z-scored first"
-        if standardize
-        else f"the columns' magnitudes spread over a factor {spread:.3g} <= {UNIT_SPREAD:g}: not standardized"
-    )
-    text = (
-        f"`kernelsketch cluster -k {n_clusters}` (the default, landmark spectral clustering; how it compares with "
-        f"k-means on labelled data: docs/clustering_quality.md) would use: {why}; "
-        f"{m} landmarks on this sample, the local bandwidth (each row's distance to its n_neighbors-th nearest "
-        f"landmark). Of n_neighbors {[g['n_neighbors'] for g in graphs]}, {best['n_neighbors']} gives the largest "
-        f"relative eigengap at k = {n_clusters} ({best['eigengap']:.3f}; 1 = perfectly separated groups, "
-        "0 = no gap)"
-    )
-    text += (
-        f"; the default n_neighbors is 10: `--n-neighbors {best['n_neighbors']}` (`n_neighbors=` of "
-        "LandmarkSpectralClustering / LandmarkSpectralEmbedding) uses it."
-        if best["n_neighbors"] != 10
-        else ", the default."
-    )
-    top_k = ranking[0]["k"]
-    if top_k != n_clusters:
-        text += (
-            f" The spectrum's largest relative gap is at k = {top_k} ({ranking[0]['eigengap']:.3f}): the data may "
-            f"hold {top_k} rather than {n_clusters} well-separated groups (the eigengap found the true k on only 3 "
-            "of 11 labelled sets: check with what you know of the data)."
-        )
-    if best["n_connected_components"] > n_clusters:
-        text += (
-            f" The graph has {best['n_connected_components']} disconnected parts, more than k: isolated groups "
-            "(outliers, duplicated rows) will take clusters of their own."
-        )
-    if codes:
-        listed = "; ".join(
-            f"column {c['column']}: {c['rows']} rows hold {c['value']:g}, {c['gap']:.3g} beyond every other value "
-            f"(theirs span {c['range'][0]:.4g} to {c['range'][1]:.4g})"
-            for c in codes
-        )
-        text += (
-            f" Missing-value codes? {listed}. Rows sharing such a code are far from all others and tend to take a "
-            "cluster of their own (the benchmark's diabetes set); replace the code before clustering, e.g. with "
-            "sklearn.impute.SimpleImputer(missing_values=CODE, strategy='median') on those columns."
-        )
+    text = _advice_text(n_clusters, spread, standardize, m, graphs, best, ranking, codes)
     return {
         "n_clusters": int(n_clusters),
         "missing_value_codes": codes,

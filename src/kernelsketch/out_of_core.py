@@ -73,6 +73,7 @@ from .kernels.bandwidth import bandwidth_from_moments, bandwidth_from_rows, band
 from .kernels.kernel_functions import KERNELS, Kernel, ShiftInvariantKernel
 from .kernels.selection import make_kernel
 from .utils.dispatch import is_dask_array
+from .utils.missing_codes import MissingValueCodeWarning, describe_codes, missing_value_codes
 from .utils.progress import progress
 from .utils.validation import check_input, check_random_state, derive_seed
 from .utils.warnings import warn as _warn
@@ -1278,6 +1279,23 @@ class ClusterResult:
         return d
 
 
+def _warn_missing_value_codes(rows, scaler):
+    """Warn when the k-means sample's columns hold missing-value codes (read back in the file's units)."""
+    if sp.issparse(rows) or rows.shape[0] < 2:
+        return
+    raw = np.asarray(rows, dtype=np.float64)
+    if scaler is not None:  # the engine standardized the rows; codes are whole numbers in the file's units
+        raw = np.round(raw * scaler.scale_ + scaler.mean_, 9)
+    codes = missing_value_codes(raw)
+    if codes:
+        _warn(
+            f"columns hold what look like missing-value codes ({describe_codes(codes)}): rows sharing a code are far "
+            "from all others and tend to take a cluster of their own; replace the codes before clustering (e.g. "
+            "sklearn.impute.SimpleImputer(missing_values=CODE, strategy='median') on those columns)",
+            MissingValueCodeWarning,
+        )
+
+
 def _embed_block(X, state):
     embedding = state[0]
     return X if embedding is None else _transform_block(embedding, X)
@@ -1450,6 +1468,7 @@ def cluster_file(
     idx = km.sample_indices(N, rng)
     whole = idx.size == N  # the sample is every row: exact full-data k-means, no second embedding pass
     rows, y_rows = engine.gather(idx)
+    _warn_missing_value_codes(rows, scaler)
     sample = _embed_block(rows, (embedding,))
     del rows
     seconds["embed_sample"] = time.perf_counter() - t1

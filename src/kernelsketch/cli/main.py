@@ -14,6 +14,7 @@ import json
 import re
 import signal
 import sys
+import warnings
 
 from .ui import UI, UsageError
 
@@ -416,6 +417,8 @@ def main(argv=None):
             signal.signal(sig, _raise_interrupt)
         except ValueError:  # not the main thread
             pass
+    formatwarning = warnings.formatwarning
+    warnings.formatwarning = _format_warning  # a library warning reads as the command's, not as a traceback line
     try:
         code = _dispatch(args, ui)
         ui.finish()
@@ -447,6 +450,13 @@ def main(argv=None):
             msg = f"out of memory: {msg}"
         _report_error(ui, args.command, _flag_names(msg.splitlines()[0] if msg else msg))
         return code
+    finally:
+        warnings.formatwarning = formatwarning
+
+
+def _format_warning(message, category, filename, lineno, line=None):
+    """``kernelsketch: warning (MissingValueCodeWarning): ...`` with the flags the user typed."""
+    return f"kernelsketch: warning ({category.__name__}): {_flag_names(str(message))}\n"
 
 
 #: Python parameter names -> the CLI flags that set them (error messages name the flag the user typed)

@@ -16,6 +16,7 @@ REPRODUCTIONS = {
     "kjl-figure2": "kernel_jl:figure2",
     "kjl-theorem1": "kernel_jl:theorem1",
     "skpca-figures": "streaming_kpca:figures",
+    "skpca-lemmas": "skpca_lemmas:lemmas",
     "nystrom-eigengap": "nystrom_eigengap:figure1",
     "rf-kpca-tradeoff": "rf_kpca_tradeoff:tradeoff",
 }

@@ -67,8 +67,11 @@ __all__ = [
     "nystroem_additional_errors",
     "operator_hs_distance",
     "partial_spearman",
+    "projector_distances",
     "rank_r2",
     "theorem1_bound",
+    "theorem2_bound",
+    "theorem5_bound",
     "theorem6_bound",
 ]
 
@@ -185,6 +188,70 @@ def operator_hs_distance(K, landmarks, *, fro2=None):
     return float(np.sqrt(max(fro2 / N**2 - 2.0 * kb2 / (N * m) + w2 / m**2, 0.0)))
 
 
+def projector_distances(K, landmarks, r_max, *, eigenvalues, eigenvectors):
+    """``||H_r - H_hat_r||_2`` for r = 1 .. r_max: the spectral projectors of ``L_N`` and ``L_m`` in the RKHS.
+
+    ``H_r`` projects onto the top ``r`` eigenfunctions of ``L_N``, ``e_i = lambda_i^{-1/2}
+    sum_j V_ji k(x_j, .)`` (``K = V Lambda V^T``, orthonormal in the RKHS); ``H_hat_r`` onto those
+    of ``L_m``, ``f_k = mu_k^{-1/2} sum_{a in S} U_ak k(x_a, .)`` (``K[S, S] = U M U^T``).  Their
+    inner products form ``C = Lambda^{-1/2} V^T K[:, S] U M^{-1/2}``; for two ``r``-dimensional
+    ranges the projector difference is the sine of the largest principal angle,
+    ``sqrt(1 - sigma_min(C[:r, :r])^2)`` (Davis-Kahan).  Only the top ``r_max`` eigenpairs of
+    ``K`` are needed: O(N m r_max).  A rank whose landmark eigenvalue is 0 gives nan.
+    """
+    idx = np.asarray(landmarks)
+    lam = np.asarray(eigenvalues, dtype=np.float64)[:r_max]
+    V = np.asarray(eigenvectors, dtype=np.float64)[:, :r_max]
+    mu, U = np.linalg.eigh(K[np.ix_(idx, idx)])
+    mu, U = mu[::-1][:r_max], U[:, ::-1][:, :r_max]
+    good = mu > mu[0] * 1e-12
+    C = (V.T @ (K[:, idx] @ U[:, good])) / np.sqrt(lam)[:, None] / np.sqrt(mu[good])[None, :]
+    out = np.full(r_max, np.nan)
+    for r in range(1, min(r_max, int(good.sum())) + 1):
+        smin = np.linalg.svd(C[:r, :r], compute_uv=False)[-1]
+        out[r - 1] = np.sqrt(max(0.0, 1.0 - min(smin, 1.0) ** 2))
+    return out
+
+
+def _theorems_2_5_rows(title, N, m, ranks, F, H, DH, gaps, lambda_1):
+    """Per rank: Theorem 2 (``F`` = ||K_r - K_hat_r||_F per draw and rank) and Theorem 5 (``DH``, ``H`` per draw)."""
+    rows = []
+    for r in ranks:
+        b2 = theorem2_bound(lambda_1, N, DH[:, r - 1])
+        b5 = np.array([theorem5_bound(gaps[r - 1], N, h_) for h_ in H])
+        cond = np.isfinite(b5)
+        rows.append(
+            {
+                "dataset": title,
+                "N": N,
+                "m": m,
+                "r": int(r),
+                "dh_mean": float(np.nanmean(DH[:, r - 1])),
+                "dh_max": float(np.nanmax(DH[:, r - 1])),
+                "kr_error_mean": float(F[:, r - 1].mean()),
+                "theorem2_bound_mean": float(np.nanmean(b2)),
+                "theorem2_holds_draws": f"{int(np.sum(F[:, r - 1] <= b2 * (1 + 1e-9)))}/{len(H)}",
+                "theorem2_ratio_max": float(np.nanmax(F[:, r - 1] / b2)),
+                "theorem5_condition_draws": f"{int(cond.sum())}/{len(H)}",
+                "theorem5_bound_mean": float(np.nanmean(b5)) if cond.any() else float("nan"),
+                "theorem5_holds_draws": f"{int(np.sum(DH[cond, r - 1] <= b5[cond] * (1 + 1e-9)))}/{int(cond.sum())}",
+                "theorem5_ratio_max": float(np.max(DH[cond, r - 1] / b5[cond])) if cond.any() else float("nan"),
+            }
+        )
+    return rows
+
+
+def theorem2_bound(lambda_1, N, dh):
+    """Theorem 2: ``||K_hat_r - K_r||_F <= sqrt(lambda_1 N) ||Delta H||_2 (<= N ||Delta H||_2)``, lambda of K."""
+    return np.sqrt(lambda_1 * N) * dh
+
+
+def theorem5_bound(gap, N, hs):
+    """Theorem 5: ``||Delta H||_2 <= 4 HS / (Delta - HS)`` when ``Delta = gap / N > 3 HS``; else nan."""
+    delta = gap / N
+    return 4.0 * hs / (delta - hs) if delta > 3.0 * hs else float("nan")
+
+
 #: the failure probability at which Theorem 1's bound is evaluated
 THEOREM1_DELTA = 0.05
 
@@ -295,7 +362,9 @@ def figure1(
         error and gap with the rank removed), ``theorem6`` (per dataset, m and
         r: the normalised gap ``Delta_r``, ``||L_N - L_m||_HS``, whether
         Theorem 6's condition ``Delta_r > 3 HS`` holds, its bound and the
-        measured error), ``theorem6_summary`` and ``rate_in_m`` (log-log slope
+        measured error), ``theorem6_summary``, ``theorems_2_5`` (per dataset,
+        m and r: the RKHS projector distance ``||H_r - H_hat_r||_2`` and both
+        sides of Theorems 2 and 5, per draw) and ``rate_in_m`` (log-log slope
         of the error against m at fixed r); ``figures``; ``params``.
 
     Notes
@@ -346,7 +415,7 @@ def figure1(
     rep = Report("nystrom-eigengap", output_dir, params)
     plt = pyplot()
     present = []
-    curves, spear, thm6, thm6_summary, rates = [], [], [], [], []
+    curves, spear, thm6, thm6_summary, rates, thm25 = [], [], [], [], [], []
     ranks = np.arange(1, r_max + 1)
     results = {}
     for name in _progress(list(datasets), desc="nystrom-eigengap", enabled=progress):
@@ -370,6 +439,7 @@ def figure1(
         errs = {m: [] for m in grid}
         krr = {m: [] for m in grid}  # ||K_r - K_hat_r||_F, what Theorem 6 bounds
         hs = {m: [] for m in grid}
+        dhs = {m: [] for m in grid}  # ||H_r - H_hat_r||_2, Theorems 2 and 5
         idx_m = {}
         t1 = time.perf_counter()
         for m in grid:
@@ -382,6 +452,7 @@ def figure1(
                 errs[m].append(add)
                 krr[m].append(rank_r)
                 hs[m].append(operator_hs_distance(K, idx, fro2=fro2))
+                dhs[m].append(projector_distances(K, idx, r_max, eigenvalues=lam_top, eigenvectors=vec_top))
         t_nys = time.perf_counter() - t1
         del K
         rep.note(
@@ -394,6 +465,7 @@ def figure1(
             E = np.asarray(errs[m])
             F = np.asarray(krr[m])
             H = np.asarray(hs[m])
+            thm25 += _theorems_2_5_rows(title, N, m, ranks, F, H, np.asarray(dhs[m]), gaps, lam_top[0])
             n_hold = 0
             for r in ranks:
                 delta = gaps[r - 1] / N
@@ -566,6 +638,13 @@ def figure1(
     )
     rep.table("theorem6", thm6, title="Theorem 6 per dataset, m and rank: condition, bound and measured error")
     rep.table(
+        "theorems_2_5",
+        thm25,
+        title="Theorems 2 and 5 per dataset, m and rank: ||Delta H||_2 = ||H_r - H_hat_r||_2 in the RKHS, "
+        "||K_r - K_hat_r||_F <= sqrt(lambda_1 N) ||Delta H||_2 (Theorem 2) and ||Delta H||_2 <= 4 HS / (Delta_r - HS) "
+        "where Delta_r > 3 HS (Theorem 5)",
+    )
+    rep.table(
         "rate_in_m",
         rates,
         title="Log-log slope of the mean additional error against m at fixed r "
@@ -578,3 +657,64 @@ def figure1(
     )
     rep.table("figure1_curves", curves, title="Additional Nystroem error and eigengap per rank")
     return rep.finish()
+
+
+def _fraction_full(text):
+    """``"a/b"`` with ``a == b``."""
+    a, b = text.split("/")
+    return a == b
+
+
+def render_theorems_2_5(folder):
+    """The results page's section on Theorems 2 and 5, from ``theorems_2_5.csv`` of a run (every number from it)."""
+    import csv
+    from pathlib import Path
+
+    with open(Path(folder) / "theorems_2_5.csv", newline="") as fh:
+        rows = list(csv.DictReader(fh))
+
+    def frac(col, sub):
+        a, b = zip(*(map(int, r[col].split("/")) for r in sub), strict=True)
+        return sum(a), sum(b)
+
+    lines = [
+        "| dataset | N | Theorem 2 holds (draws) | largest `‖K_r − K̂_r‖_F` / bound | "
+        "`‖ΔH‖₂` at the largest m, r = 1 / r = 10 | "
+        "Theorem 5's condition `Δ_r > 3 HS` (draws) | Theorem 5 holds where it applies | largest `‖ΔH‖₂` / bound |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for title in dict.fromkeys(r["dataset"] for r in rows):
+        sub = [r for r in rows if r["dataset"] == title]
+        h2, n2 = frac("theorem2_holds_draws", sub)
+        c5, n5 = frac("theorem5_condition_draws", sub)
+        h5, _ = frac("theorem5_holds_draws", sub)
+        big = max(int(r["m"]) for r in sub)
+        at = {int(r["r"]): float(r["dh_mean"]) for r in sub if int(r["m"]) == big}
+        r5 = [float(r["theorem5_ratio_max"]) for r in sub if r["theorem5_ratio_max"] not in ("", "nan")]
+        lines.append(
+            f"| {title} | {sub[0]['N']} | {h2}/{n2} | {max(float(r['theorem2_ratio_max']) for r in sub):.3g} | "
+            f"m = {big}: {at.get(1, float('nan')):.3g} / {at.get(10, float('nan')):.3g} | {c5}/{n5} | "
+            + (f"{h5}/{c5} | {max(r5):.3g} |" if c5 else "- | - |")
+        )
+    n2 = [tuple(map(int, r["theorem2_holds_draws"].split("/"))) for r in rows]
+    where = sorted(
+        {(r["dataset"], int(r["m"]), int(r["r"])) for r in rows if int(r["theorem5_condition_draws"].split("/")[0])}
+    )
+    lines += [
+        "",
+        f"Theorem 2 holds in {sum(a for a, _ in n2)} of {sum(b for _, b in n2)} (dataset, m, r, draw) cases; "
+        f"the measured `‖K_r − K̂_r‖_F` is at most {max(float(r['theorem2_ratio_max']) for r in rows):.2g} of "
+        "its bound. "
+        + (
+            "Theorem 5's condition holds only at "
+            + ", ".join(f"{d} m = {m}, r = {r}" for d, m, r in where)
+            + (
+                ", where it holds too."
+                if all(_fraction_full(r["theorem5_holds_draws"]) for r in rows)
+                else ", where it does not hold in every draw."
+            )
+            if where
+            else "Theorem 5's condition never holds, so it cannot be graded."
+        ),
+    ]
+    return "\n".join(lines) + "\n"

@@ -546,6 +546,19 @@ def _plot(rows, title, fig_name, params, plt):
 # ----------------------------------------------------------------------------- the reproduction
 
 
+def resolve_sizes(quick, sample_sizes, n_eval, max_train, forest_max_train, random_noisy_shape):
+    """The sizes :func:`figures` runs at (its defaults, or ``quick``'s), shared with ``skpca-lemmas``."""
+    if sample_sizes is None:
+        sample_sizes = (8, 32, 96) if quick else SAMPLE_SIZES
+    n_eval = n_eval if n_eval is not None else (300 if quick else 5000)
+    if quick:
+        max_train = min(max_train or 800, 800)
+    forest_max_train = forest_max_train if forest_max_train is not None else (max_train or 20000)
+    if random_noisy_shape is None:
+        random_noisy_shape = (900, 200) if quick else (20000, 1000)
+    return sample_sizes, n_eval, max_train, forest_max_train, random_noisy_shape
+
+
 def figures(
     output_dir,
     *,
@@ -623,15 +636,10 @@ def figures(
     from ..kernels import estimate_bandwidth
     from ..metrics import kernel_frobenius_error, kernel_spectral_error
 
-    if sample_sizes is None:
-        sample_sizes = (8, 32, 96) if quick else SAMPLE_SIZES
-    n_eval = n_eval if n_eval is not None else (300 if quick else 5000)
+    sample_sizes, n_eval, max_train, forest_max_train, random_noisy_shape = resolve_sizes(
+        quick, sample_sizes, n_eval, max_train, forest_max_train, random_noisy_shape
+    )
     reps = n_repetitions if n_repetitions is not None else 1
-    if quick:
-        max_train = min(max_train or 800, 800)
-    forest_max_train = forest_max_train if forest_max_train is not None else (max_train or 20000)
-    if random_noisy_shape is None:
-        random_noisy_shape = (900, 200) if quick else (20000, 1000)
     params = dict(
         quick=quick,
         seed=seed,

@@ -1,0 +1,63 @@
+"""The generated sections of ``docs/results/*.md``: rendered from the committed CSVs, never typed.
+
+A page marks a generated section with ``<!-- generated: NAME -->`` and
+``<!-- end generated: NAME -->``; :data:`SECTIONS` says which function renders it from
+which result folders.  ``tests/test_results_pages.py`` fails when a committed section and
+its rendering differ; rewrite them with ``python -m tests.results_pages``.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+RESULTS = ROOT / "docs" / "results"
+
+
+def _skpca_lemmas():
+    from kernelsketch.experiments.skpca_lemmas import render_summary
+
+    return render_summary(RESULTS / "skpca-lemmas", RESULTS / "skpca-figures")
+
+
+def _nystrom_theorems_2_5():
+    from kernelsketch.experiments.nystrom_eigengap import render_theorems_2_5
+
+    return render_theorems_2_5(RESULTS / "nystrom-eigengap")
+
+
+#: (page, section name) -> renderer
+SECTIONS = {
+    ("streaming_kpca.md", "skpca-lemmas"): _skpca_lemmas,
+    ("nystrom_eigengap.md", "nystrom-theorems-2-5"): _nystrom_theorems_2_5,
+}
+
+
+def _pattern(name):
+    return re.compile(
+        rf"(<!-- generated: {re.escape(name)} -->\n)(.*?)(<!-- end generated: {re.escape(name)} -->)", flags=re.S
+    )
+
+
+def committed(page, name):
+    """The section as committed in the page (without its markers)."""
+    m = _pattern(name).search((RESULTS / page).read_text(encoding="utf-8"))
+    if m is None:
+        raise ValueError(f"docs/results/{page} has no generated section {name!r}")
+    return m.group(2)
+
+
+def rewrite():
+    for (page, name), render in SECTIONS.items():
+        path = RESULTS / page
+        text = path.read_text(encoding="utf-8")
+        committed(page, name)  # the markers must exist
+        body = render()
+        text = _pattern(name).sub(lambda m, body=body: m.group(1) + body + m.group(3), text)
+        path.write_text(text, encoding="utf-8")
+        print(f"rewrote docs/results/{page} section {name}")
+
+
+if __name__ == "__main__":
+    rewrite()

@@ -1279,11 +1279,15 @@ class ClusterResult:
         return d
 
 
+#: rows of the k-means sample checked for missing-value codes (a per-column sort: 0.2 s for 5,000 x 784)
+CODE_CHECK_ROWS = 5000
+
+
 def _warn_missing_value_codes(rows, scaler):
     """Warn when the k-means sample's columns hold missing-value codes (read back in the file's units)."""
     if sp.issparse(rows) or rows.shape[0] < 2:
         return
-    raw = np.asarray(rows, dtype=np.float64)
+    raw = np.asarray(rows[:CODE_CHECK_ROWS], dtype=np.float64)  # the sample is uniform: its head is too
     if scaler is not None:  # the engine standardized the rows; codes are whole numbers in the file's units
         raw = np.round(raw * scaler.scale_ + scaler.mean_, 9)
     codes = missing_value_codes(raw)

@@ -265,3 +265,13 @@ def test_the_cli_prints_a_library_warning_as_its_own_line(tmp_path):
     err = done.stderr
     assert "kernelsketch: warning (MissingValueCodeWarning): columns hold what look like missing-value codes" in err
     assert "column 0: 40 rows hold 0" in err and "sys.exit" not in err
+
+
+def test_the_code_check_spans_the_whole_file_not_its_head():
+    from kernelsketch.diagnostics import MissingValueCodeWarning
+
+    rng = np.random.default_rng(2)
+    X = np.c_[np.round(rng.normal(72, 12, 20_000)), rng.normal(size=20_000)]
+    X[15_000::50, 0] = -999.0  # codes only in the last quarter of the rows
+    with pytest.warns(MissingValueCodeWarning, match="column 0: .* rows hold -999"):
+        ks.cluster_file(X, 2, embedding=None, random_state=0)

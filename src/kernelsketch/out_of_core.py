@@ -1287,7 +1287,8 @@ def _warn_missing_value_codes(rows, scaler):
     """Warn when the k-means sample's columns hold missing-value codes (read back in the file's units)."""
     if sp.issparse(rows) or rows.shape[0] < 2:
         return
-    raw = np.asarray(rows[:CODE_CHECK_ROWS], dtype=np.float64)  # the sample is uniform: its head is too
+    # the sample's indices are sorted: every step-th row spans the whole file, its head would not
+    raw = np.asarray(rows[:: -(-rows.shape[0] // CODE_CHECK_ROWS)], dtype=np.float64)
     if scaler is not None:  # the engine standardized the rows; codes are whole numbers in the file's units
         raw = np.round(raw * scaler.scale_ + scaler.mean_, 9)
     codes = missing_value_codes(raw)

@@ -49,6 +49,12 @@ def markdown_table(rows, columns=None) -> str:
     return "\n".join(lines) + "\n"
 
 
+def read_csv_rows(path) -> list:
+    """The rows of a CSV a :class:`Report` wrote, as dicts of strings (for pages rendered from results)."""
+    with open(path, newline="") as fh:
+        return list(csv.DictReader(fh))
+
+
 class Report:
     """Collects the outputs of one reproduction run.
 

@@ -107,7 +107,7 @@ def _load(name, n_samples, seed):
     return X, n_total
 
 
-def nystroem_additional_errors(K, landmarks, r_max, *, fro2=None, eigenvalues=None, eigenvectors=None):
+def nystroem_additional_errors(K, landmarks, r_max, *, fro2=None, eigenvalues=None, eigenvectors=None, factor=None):
     """Additional Nystroem errors ``||K - K_hat_r||_F - ||K - K_r||_F`` for every r = 1 .. r_max.
 
     Parameters
@@ -123,6 +123,8 @@ def nystroem_additional_errors(K, landmarks, r_max, *, fro2=None, eigenvalues=No
         Top ``>= r_max`` eigenvalues of ``K``, descending (computed when omitted).
     eigenvectors : ndarray of shape (N, >= r_max), optional
         Their eigenvectors: then also ``||K_r - K_hat_r||_F`` for every r (what Theorem 6 bounds).
+    factor : ndarray of shape (N, r_max), optional
+        ``nystroem_factor(K[:, landmarks], landmarks, r_max)`` when the caller already has it.
 
     Returns
     -------
@@ -150,7 +152,7 @@ def nystroem_additional_errors(K, landmarks, r_max, *, fro2=None, eigenvalues=No
         eigenvalues = top_eigen(K, r_max, method="dense")[0]
     lam = np.asarray(eigenvalues, dtype=np.float64)[:r_max]
     # every rank's factor at once: the columns of Y follow the landmark eigenvalues, descending
-    Y = nystroem_factor(np.ascontiguousarray(K[:, idx]), idx, r_max)
+    Y = nystroem_factor(np.ascontiguousarray(K[:, idx]), idx, r_max) if factor is None else factor
     G = Y.T @ (K @ Y)
     P = Y.T @ Y
     trace = np.cumsum(np.diag(G))
@@ -188,26 +190,24 @@ def operator_hs_distance(K, landmarks, *, fro2=None):
     return float(np.sqrt(max(fro2 / N**2 - 2.0 * kb2 / (N * m) + w2 / m**2, 0.0)))
 
 
-def projector_distances(K, landmarks, r_max, *, eigenvalues, eigenvectors):
-    """``||H_r - H_hat_r||_2`` for r = 1 .. r_max: the spectral projectors of ``L_N`` and ``L_m`` in the RKHS.
+def projector_distances(Y, *, eigenvalues, eigenvectors):
+    """``||H_r - H_hat_r||_2`` for r = 1 .. ``Y.shape[1]``: the spectral projectors of ``L_N`` and ``L_m`` in the RKHS.
 
     ``H_r`` projects onto the top ``r`` eigenfunctions of ``L_N``, ``e_i = lambda_i^{-1/2}
     sum_j V_ji k(x_j, .)`` (``K = V Lambda V^T``, orthonormal in the RKHS); ``H_hat_r`` onto those
     of ``L_m``, ``f_k = mu_k^{-1/2} sum_{a in S} U_ak k(x_a, .)`` (``K[S, S] = U M U^T``).  Their
-    inner products form ``C = Lambda^{-1/2} V^T K[:, S] U M^{-1/2}``; for two ``r``-dimensional
-    ranges the projector difference is the sine of the largest principal angle,
-    ``sqrt(1 - sigma_min(C[:r, :r])^2)`` (Davis-Kahan).  Only the top ``r_max`` eigenpairs of
-    ``K`` are needed: O(N m r_max).  A rank whose landmark eigenvalue is 0 gives nan.
+    inner products are ``C = Lambda^{-1/2} V^T K[:, S] U M^{-1/2} = Lambda^{-1/2} V^T Y`` with
+    ``Y`` the Nystroem factor (:func:`~kernelsketch.metrics.nystroem_factor`, columns in the
+    landmark eigenvalues' order).  For two ``r``-dimensional ranges the projector difference
+    is the sine of the largest principal angle, ``sqrt(1 - sigma_min(C[:r, :r])^2)``.  Only the
+    top eigenpairs of ``K`` are needed: O(N r_max^2) on top of the factor.
     """
-    idx = np.asarray(landmarks)
+    r_max = Y.shape[1]
     lam = np.asarray(eigenvalues, dtype=np.float64)[:r_max]
     V = np.asarray(eigenvectors, dtype=np.float64)[:, :r_max]
-    mu, U = np.linalg.eigh(K[np.ix_(idx, idx)])
-    mu, U = mu[::-1][:r_max], U[:, ::-1][:, :r_max]
-    good = mu > mu[0] * 1e-12
-    C = (V.T @ (K[:, idx] @ U[:, good])) / np.sqrt(lam)[:, None] / np.sqrt(mu[good])[None, :]
-    out = np.full(r_max, np.nan)
-    for r in range(1, min(r_max, int(good.sum())) + 1):
+    C = (V.T @ Y) / np.sqrt(lam)[:, None]
+    out = np.empty(r_max)
+    for r in range(1, r_max + 1):
         smin = np.linalg.svd(C[:r, :r], compute_uv=False)[-1]
         out[r - 1] = np.sqrt(max(0.0, 1.0 - min(smin, 1.0) ** 2))
     return out
@@ -446,13 +446,14 @@ def figure1(
             for rr in range(reps):
                 idx = np.sort(_rng(seed, 13, m, rr).choice(N, size=min(m, N), replace=False))
                 idx_m[m] = idx
+                Y = nystroem_factor(np.ascontiguousarray(K[:, idx]), idx, r_max)
                 add, _, rank_r = nystroem_additional_errors(
-                    K, idx, r_max, fro2=fro2, eigenvalues=lam_top, eigenvectors=vec_top
+                    K, idx, r_max, fro2=fro2, eigenvalues=lam_top, eigenvectors=vec_top, factor=Y
                 )
                 errs[m].append(add)
                 krr[m].append(rank_r)
                 hs[m].append(operator_hs_distance(K, idx, fro2=fro2))
-                dhs[m].append(projector_distances(K, idx, r_max, eigenvalues=lam_top, eigenvectors=vec_top))
+                dhs[m].append(projector_distances(Y, eigenvalues=lam_top, eigenvectors=vec_top))
         t_nys = time.perf_counter() - t1
         del K
         rep.note(
@@ -667,11 +668,11 @@ def _fraction_full(text):
 
 def render_theorems_2_5(folder):
     """The results page's section on Theorems 2 and 5, from ``theorems_2_5.csv`` of a run (every number from it)."""
-    import csv
     from pathlib import Path
 
-    with open(Path(folder) / "theorems_2_5.csv", newline="") as fh:
-        rows = list(csv.DictReader(fh))
+    from ._report import read_csv_rows
+
+    rows = read_csv_rows(Path(folder) / "theorems_2_5.csv")
 
     def frac(col, sub):
         a, b = zip(*(map(int, r[col].split("/")) for r in sub), strict=True)

@@ -24,9 +24,9 @@ from __future__ import annotations
 import numpy as np
 
 from ..datasets import DatasetNotFoundError
+from ..utils.eigen import top_eigenpairs
 from ..utils.progress import progress as _progress
-from ._report import Report
-from ._seeds import int_seed as _int_seed
+from ._report import Report, read_csv_rows
 from ._seeds import stream_rng as _rng
 from .streaming_kpca import (
     SKETCH_SIZES,
@@ -35,7 +35,10 @@ from .streaming_kpca import (
     _label,
     _load_split,
     _make_estimator,
-    _subsample_rows,
+    dataset_bandwidth,
+    estimator_seed,
+    evaluation_rows,
+    grid_jobs,
     resolve_sizes,
 )
 
@@ -61,14 +64,6 @@ def _feature_scatter(feature_map, X, block=4096):
     return C, float(np.trace(C))
 
 
-def _top_eigenvalue(S):
-    """Largest eigenvalue of a symmetric PSD matrix."""
-    from scipy.linalg import eigh
-
-    m = S.shape[0]
-    return float(eigh(S, eigvals_only=True, subset_by_index=[m - 1, m - 1])[0])
-
-
 def lemma_2_2(est, scatter):
     """``(||Z Z^T - Z W W^T Z^T||_2, Delta, ||Z||_F^2 / floor(l/2), ||Z||_F^2 from the sketch)``, undivided."""
     C, _ = scatter
@@ -79,7 +74,7 @@ def lemma_2_2(est, scatter):
     S = (S + S.T) / 2.0
     sketch = est.sketch_
     return (
-        _top_eigenvalue(S),
+        float(top_eigenpairs(S, 1, "dense", None)[0][0]),
         float(est.error_bound_),
         sketch.squared_frobenius_ / sketch._delta_index,
         float(sketch.squared_frobenius_),
@@ -88,13 +83,10 @@ def lemma_2_2(est, scatter):
 
 def lemma_2_4(G, g_frob_sq, g_top, Y, ranks, out):
     """Per rank k: ``(||G - G'_k||_F, ||G - G_k||_F)`` for ``G' = Y Y^T``; ``out`` is an n x n buffer."""
-    from scipy.linalg import eigh
-
     Y = np.asarray(Y, dtype=np.float64)
     q = min(max(ranks), Y.shape[1])
     # the top singular pairs of Y from its small Gram Y^T Y = V S^2 V^T: U_k S_k = Y V_k
-    _, V = eigh(Y.T @ Y, subset_by_index=[Y.shape[1] - q, Y.shape[1] - 1])
-    YV = Y @ V[:, ::-1]
+    YV = Y @ top_eigenpairs(Y.T @ Y, q, "dense", None)[1]
     res = {}
     for k in ranks:
         Uk = YV[:, : min(k, q)]
@@ -203,26 +195,20 @@ def lemmas(
 def _dataset(name, ds_index, title, X_train, *, seed, sketch_sizes, sample_sizes, ranks, n_eval, shrink,
              bandwidth_percentile, basis, progress):  # fmt: skip
     """The rows of both lemmas on one dataset, with the figures' bandwidth, evaluation rows and seeds."""
-    from ..kernels.bandwidth import estimate_bandwidth
     from ..kernels.blocks import get_kernel
 
     n_train = X_train.shape[0]
-    rs = _int_seed(_rng(seed, 2, ds_index))
-    h = float(estimate_bandwidth(X_train, "percentile", percentile=bandwidth_percentile, random_state=rs))
-    X_eval = _subsample_rows(X_train, n_eval, _rng(seed, 3, ds_index))
+    h = dataset_bandwidth(X_train, seed, ds_index, bandwidth_percentile)
+    X_eval = evaluation_rows(X_train, n_eval, seed, ds_index)
     ne = X_eval.shape[0]
     residual = _GramResidual(X_eval, get_kernel("gaussian", bandwidth=h))
     G = residual.G
-    gram = (G, float(np.dot(G.reshape(-1), G.reshape(-1))), _top_eigenvalues(G, min(max(ranks), ne)), residual._R)
-    jobs = [
-        (m, meth, l)
-        for m in sample_sizes
-        for meth, l in [("SKPCA", l) for l in sketch_sizes] + [("RNCA", None), ("Nystrom", None)]
-        if not (meth == "SKPCA" and l >= m) and not (meth == "Nystrom" and m > n_train)
-    ]
+    g_top = top_eigenpairs(G, min(max(ranks), ne), "dense", None)[0]
+    gram = (G, float(np.dot(G.reshape(-1), G.reshape(-1))), g_top, residual._R)
+    jobs = grid_jobs(sample_sizes, sketch_sizes, n_train)
     rows22, rows24, scatter = [], [], {}
     for m, meth, l in _progress(jobs, total=len(jobs), desc=f"skpca lemmas {name}", enabled=progress):
-        est_seed = _int_seed(_rng(seed, 4, ds_index, 0, m, meth == "Nystrom"))  # repetition 0 of the figures
+        est_seed = estimator_seed(seed, ds_index, 0, m, meth)  # repetition 0 of the figures
         est = _make_estimator(meth, m, l, h, est_seed, shrink, None, basis)
         est.fit(X_train)
         label = _label(meth, l)
@@ -300,13 +286,6 @@ def _dense_check(G, Y, eps, lhs):
     return max(diffs)
 
 
-def _top_eigenvalues(G, k):
-    from scipy.linalg import eigh
-
-    n = G.shape[0]
-    return eigh(G, eigvals_only=True, subset_by_index=[n - k, n - 1])[::-1]
-
-
 def grade(rows22, rows24):
     """One claim row per dataset and lemma: how many points hold, and the largest ratio to the bound.
 
@@ -355,13 +334,6 @@ def grade(rows22, rows24):
 # ----------------------------------------------------------------------------- the results page
 
 
-def _read_csv(path):
-    import csv
-
-    with open(path, newline="") as fh:
-        return list(csv.DictReader(fh))
-
-
 def render_summary(folder, figures_folder=None):
     """The Markdown section of ``docs/results/streaming_kpca.md`` on the lemmas, from the CSVs of a run.
 
@@ -373,10 +345,10 @@ def render_summary(folder, figures_folder=None):
     from pathlib import Path
 
     folder = Path(folder)
-    r22 = _read_csv(folder / "lemma_2_2.csv")
-    r24 = _read_csv(folder / "lemma_2_4.csv")
-    claims = _read_csv(folder / "claims.csv")
-    fig = _read_csv(Path(figures_folder) / "results.csv") if figures_folder is not None else []
+    r22 = read_csv_rows(folder / "lemma_2_2.csv")
+    r24 = read_csv_rows(folder / "lemma_2_4.csv")
+    claims = read_csv_rows(folder / "claims.csv")
+    fig = read_csv_rows(Path(figures_folder) / "results.csv") if figures_folder is not None else []
     f = float
     titles = list(dict.fromkeys(r["dataset"] for r in r22 + r24))
     by = {(c["dataset"], c["claim"]): c for c in claims}

@@ -546,6 +546,34 @@ def _plot(rows, title, fig_name, params, plt):
 # ----------------------------------------------------------------------------- the reproduction
 
 
+def dataset_bandwidth(X_train, seed, ds_index, percentile):
+    """The bandwidth every method shares on one dataset: a percentile of sampled training distances."""
+    from ..kernels.bandwidth import estimate_bandwidth
+
+    rs = _int_seed(_rng(seed, 2, ds_index))
+    return float(estimate_bandwidth(X_train, "percentile", percentile=percentile, random_state=rs))
+
+
+def evaluation_rows(X_train, n_eval, seed, ds_index):
+    """The uniform subsample of training rows the Gram errors are measured on."""
+    return _subsample_rows(X_train, n_eval, _rng(seed, 3, ds_index))
+
+
+def grid_jobs(sample_sizes, sketch_sizes, n_train):
+    """``(m, method, l)`` of the grid: SKPCA only for ``l < m``, Nystroem only for ``m <= n_train``."""
+    return [
+        (m, meth, l)
+        for m in sample_sizes
+        for meth, l in [("SKPCA", l) for l in sketch_sizes] + [("RNCA", None), ("Nystrom", None)]
+        if not (meth == "SKPCA" and l >= m) and not (meth == "Nystrom" and m > n_train)
+    ]
+
+
+def estimator_seed(seed, ds_index, repetition, m, method):
+    """The seed of one fit: every random-feature method at ``(repetition, m)`` shares its features."""
+    return _int_seed(_rng(seed, 4, ds_index, repetition, m, method == "Nystrom"))
+
+
 def resolve_sizes(quick, sample_sizes, n_eval, max_train, forest_max_train, random_noisy_shape):
     """The sizes :func:`figures` runs at (its defaults, or ``quick``'s), shared with ``skpca-lemmas``."""
     if sample_sizes is None:
@@ -633,7 +661,6 @@ def figures(
         claim: verdict and numbers), ``metric_check``; ``figures``;
         ``params``; ``notes`` (unavailable datasets, stand-ins, subsamples).
     """
-    from ..kernels import estimate_bandwidth
     from ..metrics import kernel_frobenius_error, kernel_spectral_error
 
     sample_sizes, n_eval, max_train, forest_max_train, random_noisy_shape = resolve_sizes(
@@ -689,21 +716,11 @@ def figures(
         if note:
             rep.note(note)
         n_train, d = X_train.shape
-        if bandwidth is not None:
-            h = float(bandwidth)
-        else:
-            h = float(
-                estimate_bandwidth(
-                    X_train,
-                    "percentile",
-                    percentile=bandwidth_percentile,
-                    random_state=_int_seed(_rng(seed, 2, ds_index)),
-                )
-            )
+        h = dataset_bandwidth(X_train, seed, ds_index, bandwidth_percentile) if bandwidth is None else float(bandwidth)
         from ..kernels.blocks import get_kernel
 
         kern = get_kernel("gaussian", bandwidth=h)
-        X_eval = _subsample_rows(X_train, n_eval, _rng(seed, 3, ds_index))
+        X_eval = evaluation_rows(X_train, n_eval, seed, ds_index)
         ne = X_eval.shape[0]
         rep.note(
             f"{title}: n_train={n_train}, n_test={X_test.shape[0]}, d={d}, bandwidth h={h:.6g}; errors on "
@@ -715,19 +732,13 @@ def figures(
         )
         t_dataset = time.perf_counter()
         residual = _GramResidual(X_eval, kern)
-        jobs = [
-            (r, m, meth, l)
-            for r in range(reps)
-            for m in sample_sizes
-            for meth, l in [("SKPCA", l) for l in sketch_sizes] + [("RNCA", None), ("Nystrom", None)]
-            if not (meth == "SKPCA" and l >= m) and not (meth == "Nystrom" and m > n_train)
-        ]
+        jobs = [(r, m, meth, l) for r in range(reps) for m, meth, l in grid_jobs(sample_sizes, sketch_sizes, n_train)]
         acc = {}
         check_done = False
         for r, m, meth, l in _progress(jobs, total=len(jobs), desc=f"skpca {name}", enabled=progress):
             # common random numbers: every random-feature method at (r, m) uses the same features, so
             # SKPCA and RNCA differ only by the sketch; Nystroem draws its landmarks from its own stream
-            est_seed = _int_seed(_rng(seed, 4, ds_index, r, m, meth == "Nystrom"))
+            est_seed = estimator_seed(seed, ds_index, r, m, meth)
             est = _make_estimator(meth, m, l, h, est_seed, shrink, nystroem_rank, basis)
             w0, c0 = time.perf_counter(), time.process_time()
             est.fit(X_train)

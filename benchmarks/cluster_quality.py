@@ -367,18 +367,18 @@ Notes and diabetes from `../shared/datasets`; scikit-learn's digits, iris, wine 
 synthetic sets with clusters k-means cannot draw (two moons, two circles, anisotropic blobs). `k` is the number
 of classes. The tables below hold the sets of the committed run (see its command line).
 
-**Why the default is `spectral`.** It is the method with the best ARI across the table, and the only one
-that follows non-convex clusters. The Kernel JL pipeline stays available by name (`--method kjl`) for
-fidelity to the paper. Where a set's classes are not its clusters, no clustering method recovers them:
-the rows below that say `NO` are such sets (diabetes: 35 rows whose blood pressure is recorded as 0, a
-missing-value code, form their own tight group; both our spectral method and scikit-learn's split them off,
-while k-means, which prefers balanced halves, happens to split along glucose and insulin). `kernelsketch
-diagnose FILE -k K` finds such codes (`kernelsketch.diagnostics.missing_value_codes`: a whole number at a
-column's end, held by a minority of rows, cut off from the others by more than their interquartile range or a
-spike far off their grid) and says to replace them; `diabetes-imputed` is diabetes with the codes it finds
-(glucose, blood pressure, skin thickness, insulin and BMI of 0) replaced by their column's median, as that advice
-would have a user do. There the default beats raw k-means, whose diabetes score came from the insulin code: the
-column with the largest numbers is 0 in half the rows.
+**Why the default is `spectral`.** It is the method with the best ARI across the table, and the only one that
+follows non-convex clusters. The Kernel JL pipeline stays available by name (`--method kjl`) for fidelity to the
+paper. Where a set's classes are not its clusters, no clustering method recovers them: the rows below that say `NO`
+are such sets (diabetes: 35 rows whose blood pressure is recorded as 0, a missing-value code, form their own tight
+group; both our spectral method and scikit-learn's split them off, while k-means, which prefers balanced halves,
+happens to split along glucose and insulin). `kernelsketch diagnose FILE -k K` finds such codes
+(`kernelsketch.diagnostics.missing_value_codes`: a whole number at a column's end, held by a minority of rows, more
+than 5 steps of the others' grid beyond them, and cut off by more than their interquartile range or a spike) and
+says to replace them; `diabetes-imputed` is diabetes with the codes it finds (glucose, blood pressure, skin
+thickness, insulin and BMI of 0) replaced by their column's median, as that advice would have a user do. There the
+default beats raw k-means, whose diabetes score came from the insulin code: the column with the largest numbers is
+0 in half the rows.
 
 ![ARI of the default and the alternatives](cluster_quality.png)
 

@@ -202,7 +202,12 @@ def test_missing_value_codes_finds_a_cut_off_zero_and_a_spike_not_counts_categor
     pregnancies = rng.poisson(3.5, n).astype(float)  # 0 is a count like any other
     flag = (rng.random(n) < 0.3).astype(float)  # a 0/1 column
     pixel = np.where(rng.random(n) < 0.3, rng.integers(1, 256, n), 0).astype(float)  # blank is most rows
-    X = np.c_[pressure, insulin, pregnancies, flag, pixel]
+    # mostly blank, ink piled at 250..254 and saturated at 255 in a few rows: 255 is one step above the rest,
+    # beyond their interquartile range (the blanks make it < 1) but on the values' own grid, so a reading
+    saturated = rng.permutation(np.r_[np.zeros(442), 1.0, rng.integers(240, 255, n - 453), np.full(10, 255.0)])
+    X = np.c_[pressure, insulin, pregnancies, flag, pixel, saturated]
+    rest = saturated[saturated < 255]
+    assert 255 - rest.max() == 1 and 1 > np.subtract(*np.percentile(rest, [75, 25])) > 0  # the IQR test alone flags it
     codes = {c["column"]: c for c in missing_value_codes(X)}
     assert set(codes) == {0, 1}
     assert codes[0]["value"] == 0 and codes[0]["rows"] == 30 and not codes[0]["spike"]
@@ -275,3 +280,17 @@ def test_the_code_check_spans_the_whole_file_not_its_head():
     X[15_000::50, 0] = -999.0  # codes only in the last quarter of the rows
     with pytest.warns(MissingValueCodeWarning, match="column 0: .* rows hold -999"):
         ks.cluster_file(X, 2, embedding=None, random_state=0)
+
+
+@pytest.mark.data
+@pytest.mark.parametrize("name", ["mnist", "avila", "banknote"])
+def test_no_codes_are_found_in_measurements_without_them(name):
+    """MNIST's saturated 255 and blank 0, Avila's scaled readings, Bank Notes' wavelet statistics: no false alarm."""
+    from kernelsketch.datasets import load_dataset
+    from kernelsketch.datasets._testing import require_shared_data
+    from kernelsketch.diagnostics import missing_value_codes
+
+    require_shared_data(name)
+    X = np.asarray(load_dataset(name)[0], dtype=np.float64)
+    for step in (1, 7, 14):  # the whole set and the strided samples cluster_file checks
+        assert missing_value_codes(X[::step]) == [], step

@@ -19,8 +19,8 @@ class MissingValueCodeWarning(UserWarning):
 
 #: a column needs this many distinct values besides a code for the code test to apply (not a category)
 CODE_MIN_DISTINCT = 10
-#: an end value held by this many times more rows than any other value, and this many times
-#: further from them than they are from each other (median step), is a code whatever the spread
+#: a code lies more than this many median steps beyond the other values; held by this many times
+#: more rows than any other value (a spike), it is a code whatever the others' spread
 CODE_SPIKE = 5
 
 
@@ -30,16 +30,16 @@ def missing_value_codes(X, *, min_rows=2):
     A value ``v`` of column ``j`` is reported when it is a whole number (codes are: 0, -1,
     999, ...), the column's minimum (or maximum), held by at least ``min_rows`` rows but
     fewer than the others, the other rows hold at least :data:`CODE_MIN_DISTINCT` distinct
-    values (a measurement, not a category), and either the gap from ``v`` to the nearest
-    other value exceeds the others' interquartile range, or ``v`` is a spike: held by
-    :data:`CODE_SPIKE` times more rows than any other value, and more than
-    :data:`CODE_SPIKE` times the others' median step (between consecutive distinct
-    values) away from them.  A blood pressure of 0 among
+    values (a measurement, not a category), the gap from ``v`` to the nearest other value
+    is more than :data:`CODE_SPIKE` times the others' median step (between consecutive
+    distinct values: a code lies off the readings' grid), and either that gap exceeds the
+    others' interquartile range or ``v`` is a spike, held by :data:`CODE_SPIKE` times more
+    rows than any other value.  A blood pressure of 0 among
     readings from 24 to 122 is such a code (the gap), and so is an insulin level of 0 in
     half the rows (the spike); 0 pregnancies among counts from 1 to 17 is not (the gap, 1,
     is inside the spread, and 1 pregnancy is as common), nor is either level of a 0/1
     column, nor an image's blank pixel 0 (most rows hold it, or it is one step below the
-    faintest ink, 1).
+    faintest ink, 1), nor its saturated 255 (one step above the brightest other ink, 254).
 
     Rows sharing a code are identical in that column and far from every other row: a
     distance-based method, spectral clustering above all, gives them a cluster of their
@@ -85,9 +85,11 @@ def missing_value_codes(X, *, min_rows=2):
             q25, q75 = np.percentile(rest, [25, 75])
             gap = float(rest.min() - v) if side < 0 else float(v - rest.max())
             values, counts = np.unique(rest, return_counts=True)
-            # a spike off the values' own grid: a measurement's zero sits one step below its smallest reading
-            spike = rows >= CODE_SPIKE * counts.max() and gap > CODE_SPIKE * np.median(np.diff(values))
-            if gap > q75 - q25 > 0 or spike:
+            # off the values' own grid: a measurement's zero sits one step below its smallest reading, and a
+            # saturated pixel (255) one step above the brightest other (254), however narrow their spread
+            off_grid = gap > CODE_SPIKE * np.median(np.diff(values))
+            spike = rows >= CODE_SPIKE * counts.max()
+            if off_grid and (gap > q75 - q25 > 0 or spike):
                 codes.append(
                     {
                         "column": j,

@@ -484,3 +484,19 @@ def test_worker_killed_mid_job_still_gives_the_right_result(client):
     np.testing.assert_allclose(est.transform(X), ref.transform(X), rtol=1e-8, atol=1e-10)
     client.wait_for_workers(2, timeout=60)
     assert pids[0] not in client.run(os.getpid).values()  # the nanny started a new process
+
+
+def test_a_landmark_target_chooses_the_same_count_on_dask(client):
+    import kernelsketch as ks
+
+    X = _data(3000, d=4)
+
+    def grid(choice):
+        return [(g["n_landmarks"], g["relative_frobenius"]) for g in choice.grid]
+
+    local = ks.choose_landmarks(Nystroem(n_components=10, random_state=0), X, target=0.02)
+    remote = ks.choose_landmarks(
+        Nystroem(n_components=10, random_state=0), da.from_array(X, chunks=700), target=0.02, client=client
+    )
+    assert len(local.grid) >= 2 and remote.n_landmarks == local.n_landmarks
+    np.testing.assert_allclose(np.array(grid(remote)), np.array(grid(local)), rtol=1e-10)

@@ -85,6 +85,7 @@ __all__ = [
     "FitResult",
     "LocalEngine",
     "TransformResult",
+    "choose_landmarks",
     "cluster_file",
     "embed_file",
     "fit_source",
@@ -441,6 +442,8 @@ class FitResult:
     bandwidth : float or None
         The resolved bandwidth of a shift-invariant kernel.
     seconds : float
+    landmark_choice : LandmarkChoice or None
+        With ``landmark_target``: the count :func:`choose_landmarks` chose and why (``.reason``).
     """
 
     estimator: object
@@ -450,9 +453,10 @@ class FitResult:
     n_landmarks: int | None = None
     bandwidth: float | None = None
     seconds: float = 0.0
+    landmark_choice: Any = None
 
     def to_dict(self):
-        return {
+        out = {
             "estimator": type(self.estimator).__name__,
             "strategy": self.strategy,
             "n_rows": self.n_rows,
@@ -461,6 +465,9 @@ class FitResult:
             "bandwidth": self.bandwidth,
             "fit_seconds": round(self.seconds, 4),
         }
+        if self.landmark_choice is not None:
+            out["landmark_choice"] = self.landmark_choice.to_dict()
+        return out
 
 
 #: how :func:`fit_source` fits an estimator, declared by its class as ``_fit_strategy``:
@@ -716,6 +723,85 @@ def _fit_sample(est, engine, fit_rows, seed):
     return FitResult(est, "sample", engine.n_rows, X.shape[0], None, _bandwidth_of(est))
 
 
+#: strategies whose estimators approximate their kernel's Gram from uniform landmarks (Nystroem's error applies)
+_NYSTROEM_STRATEGIES = ("landmarks", "landmarks_then_sample")
+
+
+def _landmark_kernel(est, engine):
+    """The kernel ``est``'s fit on ``engine`` would use, its bandwidth heuristic resolved from the same pairs."""
+    if hasattr(est, "_plan_embedding"):  # NystroemKernelKMeans: its Nystroem embedding's kernel
+        est = est._plan_embedding(engine.n_rows)[0]
+    kernel_seed, _ = est.draw_seeds(check_random_state(est.random_state))
+    return resolve_kernel(est.kernel, est.bandwidth, est.kernel_params, engine, kernel_seed, gamma=est.gamma)
+
+
+def choose_landmarks(
+    estimator: Any,
+    data: DataLike,
+    *,
+    target: float = 0.05,
+    max_landmarks: int | None = None,
+    memory_mib: float = 512.0,
+    n_eval: int = 1000,
+    random_state: RandomStateLike = 0,
+    client: Any = None,
+    block_rows: int | None = None,
+    **read_options: Any,
+):
+    """The landmark count ``estimator`` needs on ``data`` for a Gram error of at most ``target``.
+
+    Reads a uniform sample of ``n_eval + max_landmarks`` rows (by index: no pass for
+    ``.npy`` and Parquet), resolves the estimator's kernel and bandwidth as its fit
+    would, and runs :func:`kernelsketch.maps.landmark_count.choose_n_landmarks` on it:
+    the fewest uniform landmarks (doubling from 50) whose Nystroem approximation of the
+    held-out rows' Gram has a relative Frobenius error of at most ``target``, within
+    ``max_landmarks`` (default: the ``"auto"`` cap, 4,096) and ``memory_mib`` for the fit.
+
+    ``fit_source(..., landmark_target=0.05)`` (and ``embed_file``, ``cluster_file``, the
+    CLI's ``--landmark-target``) calls this and fits with the chosen count.
+
+    Returns
+    -------
+    LandmarkChoice
+        ``.n_landmarks``, the error it reaches, the grid measured, and ``.reason``.
+
+    Examples
+    --------
+    >>> import kernelsketch as ks
+    >>> X, _ = ks.load_dataset("banknote")
+    >>> choice = ks.choose_landmarks(ks.Nystroem(n_components=20), X, target=0.01)
+    >>> choice.reached, choice.n_landmarks <= 200
+    (True, True)
+    """
+    from .maps.landmark_count import choose_n_landmarks
+    from .maps.landmarks import AUTO_MAX_LANDMARKS, sample_row_indices
+
+    if fit_strategy(estimator) not in _NYSTROEM_STRATEGIES or "n_landmarks" not in estimator.get_params(deep=False):
+        raise TypeError(
+            f"{type(estimator).__name__} does not approximate its kernel from landmarks; a landmark target "
+            "applies to KernelJL, Nystroem, SubsampleKPCA and NystroemKernelKMeans"
+        )
+    if getattr(estimator, "landmarks", None) is not None:
+        raise ValueError("the estimator's landmarks are given (landmarks=...): there is no count to choose")
+    engine = open_engine(data, client=client, block_rows=block_rows, **read_options)
+    if engine.n_rows is None:
+        engine.reduce(lambda X, _: X.shape[0], sum, desc="count rows")
+    cap = AUTO_MAX_LANDMARKS if max_landmarks is None else max_landmarks
+    idx = sample_row_indices(engine.n_rows, n_eval + cap, [derive_seed(random_state), 0x4C43])
+    X, _ = engine.gather(idx)
+    X = X.toarray() if sp.issparse(X) else X
+    kernel = _landmark_kernel(estimator, engine)
+    return choose_n_landmarks(
+        X,
+        kernel,
+        target=target,
+        max_landmarks=cap,
+        memory_mib=memory_mib,
+        n_eval=n_eval,
+        random_state=derive_seed(random_state),
+    )
+
+
 def fit_source(
     estimator: Any,
     data: DataLike,
@@ -724,6 +810,7 @@ def fit_source(
     random_state: RandomStateLike = 0,
     client: Any = None,
     block_rows: int | None = None,
+    landmark_target: float | None = None,
     **read_options: Any,
 ) -> FitResult:
     """Fit ``estimator`` on a data source without loading it; returns a :class:`FitResult`.
@@ -742,12 +829,17 @@ def fit_source(
         Seeds that sample (estimators keep their own ``random_state`` for the rest).
     client : distributed.Client, optional
         Fit on this Dask cluster.
+    landmark_target : float in (0, 1), optional
+        Choose the landmark count first (:func:`choose_landmarks`): the fewest whose
+        Nystroem Gram error on held-out rows is at most this; the estimator's
+        ``n_landmarks`` is set to it.  For landmark estimators only.
 
     Returns
     -------
     FitResult
         ``.estimator`` is the fitted estimator; ``.n_landmarks`` and
-        ``.bandwidth`` are what ``"auto"`` and a heuristic resolved to.
+        ``.bandwidth`` are what ``"auto"`` and a heuristic resolved to;
+        ``.landmark_choice`` what ``landmark_target`` chose and why.
 
     Examples
     --------
@@ -766,6 +858,10 @@ def fit_source(
     engine = open_engine(data, client=client, block_rows=block_rows, **read_options)
     t0 = time.perf_counter()
     strategy = fit_strategy(estimator)
+    choice = None
+    if landmark_target is not None:
+        choice = choose_landmarks(estimator, engine, target=landmark_target, random_state=random_state)
+        estimator.set_params(n_landmarks=choice.n_landmarks)
     if strategy == "landmarks":
         res, _ = _fit_landmarks(estimator, engine, fit_rows)
     elif strategy == "landmarks_then_sample":
@@ -782,6 +878,7 @@ def fit_source(
         res = _fit_sample(estimator, engine, fit_rows, derive_seed(random_state))
     record_feature_names(estimator, engine)
     res.seconds = time.perf_counter() - t0
+    res.landmark_choice = choice
     return res
 
 
@@ -1112,11 +1209,13 @@ def embed_file(
     client: Any = None,
     block_rows: int | None = None,
     sample_rows: int = 0,
+    landmark_target: float | None = None,
     **read_options: Any,
 ) -> EmbedResult:
     """Fit ``estimator`` on ``data`` (without loading it) and write the embedding of every row to ``output``.
 
-    ``fit_source`` then ``transform_source`` on the same engine; see both for the parameters.
+    ``fit_source`` then ``transform_source`` on the same engine; see both for the parameters
+    (``landmark_target``: choose the landmark count first, :func:`choose_landmarks`).
     With ``output=None`` the embedding is returned in memory (``.transform.embedding``).
 
     Examples
@@ -1136,7 +1235,7 @@ def embed_file(
 
         output_format(output)  # a bad suffix fails before any work
         check_output_path(output, force=force, protect=_inputs_of(data))
-    fit = fit_source(estimator, engine, fit_rows=fit_rows, random_state=random_state)
+    fit = fit_source(estimator, engine, fit_rows=fit_rows, random_state=random_state, landmark_target=landmark_target)
     tr = transform_source(
         fit.estimator, engine, output, force=force, sample_rows=sample_rows, random_state=random_state
     )
@@ -1356,6 +1455,7 @@ def cluster_file(
     client: Any = None,
     block_rows: int | None = None,
     plot_rows: int = 0,
+    landmark_target: float | None = None,
     **read_options: Any,
 ) -> ClusterResult:
     """Kernel clustering of data of any size: embed, k-means on a sample, stream the labels.
@@ -1400,6 +1500,9 @@ def cluster_file(
         Run every pass on Dask; the same seed gives the same labels.
     plot_rows : int, default=0
         Keep the embedding (two coordinates) and clusters of this many sampled rows (``.sample``).
+    landmark_target : float in (0, 1), optional
+        Choose a landmark embedding's landmark count from this Gram error target
+        (:func:`choose_landmarks`; not for ``"spectral"``, whose landmarks define a graph).
 
     Returns
     -------
@@ -1457,7 +1560,11 @@ def cluster_file(
         engine, scaler = standardize_source(engine, when=standardize)
     fit = None
     if embedding is not None:
-        fit = fit_source(embedding, engine, fit_rows=fit_rows, random_state=random_state)
+        fit = fit_source(
+            embedding, engine, fit_rows=fit_rows, random_state=random_state, landmark_target=landmark_target
+        )
+    elif landmark_target is not None:
+        raise ValueError("landmark_target needs a landmark embedding; embedding=None clusters the raw features")
     elif engine.n_rows is None:
         engine.reduce(lambda X, _: X.shape[0], sum, desc="count rows")
     seconds["fit"] = time.perf_counter() - t0

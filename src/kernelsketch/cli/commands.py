@@ -60,11 +60,28 @@ def _say_fit(ui, engine, fit):
         "embedding_then_sample": f"landmarks from {fit.fit_rows} rows read, one pass, k-means on a sample",
         "sample": f"a sample of {fit.fit_rows} rows",
     }[fit.strategy]
+    if fit.landmark_choice is not None:
+        ui.say(f"landmarks chosen for --landmark-target: {fit.landmark_choice.reason}")
     ui.say(
         f"fitted {type(fit.estimator).__name__} on {fit.n_rows} rows ({how}"
         + (f"; {', '.join(extra)}" if extra else "")
         + f") in {fit.seconds:.2f} s"
     )
+
+
+#: the methods whose landmark count --landmark-target chooses (Nystroem's Gram error applies to them)
+TARGET_METHODS = ("kjl", "nystroem", "subsample-kpca", "nystroem-kkm")
+
+
+def _landmark_target(args):
+    target = getattr(args, "landmark_target", None)
+    if target is None:
+        return None
+    if args.landmarks is not None:
+        raise UsageError("give -n/--landmarks or --landmark-target, not both")
+    if args.method not in TARGET_METHODS:
+        raise UsageError(f"--landmark-target applies to --method {', '.join(TARGET_METHODS)}, not {args.method}")
+    return target
 
 
 #: header names that mean "the classes", not a feature
@@ -122,7 +139,9 @@ def cmd_embed(args, ui, *, save_only=False):
     with pipeline.engine_for(args, ui) as engine:
         _say_input(ui, args, engine)
         engine, scaler = _maybe_standardize(args, ui, engine)
-        fit = fit_source(est, engine, fit_rows=args.fit_rows, random_state=args.seed)
+        fit = fit_source(
+            est, engine, fit_rows=args.fit_rows, random_state=args.seed, landmark_target=_landmark_target(args)
+        )
         _say_fit(ui, engine, fit)
         ui.record(command="save" if save_only else "embed", method=args.method, engine=engine.name, **fit.to_dict())
         # the embedding first, the model last: an interrupt during the long transform leaves the
@@ -275,6 +294,7 @@ def cmd_cluster(args, ui):
     if args.plot and pipeline.wants_dask(args):
         raise UsageError("--plot is not supported with --scheduler/--workers or a shard directory")
     k = args.k
+    target = _landmark_target(args)
     embedding = _cluster_embedding(args, k)
     with pipeline.engine_for(args, ui) as engine:
         _say_input(ui, args, engine)
@@ -299,6 +319,7 @@ def cmd_cluster(args, ui):
             fit_rows=args.fit_rows,
             random_state=args.seed,
             plot_rows=pipeline.PLOT_ROWS if args.plot else 0,
+            landmark_target=target,
         )
         if res.scaler is not None:
             ui.say(f"standardized {res.scaler.n_features_in_} columns over {int(res.scaler.n_samples_seen_)} rows")

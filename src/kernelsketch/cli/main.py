@@ -56,6 +56,16 @@ def _landmarks(value):
     return value if value == "auto" else _positive_int(value)
 
 
+def _fraction(value):
+    try:
+        x = float(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a number between 0 and 1, got {value!r}") from None
+    if not 0.0 < x < 1.0:
+        raise argparse.ArgumentTypeError(f"must be a number between 0 and 1 (exclusive), got {value!r}")
+    return x
+
+
 def _seed(value):
     try:
         n = int(value)
@@ -189,6 +199,13 @@ def build_parser():
         "--landmarks",
         type=_landmarks,
         help="landmarks (kjl, nystroem, subsample-kpca) or random features (rff, rf-kpca, rnca, skpca)",
+    )
+    g.add_argument(
+        "--landmark-target",
+        type=_fraction,
+        metavar="ERROR",
+        help="choose the landmark count (in place of -n): the fewest whose Nystroem Gram error on held-out rows "
+        "is at most ERROR, e.g. 0.05 (kjl, nystroem, subsample-kpca, nystroem-kkm)",
     )
     g.add_argument("--sketch-size", type=_positive_int, help="Frequent Directions sketch rows (skpca)")
     g.add_argument("--gamma", type=float, help="scikit-learn's gamma in place of --bandwidth (rbf: h = 1/sqrt(gamma))")

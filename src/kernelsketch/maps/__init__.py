@@ -11,6 +11,8 @@ _LAZY = {
     "LandmarkSpectralEmbedding": "landmark_spectral",
     "RandomFourierFeatures": "random_fourier_features",
     "sample_landmarks": "landmarks",
+    "choose_n_landmarks": "landmark_count",
+    "LandmarkChoice": "landmark_count",
 }
 
 __all__ = sorted(_LAZY)

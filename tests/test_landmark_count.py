@@ -43,6 +43,18 @@ def test_the_choice_is_the_first_grid_count_meeting_the_target():
     assert sizes == [50 * 2**i for i in range(len(sizes))] and len(sizes) >= 3
     assert choice.reached and errors[-1] <= 0.03 and all(e > 0.03 for e in errors[:-1])
     assert choice.n_landmarks == sizes[-1] and choice.relative_frobenius == errors[-1]
+    # each count is graded by the worst of three disjoint landmark sets (the estimator will draw its own)
+    assert [g["draws"] for g in choice.grid] == [3] * len(sizes)
+    perm = np.random.RandomState(1).permutation(4000)  # choose_n_landmarks' split for random_state=1
+    S, P = X[perm[:1000]], X[perm[1000:]]
+    m = sizes[0]
+    worst = max(
+        _nystroem_error(
+            kernel(S, S), kernel(S, P[k * m : (k + 1) * m]), kernel(P[k * m : (k + 1) * m], P[k * m : (k + 1) * m])
+        )
+        for k in range(3)
+    ) / np.linalg.norm(kernel(S, S))
+    assert errors[0] == pytest.approx(worst, rel=1e-10)
     assert f"n_landmarks = {choice.n_landmarks}" in choice.reason and f"{sizes[-2]} gave" in choice.reason
     # one seed, one choice
     again = choose_n_landmarks(X, kernel, target=0.03, random_state=1)

@@ -266,7 +266,7 @@ def test_sigint_during_assignment_leaves_the_previous_output(tmp_path):
     np.save(out, np.array([42]))
     script = textwrap.dedent(f"""
         import os, signal, threading, kernelsketch as ks
-        from kernelsketch import out_of_core
+        from kernelsketch.out_of_core import drivers as out_of_core
         real = out_of_core._assign_block
         def slow(X, state):
             os.kill(os.getpid(), signal.SIGINT)  # Ctrl-C arrives during the assignment pass
@@ -350,3 +350,24 @@ def test_the_driver_fits_by_the_declared_strategy(tmp_path):
     Wrong = type("Wrong", (ks.KernelJL,), {"_fit_strategy": "telepathy"})
     with pytest.raises(ValueError, match="telepathy"):
         ks.fit_source(Wrong(n_components=4), tmp_path / "X.npy")
+
+
+def test_both_engines_satisfy_the_engine_protocol():
+    """The driver's contract (out_of_core.engine.Engine): the local engine and the Dask engine both answer it."""
+    import inspect
+
+    from kernelsketch.out_of_core import Engine, LocalEngine
+
+    local = open_engine(np.zeros((10, 3)))
+    assert isinstance(local, LocalEngine) and isinstance(local, Engine)
+    assert not isinstance(object(), Engine)
+    da = pytest.importorskip("dask.array")
+    from kernelsketch.distributed.engine import DaskEngine
+
+    dask_engine = DaskEngine(da.zeros((10, 3), chunks=5))
+    assert isinstance(dask_engine, Engine)
+    for name in ("gather", "reduce", "stream_fit", "foreach", "set_preprocess", "describe"):
+        protocol = list(inspect.signature(getattr(Engine, name)).parameters)
+        for engine in (LocalEngine, DaskEngine):
+            mine = list(inspect.signature(getattr(engine, name)).parameters)
+            assert mine[: len(protocol)] == protocol, (engine, name)

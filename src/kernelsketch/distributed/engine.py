@@ -24,7 +24,7 @@ from .reduction import compute_reduced, tree_reduce
 
 
 def _sketch_block(template, block):
-    from ..out_of_core import _fresh
+    from ..out_of_core.fit import _fresh
 
     return _fresh(template).partial_fit(block)
 

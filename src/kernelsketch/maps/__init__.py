@@ -12,7 +12,6 @@ _LAZY = {
     "RandomFourierFeatures": "random_fourier_features",
     "sample_landmarks": "landmarks",
     "choose_n_landmarks": "landmark_count",
-    "LandmarkChoice": "landmark_count",
 }
 
 __all__ = sorted(_LAZY)

@@ -141,42 +141,41 @@ def choose_n_landmarks(
 ) -> LandmarkChoice:
     """The fewest uniform landmarks whose Nystroem Gram error on held-out rows is at most ``target``.
 
-        Parameters
-        ----------
-        X : ndarray (n, D)
-            A uniform sample of the data (``n_eval`` rows are held out, the rest are candidate landmarks).
-        kernel : Kernel
-            The kernel the estimator will use, bandwidth resolved
-            (:func:`kernelsketch.kernels.get_kernel`; :func:`kernelsketch.choose_landmarks`
-            resolves an estimator's own on the data).
-        target : float in (0, 1), default=0.05
-            Relative Frobenius error ``||K - K_hat||_F / ||K||_F`` of the held-out rows' Gram.
-        max_landmarks : int, default=4096
-            The most the search may choose (the ``"auto"`` cap).
-        memory_mib : float, default=512
-            Memory the fit may use: the count is at most ``sqrt(memory_mib * 2^20 / 24)``.
-        n_eval : int, default=1000
-            Held-out rows (at most half the sample).
-        start : int, default=50
-            The grid's first count; it doubles up to the limit (which is measured last).
-        random_state : int, RandomState or None
-            Seeds the split of the sample.
+    Parameters
+    ----------
+    X : ndarray (n, D)
+        A uniform sample of the data (``n_eval`` rows are held out, the rest are candidate landmarks).
+    kernel : Kernel
+        The kernel the estimator will use, bandwidth resolved
+        (:func:`kernelsketch.kernels.get_kernel`; :func:`kernelsketch.choose_landmarks`
+        resolves an estimator's own on the data).
+    target : float in (0, 1), default=0.05
+        Relative Frobenius error ``||K - K_hat||_F / ||K||_F`` of the held-out rows' Gram.
+    max_landmarks : int, default=4096
+        The most the search may choose (the ``"auto"`` cap).
+    memory_mib : float, default=512
+        Memory the fit may use: the count is at most ``sqrt(memory_mib * 2^20 / 24)``.
+    n_eval : int, default=1000
+        Held-out rows (at most half the sample).
+    start : int, default=50
+        The grid's first count; it doubles up to the limit (which is measured last).
+    random_state : int, RandomState or None
+        Seeds the split of the sample.
 
-        Returns
-        -------
-        LandmarkChoice
-            ``.n_landmarks`` and ``.reason`` (what it reached, against what, and what limited it).
+    Returns
+    -------
+    LandmarkChoice
+        ``.n_landmarks`` and ``.reason`` (what it reached, against what, and what limited it).
 
-        Examples
-        --------
-        >>> import numpy as np
-    import scipy.sparse as sp
-        >>> from kernelsketch.kernels import get_kernel
-        >>> from kernelsketch.maps.landmark_count import choose_n_landmarks
-        >>> X = np.random.default_rng(0).normal(size=(3000, 2))
-        >>> choice = choose_n_landmarks(X, get_kernel("gaussian", bandwidth=1.0), target=0.01, start=25)
-        >>> choice.reached, choice.n_landmarks < 200
-        (True, True)
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from kernelsketch.kernels import get_kernel
+    >>> from kernelsketch.maps.landmark_count import choose_n_landmarks
+    >>> X = np.random.default_rng(0).normal(size=(3000, 2))
+    >>> choice = choose_n_landmarks(X, get_kernel("gaussian", bandwidth=1.0), target=0.01, start=25)
+    >>> choice.reached, choice.n_landmarks, [g["n_landmarks"] for g in choice.grid]
+    (True, 200, [25, 50, 100, 200])
     """
     X = X.toarray() if sp.issparse(X) else np.asarray(X, dtype=np.float64)
     if X.ndim != 2:

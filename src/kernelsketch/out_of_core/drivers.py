@@ -1,0 +1,682 @@
+"""The drivers: map a source through a fitted estimator, embed a file, cluster it."""
+
+from __future__ import annotations
+
+import numbers
+import os
+import time
+import warnings
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import scipy.sparse as sp
+
+from .._typing import DataLike, RandomStateLike
+from ..io import RowReservoir
+from ..io.readers import guess_format as _guess_format
+from ..utils.missing_codes import MissingValueCodeWarning, describe_codes, missing_value_codes
+from ..utils.validation import check_random_state, derive_seed
+from ..utils.warnings import warn as _warn
+from .engine import _dense_if_needed, _sum_tuples, align_columns, open_engine
+from .fit import FIT_ROWS, FitResult, fit_source
+from .sinks import _ArraySink, _FileSink, _inputs_of, _make_sink
+from .standardize import standardize_source
+
+
+@dataclass
+class TransformResult:
+    """What :func:`transform_source` wrote.
+
+    Attributes
+    ----------
+    n_rows, n_columns : int
+    output : Path or None
+        The file written (None for an in-memory or callable sink).
+    embedding : ndarray or None
+        The whole output, for ``output=None``.
+    seconds : float
+    sample : tuple or None
+        ``(Z_sample, y_sample)``: a seeded uniform sample of at most
+        ``sample_rows`` output rows (first two columns) and their labels, for plots.
+    reordered : list of str or None
+        The input's column order when it differed from the model's and the
+        columns were matched by name (see :func:`align_columns`).
+    """
+
+    n_rows: int
+    n_columns: int
+    output: Path | None = None
+    embedding: np.ndarray | None = None
+    seconds: float = 0.0
+    sample: tuple | None = None
+    reordered: list | None = None
+
+    def to_dict(self):
+        return {
+            "output": None if self.output is None else str(self.output),
+            "shape": [self.n_rows, self.n_columns],
+            "transform_seconds": round(self.seconds, 4),
+        }
+
+
+#: scikit-learn's warning when an estimator fitted with feature names gets a NumPy block: the
+#: driver aligns a file's columns by name first (:func:`align_columns`), then hands it NumPy blocks
+_NAMES_WARNING = "X does not have valid feature names"
+
+
+def _transform_block(est, X):
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message=_NAMES_WARNING, category=UserWarning)
+        return np.asarray(est.transform(_dense_if_needed(est, X)))
+
+
+def model_read_options(estimator, data, read_options):
+    """``read_options`` completed by what a fitted model knows of its input: a libsvm file (whose
+    width is only its largest index) is read as wide as the model's ``n_features_in_``."""
+    options = dict(read_options)
+    if (
+        isinstance(data, (str, os.PathLike))
+        and not Path(os.fspath(data)).expanduser().is_dir()
+        and options.get("n_features") is None
+        and getattr(estimator, "n_features_in_", None) is not None
+        and (options.get("format") or _guess_format(data)) == "libsvm"
+    ):
+        options["n_features"] = int(estimator.n_features_in_)
+    return options
+
+
+def _apply_transform(X, est):
+    return _transform_block(est, X)
+
+
+def transform_source(
+    estimator: Any,
+    data: DataLike,
+    output: Any = None,
+    *,
+    force: bool = False,
+    client: Any = None,
+    block_rows: int | None = None,
+    column_names: Any = None,
+    sample_rows: int = 0,
+    random_state: RandomStateLike = 0,
+    **read_options: Any,
+) -> TransformResult:
+    """Map every row of ``data`` through a fitted ``estimator`` into ``output``, block by block.
+
+    Parameters
+    ----------
+    estimator : fitted transformer
+    data : path, ndarray, CSR, MatrixSource, dask array or engine (see :func:`open_engine`)
+    output : None, path, callable or sink
+        None: the result as one array (``.embedding``).  A path (``.npy``,
+        ``.csv``, ``.tsv``, ``.parquet``): written to a temporary file that
+        replaces it only when complete (never an input; an existing file only
+        with ``force=True``).  A callable: called with each output block, in row order.
+    force : bool, default=False
+        Overwrite an existing output file.
+    client : distributed.Client, optional
+        Run on Dask.
+    column_names : list of str, optional
+        Output columns (default ``c0, c1, ...``).
+    sample_rows : int, default=0
+        Keep a uniform sample of this many output rows (first two columns) and labels, e.g. for a plot.
+
+    Returns
+    -------
+    TransformResult
+
+    Examples
+    --------
+    >>> import numpy as np, os, tempfile
+    >>> import kernelsketch as ks
+    >>> X = np.random.default_rng(0).normal(size=(1000, 3))
+    >>> est = ks.Nystroem(n_landmarks=50, random_state=0).fit(X)
+    >>> out = os.path.join(tempfile.mkdtemp(), "Z.npy")
+    >>> res = ks.transform_source(est, X, out)
+    >>> bool(np.allclose(np.load(out), est.transform(X))), res.n_rows
+    (True, 1000)
+    """
+    engine = open_engine(
+        data, client=client, block_rows=block_rows, **model_read_options(estimator, data, read_options)
+    )
+    reordered = align_columns(estimator, engine)
+    sink = _make_sink(output, force=force, protect=_inputs_of(data), column_names=column_names)
+    sample = RowReservoir(sample_rows, seed=derive_seed(random_state)) if sample_rows else None
+    counts = {"rows": 0, "cols": 0}
+
+    def consume(Z, y):
+        if np.asarray(Z).dtype.kind in "fc" and not np.all(np.isfinite(Z)):
+            bad = np.flatnonzero(~np.all(np.isfinite(np.asarray(Z).reshape(Z.shape[0], -1)), axis=1))
+            raise ValueError(
+                f"the embedding of row {counts['rows'] + int(bad[0])} (and {bad.size - 1} more in its block) is "
+                "NaN or infinite: the model's fitted state or the input is not usable; nothing was written"
+            )
+        sink.write(Z)
+        counts["rows"] += Z.shape[0]
+        counts["cols"] = 1 if Z.ndim == 1 else Z.shape[1]
+        if sample is not None:
+            sample.add(Z[:, :2] if Z.ndim == 2 else Z[:, None], y)
+
+    t0 = time.perf_counter()
+    try:
+        engine.foreach(_apply_transform, consume, state=estimator, desc="transform")
+    except BaseException:
+        sink.abort()
+        raise
+    result = sink.close()
+    res = TransformResult(counts["rows"], counts["cols"], seconds=time.perf_counter() - t0, reordered=reordered)
+    if isinstance(sink, _FileSink):
+        res.output = result
+    elif isinstance(sink, _ArraySink):
+        res.embedding = result
+    if sample is not None and sample.n_seen:
+        res.sample = sample.result()[:2]
+    return res
+
+
+@dataclass
+class EmbedResult:
+    """What :func:`embed_file` did: ``.fit`` (:class:`FitResult`) and ``.transform`` (:class:`TransformResult`)."""
+
+    fit: FitResult
+    transform: TransformResult
+
+    @property
+    def estimator(self):
+        return self.fit.estimator
+
+    def to_dict(self):
+        return {**self.fit.to_dict(), **self.transform.to_dict()}
+
+
+def embed_file(
+    data: DataLike,
+    output: Any,
+    estimator: Any,
+    *,
+    force: bool = False,
+    fit_rows: int = FIT_ROWS,
+    random_state: RandomStateLike = 0,
+    client: Any = None,
+    block_rows: int | None = None,
+    sample_rows: int = 0,
+    landmark_target: float | None = None,
+    **read_options: Any,
+) -> EmbedResult:
+    """Fit ``estimator`` on ``data`` (without loading it) and write the embedding of every row to ``output``.
+
+    ``fit_source`` then ``transform_source`` on the same engine; see both for the parameters
+    (``landmark_target``: choose the landmark count first, :func:`choose_landmarks`).
+    With ``output=None`` the embedding is returned in memory (``.transform.embedding``).
+
+    Examples
+    --------
+    >>> import numpy as np, os, tempfile
+    >>> import kernelsketch as ks
+    >>> folder = tempfile.mkdtemp()
+    >>> np.save(os.path.join(folder, "X.npy"), np.random.default_rng(0).normal(size=(5000, 10)))
+    >>> res = ks.embed_file(os.path.join(folder, "X.npy"), os.path.join(folder, "Z.npy"),
+    ...                     ks.KernelJL(n_components=20, random_state=0))
+    >>> np.load(os.path.join(folder, "Z.npy")).shape, res.fit.n_landmarks
+    ((5000, 20), 200)
+    """
+    engine = open_engine(data, client=client, block_rows=block_rows, **read_options)
+    if isinstance(output, (str, os.PathLike)):
+        from ..io import check_output_path, output_format
+
+        output_format(output)  # a bad suffix fails before any work
+        check_output_path(output, force=force, protect=_inputs_of(data))
+    fit = fit_source(estimator, engine, fit_rows=fit_rows, random_state=random_state, landmark_target=landmark_target)
+    tr = transform_source(
+        fit.estimator, engine, output, force=force, sample_rows=sample_rows, random_state=random_state
+    )
+    return EmbedResult(fit, tr)
+
+
+# -- clustering -------------------------------------------------------------------
+class PairCounts:
+    """Rand index and adjusted Rand index accumulated block by block (a contingency table).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> pc = PairCounts()
+    >>> pc.add(np.array([0, 0, 1]), np.array([1, 1, 0])); pc.add(np.array([1]), np.array([0]))
+    >>> pc.rand_index(), pc.adjusted_rand_index()
+    (1.0, 1.0)
+    """
+
+    def __init__(self):
+        self.table = {}
+        self._codes = {}
+
+    def add(self, y_true, y_pred):
+        """Count the (true label, cluster) pairs of one block."""
+        y_true = np.asarray(y_true)
+        if y_true.dtype.kind in "fc" and not np.all(np.isfinite(y_true)):
+            raise ValueError("labels contain NaN or inf")
+        values, local = np.unique(y_true, return_inverse=True)
+        codes = np.array([self._codes.setdefault(v, len(self._codes)) for v in values.tolist()], dtype=np.int64)
+        y_pred = np.asarray(y_pred, dtype=np.int64)
+        width = int(y_pred.max()) + 1 if y_pred.size else 1
+        keys, counts = np.unique(codes[local.ravel()] * width + y_pred, return_counts=True)
+        for key, c in zip(keys.tolist(), counts.tolist(), strict=True):
+            pair = divmod(key, width)
+            self.table[pair] = self.table.get(pair, 0) + c
+
+    def _sums(self):
+        from math import comb
+
+        n = sum(self.table.values())
+        rows, cols = {}, {}
+        for (a, b), c in self.table.items():
+            rows[a] = rows.get(a, 0) + c
+            cols[b] = cols.get(b, 0) + c
+        sum_ij = sum(comb(c, 2) for c in self.table.values())
+        sum_a = sum(comb(c, 2) for c in rows.values())
+        sum_b = sum(comb(c, 2) for c in cols.values())
+        return comb(n, 2), sum_ij, sum_a, sum_b
+
+    def rand_index(self):
+        total, sum_ij, sum_a, sum_b = self._sums()
+        if total == 0:
+            return 1.0
+        return float((total + 2 * sum_ij - sum_a - sum_b) / total)
+
+    def adjusted_rand_index(self):
+        total, sum_ij, sum_a, sum_b = self._sums()
+        if total == 0:
+            return 1.0
+        expected = sum_a * sum_b / total
+        max_index = (sum_a + sum_b) / 2
+        if max_index == expected:  # both partitions trivial (scikit-learn's convention)
+            return 1.0
+        return float((sum_ij - expected) / (max_index - expected))
+
+
+@dataclass
+class ClusterResult:
+    """What :func:`cluster_file` did.
+
+    Attributes
+    ----------
+    labels : ndarray of int64 or None
+        Cluster of every row (kept in memory only when ``output`` is None and ``keep_labels``).
+    output : Path or None
+        The labels file written.
+    n_rows, n_clusters : int
+    embedding : fitted transformer or None (raw features)
+    kmeans : fitted :class:`~kernelsketch.cluster.StreamingKMeans`
+    inertia : float
+        Sum of squared distances of every row's embedding to its centre.
+    cluster_sizes : ndarray (n_clusters,)
+    passes : int
+        Lloyd passes over all rows made after the sample (0: centres from the sample).
+    sample_rows : int
+        Rows of the sample k-means was seeded and refined on.
+    center_shift : float
+        Squared shift the centres would make on one more Lloyd pass, relative to
+        the squared norm of the centres: how far the sample's centres are from a
+        full-data fixed point.
+    rand_index, adjusted_rand_index : float or None
+        Against the label column, when the source has one.
+    fit : FitResult or None
+    scaler : StandardScaler or None
+        The column scaling applied before the embedding (``standardize``), None when none was.
+    seconds : dict
+        ``fit`` (the embedding's, with the standardizing pass), ``embed_sample`` (embedding the k-means
+        sample), ``kmeans`` (k-means++ and Lloyd on it), ``passes``, ``assign`` and ``total``.
+    sample : tuple or None
+        ``(Z, labels)``: the first two embedding coordinates of up to ``plot_rows``
+        sampled rows and their clusters (for a plot).
+    """
+
+    labels: np.ndarray | None
+    output: Path | None
+    n_rows: int
+    n_clusters: int
+    embedding: object
+    kmeans: object
+    inertia: float
+    cluster_sizes: np.ndarray
+    passes: int
+    center_shift: float
+    rand_index: float | None = None
+    adjusted_rand_index: float | None = None
+    fit: FitResult | None = None
+    seconds: dict = field(default_factory=dict)
+    sample: tuple | None = None
+    sample_rows: int = 0
+    scaler: Any = None
+
+    def to_dict(self):
+        d = {
+            "standardized": self.scaler is not None,
+            "n_rows": self.n_rows,
+            "kmeans_sample_rows": self.sample_rows,
+            "k": self.n_clusters,
+            "output": None if self.output is None else str(self.output),
+            "inertia": self.inertia,
+            "cluster_sizes": [int(c) for c in self.cluster_sizes],
+            "lloyd_passes": self.passes,
+            "center_shift": self.center_shift,
+            "seconds": {k: round(v, 4) for k, v in self.seconds.items()},
+        }
+        if self.rand_index is not None:
+            d.update(rand_index=self.rand_index, adjusted_rand_index=self.adjusted_rand_index)
+        if self.fit is not None:
+            d.update(self.fit.to_dict())
+        return d
+
+
+#: rows of the k-means sample checked for missing-value codes (a per-column sort: 0.2 s for 5,000 x 784)
+CODE_CHECK_ROWS = 5000
+
+
+def _warn_missing_value_codes(rows, scaler):
+    """Warn when the k-means sample's columns hold missing-value codes (read back in the file's units)."""
+    if sp.issparse(rows) or rows.shape[0] < 2:
+        return
+    # the sample's indices are sorted: every step-th row spans the whole file, its head would not
+    raw = np.asarray(rows[:: -(-rows.shape[0] // CODE_CHECK_ROWS)], dtype=np.float64)
+    if scaler is not None:  # the engine standardized the rows; codes are whole numbers in the file's units
+        raw = np.round(raw * scaler.scale_ + scaler.mean_, 9)
+    codes = missing_value_codes(raw)
+    if codes:
+        _warn(
+            f"columns hold what look like missing-value codes ({describe_codes(codes)}): rows sharing a code are far "
+            "from all others and tend to take a cluster of their own; replace the codes before clustering (e.g. "
+            "sklearn.impute.SimpleImputer(missing_values=CODE, strategy='median') on those columns)",
+            MissingValueCodeWarning,
+        )
+
+
+def _embed_block(X, state):
+    embedding = state[0]
+    return X if embedding is None else _transform_block(embedding, X)
+
+
+def _stats_block(X, state):
+    from ..cluster.streaming_kmeans import lloyd_statistics
+
+    _embedding, centers = state
+    return lloyd_statistics(_embed_block(X, state), centers)
+
+
+def _assign_block(X, state):
+    from ..cluster.streaming_kmeans import assign_with_statistics
+
+    _embedding, centers = state
+    # the statistics of this assignment come free: a look at one more Lloyd step
+    labels, dist, sums, counts = assign_with_statistics(_embed_block(X, state), centers)
+    return labels, float(dist.sum()), sums, counts
+
+
+def _refuse_empty_clusters(E, km, n_clusters):
+    """A ValueError when k-means of all (embedded) rows ``E`` leaves a cluster empty: too few distinct rows.
+
+    One assignment of ``E`` (``O(N k d)``); the distinct rows are counted only on that failure
+    (identical rows embed identically, so they are at least as many as the distinct rows of the data).
+    """
+    if np.bincount(km.predict(E), minlength=n_clusters).min() > 0:
+        return
+    distinct = np.unique(np.asarray(E), axis=0).shape[0]
+    if distinct < n_clusters:
+        raise ValueError(
+            f"n_clusters={n_clusters} but the data has only {distinct} distinct rows: at most {distinct} "
+            "non-empty clusters exist; use -k / n_clusters <= the number of distinct rows"
+        )
+
+
+def cluster_file(
+    data: DataLike,
+    n_clusters: int,
+    *,
+    embedding: Any = "spectral",
+    standardize: bool | str | None = None,
+    output: Any = None,
+    force: bool = False,
+    keep_labels: bool = True,
+    init_size: int | None = None,
+    n_init: int = 3,
+    lloyd_passes: int = 0,
+    tol: float = 1e-4,
+    fit_rows: int = FIT_ROWS,
+    random_state: RandomStateLike = 0,
+    client: Any = None,
+    block_rows: int | None = None,
+    plot_rows: int = 0,
+    landmark_target: float | None = None,
+    **read_options: Any,
+) -> ClusterResult:
+    """Kernel clustering of data of any size: embed, k-means on a sample, stream the labels.
+
+    Parameters
+    ----------
+    data : path, ndarray, CSR, MatrixSource, dask array or engine (see :func:`open_engine`)
+        ``label_column=`` (a file's column of true classes) adds the Rand
+        index and adjusted Rand index to the result.
+    n_clusters : int >= 2
+    embedding : "spectral", "kjl", None or an estimator, default="spectral"
+        ``"spectral"``: landmark spectral clustering,
+        ``LandmarkSpectralEmbedding(n_components=n_clusters)`` (1,000 landmarks, each row
+        joined to its 10 nearest with its own local bandwidth; the default because it gives
+        the best clusters across the clustering-quality benchmark,
+        ``benchmarks/results/cluster-quality.md``);
+        ``"kjl"``: the Kernel JL paper's pipeline, centred
+        ``KernelJL(n_components=10 * n_clusters, n_landmarks="auto")``;
+        an (unfitted) kernelsketch or scikit-learn transformer, fitted with
+        :func:`fit_source`; None clusters the raw features (plain k-means).
+    standardize : bool, "auto" or None, default=None
+        Z-score the columns first (one pass, :func:`standardize_source`).  ``"auto"``: only
+        when the columns are in different units (:func:`magnitude_spread`); None: ``"auto"``
+        for ``embedding="spectral"``, False otherwise.
+    output : None, path, callable or sink
+        Where the labels go, block by block (a file is written atomically:
+        complete or not at all).  None: returned as ``.labels`` when ``keep_labels``.
+    init_size, n_init, tol : see :class:`~kernelsketch.cluster.StreamingKMeans`
+        k-means++ seeding and Lloyd on a uniform sample of ``init_size`` rows
+        (default 100,000; all rows when there are fewer, which is then exact
+        full-data k-means).
+    lloyd_passes : int, default=0
+        Exact Lloyd passes over all rows after the sample (each one embeds
+        every row again); stops early when the centres move less than ``tol``.
+        The assignment pass reports how far one more pass would move the
+        centres (``center_shift``), so the default's cost is one pass.
+    fit_rows : int
+        See :func:`fit_source`.
+    random_state : int, default=0
+        Seeds the embedding (for ``"kjl"``), the sample and k-means++.
+    client : distributed.Client, optional
+        Run every pass on Dask; the same seed gives the same labels.
+    plot_rows : int, default=0
+        Keep the embedding (two coordinates) and clusters of this many sampled rows (``.sample``).
+    landmark_target : float in (0, 1), optional
+        Choose a landmark embedding's landmark count from this Gram error target
+        (:func:`choose_landmarks`; not for ``"spectral"``, whose landmarks define a graph).
+
+    Returns
+    -------
+    ClusterResult
+
+    Notes
+    -----
+    Passes over the data: the fit's (landmark rows only, or one pass for text
+    files and streaming estimators), the sample's rows, ``lloyd_passes``, and
+    one assignment pass that embeds each block, assigns it and hands the
+    labels to ``output``.  When the sample is every row (N <= ``init_size``)
+    the sample's embedding is assigned directly: one embedding of the data.
+    Memory: the fitted embedding, the sample's embedding (``init_size x d``)
+    and one block -- never the ``N x d`` embedding.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import kernelsketch as ks
+    >>> X, y = ks.load_dataset("banknote")
+    >>> res = ks.cluster_file(X, 2, random_state=0)
+    >>> res.labels.shape, res.n_rows
+    ((1372,), 1372)
+    """
+    from ..cluster.streaming_kmeans import StreamingKMeans
+    from ..maps.kernel_jl import KernelJL
+    from ..maps.landmark_spectral import LandmarkSpectralEmbedding
+
+    if isinstance(n_clusters, bool) or not isinstance(n_clusters, numbers.Integral) or n_clusters < 2:
+        raise ValueError(f"n_clusters must be an int >= 2, got {n_clusters!r}")
+    if isinstance(lloyd_passes, bool) or not isinstance(lloyd_passes, numbers.Integral) or lloyd_passes < 0:
+        raise ValueError(f"lloyd_passes must be an int >= 0, got {lloyd_passes!r}")
+    engine = open_engine(data, client=client, block_rows=block_rows, **read_options)
+    protect = _inputs_of(data)
+    if isinstance(output, (str, os.PathLike)):
+        from ..io import check_output_path, output_format
+
+        output_format(output)
+        check_output_path(output, force=force, protect=protect)
+    if standardize is None:
+        standardize = "auto" if isinstance(embedding, str) and embedding == "spectral" else False
+    if standardize not in (True, False, "auto"):
+        raise ValueError(f"standardize must be True, False, 'auto' or None, got {standardize!r}")
+    if isinstance(embedding, str):
+        if embedding == "kjl":
+            embedding = KernelJL(n_components=10 * n_clusters, centered=True, random_state=random_state)
+        elif embedding == "spectral":
+            embedding = LandmarkSpectralEmbedding(n_components=n_clusters, random_state=random_state)
+        else:
+            raise ValueError(f"embedding must be 'spectral', 'kjl', None or an estimator, got {embedding!r}")
+    seconds = {}
+    t0 = time.perf_counter()
+    scaler = None
+    if standardize:
+        engine, scaler = standardize_source(engine, when=standardize)
+    fit = None
+    if embedding is not None:
+        fit = fit_source(
+            embedding, engine, fit_rows=fit_rows, random_state=random_state, landmark_target=landmark_target
+        )
+    elif landmark_target is not None:
+        raise ValueError("landmark_target needs a landmark embedding; embedding=None clusters the raw features")
+    elif engine.n_rows is None:
+        engine.reduce(lambda X, _: X.shape[0], sum, desc="count rows")
+    seconds["fit"] = time.perf_counter() - t0
+    N = engine.n_rows
+    if n_clusters > N:
+        raise ValueError(f"n_clusters={n_clusters} must be <= the number of rows ({N})")
+
+    # 1. seeding: k-means++ and Lloyd on the embedding of a uniform sample
+    t1 = time.perf_counter()
+    km = StreamingKMeans(n_clusters, init_size=init_size, n_init=n_init, tol=tol, random_state=random_state)
+    km._validate_params()
+    rng = check_random_state(derive_seed(random_state) + 1)
+    idx = km.sample_indices(N, rng)
+    whole = idx.size == N  # the sample is every row: exact full-data k-means, no second embedding pass
+    rows, y_rows = engine.gather(idx)
+    _warn_missing_value_codes(rows, scaler)
+    sample = _embed_block(rows, (embedding,))
+    del rows
+    seconds["embed_sample"] = time.perf_counter() - t1
+    t2 = time.perf_counter()
+    km.seed(sample, rng)
+    if whole:  # every row is here: an empty cluster is known before anything is written
+        _refuse_empty_clusters(sample, km, n_clusters)
+    seconds["kmeans"] = time.perf_counter() - t2
+
+    # 2. exact Lloyd passes over every row (optional; each one embeds every block again)
+    t3 = time.perf_counter()
+    passes = 0
+    if not whole:
+        for passes in range(1, lloyd_passes + 1):
+            sums, counts, _ = engine.reduce(
+                _stats_block, _sum_tuples, state=(embedding, km.cluster_centers_), desc=f"Lloyd pass {passes}"
+            )
+            if km.converged(km.update(sums, counts)):
+                break
+    seconds["passes"] = time.perf_counter() - t3
+    plot = None
+    if plot_rows:
+        Zp = sample[: min(plot_rows, sample.shape[0])]
+        plot = (np.asarray(Zp[:, :2]), km.predict(Zp))
+    if not whole:
+        del sample
+
+    # 3. assignment: labels streamed to the sink, scores and one more Lloyd step's statistics on the way
+    t4 = time.perf_counter()
+    sink = _make_sink(
+        output if output is not None else (None if keep_labels else (lambda labels: None)),
+        force=force,
+        protect=protect,
+        column_names=["cluster"],
+    )
+    pairs = PairCounts() if engine.has_labels else None
+    acc = {"inertia": 0.0, "sums": None, "counts": None, "rows": 0}
+
+    def consume(out, y):
+        labels, inertia, sums, counts = out
+        sink.write(labels.astype(np.int64, copy=False))
+        acc["inertia"] += inertia
+        acc["rows"] += labels.shape[0]
+        if sums is not None:
+            acc["sums"] = sums if acc["sums"] is None else acc["sums"] + sums
+            acc["counts"] = counts if acc["counts"] is None else acc["counts"] + counts
+        if pairs is not None and y is not None:
+            pairs.add(y, labels)
+
+    try:
+        if whole:
+            step = max(1, min(N, 65536))
+            for start in range(0, N, step):
+                stop = min(N, start + step)
+                consume(
+                    _assign_block(sample[start:stop], (None, km.cluster_centers_)),
+                    None if y_rows is None else y_rows[start:stop],
+                )
+        else:
+            engine.foreach(_assign_block, consume, state=(embedding, km.cluster_centers_), desc="assign clusters")
+        result = sink.close()
+    except BaseException:
+        sink.abort()
+        raise
+    seconds["assign"] = time.perf_counter() - t4
+    seconds["total"] = time.perf_counter() - t0
+    centers = km.cluster_centers_
+    nxt = np.where(acc["counts"][:, None] > 0, acc["sums"] / np.maximum(acc["counts"], 1)[:, None], centers)
+    shift = float(((nxt - centers) ** 2).sum() / max(float((centers**2).sum()), np.finfo(float).tiny))
+    km.inertia_ = acc["inertia"]
+    km.n_iter_ = passes
+    km.counts_ = acc["counts"]
+    res = ClusterResult(
+        labels=result if isinstance(sink, _ArraySink) else None,
+        output=result if isinstance(sink, _FileSink) else None,
+        n_rows=acc["rows"],
+        n_clusters=n_clusters,
+        embedding=embedding,
+        kmeans=km,
+        inertia=acc["inertia"],
+        cluster_sizes=acc["counts"].astype(np.int64),
+        passes=passes,
+        center_shift=shift,
+        fit=fit,
+        seconds=seconds,
+        sample=plot,
+        sample_rows=int(idx.size),
+        scaler=scaler,
+    )
+    if pairs is not None and pairs.table:
+        res.rand_index, res.adjusted_rand_index = pairs.rand_index(), pairs.adjusted_rand_index()
+    if res.labels is not None:
+        res.labels = res.labels.ravel()
+    empty = np.flatnonzero(res.cluster_sizes == 0)
+    if empty.size:
+        _warn(
+            f"{empty.size} of {n_clusters} clusters are empty (clusters {empty.tolist()}): the data (or its "
+            "embedding) has fewer separable groups than n_clusters; use a smaller n_clusters",
+            EmptyClusterWarning,
+        )
+    return res
+
+
+class EmptyClusterWarning(UserWarning):
+    """``cluster_file`` assigned no row to some clusters (more clusters than the data holds)."""

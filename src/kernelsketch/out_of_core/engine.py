@@ -1,0 +1,272 @@
+"""Engines: where the driver's row blocks come from (this process, or Dask), and the file's column names.
+
+An engine answers the driver's few questions -- how many rows, these rows by index, a value
+reduced over every block, every block mapped in order, a stream of ``partial_fit`` -- so that
+the same driver runs on :class:`LocalEngine` and on
+:class:`kernelsketch.distributed.engine.DaskEngine` with the same answers.  :class:`Engine`
+is that contract, typed.
+"""
+
+from __future__ import annotations
+
+import copy
+import os
+from collections.abc import Callable
+from typing import Any, Protocol, runtime_checkable
+
+import numpy as np
+import scipy.sparse as sp
+
+from .._lazy import backend
+from ..io import RowReservoir, open_matrix
+from ..io.source import ArraySource, MatrixSource
+from ..utils.dispatch import is_dask_array
+from ..utils.progress import progress
+
+
+@runtime_checkable
+class Engine(Protocol):
+    """What the driver asks of an engine; :class:`LocalEngine` and ``DaskEngine`` both answer it.
+
+    Every pass of the driver is one of the four methods below, so an engine that
+    implements them (and the attributes) runs every call of :mod:`kernelsketch.out_of_core`
+    -- fit, transform, embed, cluster -- with the same answers for the same seed.
+    ``tests/test_out_of_core.py`` checks that both engines satisfy this Protocol.
+    """
+
+    #: ``"local"`` or ``"dask"``
+    name: str
+    #: rows of the source, None until a pass has counted them (a text file)
+    n_rows: int | None
+    n_features: int
+    has_labels: bool
+    sparse: bool
+    dtype: np.dtype
+    feature_names: Any
+    #: the files this engine reads (an output may never be one of them)
+    input_paths: list
+    stats: dict
+
+    def describe(self) -> str:
+        """One line: what is read, and where."""
+        ...
+
+    def set_preprocess(self, fn: Callable) -> None:
+        """Apply ``fn`` to every block read from now on (standardizing, reordering columns)."""
+        ...
+
+    def gather(self, indices) -> tuple[Any, Any]:
+        """Rows at sorted distinct ``indices`` (landmarks, samples): ``(X, y)``."""
+        ...
+
+    def reduce(self, fn: Callable, merge: Callable, state: Any = None, desc: str = "pass") -> Any:
+        """``merge([fn(X_block, state) for every block])`` (a tree of merges on Dask)."""
+        ...
+
+    def stream_fit(self, template: Any, desc: str = "partial_fit") -> Any:
+        """A copy of ``template`` after ``partial_fit`` on every block (merged sketches on Dask)."""
+        ...
+
+    def foreach(self, fn: Callable, consume: Callable, state: Any = None, desc: str = "transform") -> None:
+        """``consume(fn(X_block, state), y_block)`` for every block, in row order."""
+        ...
+
+
+# -- engines ----------------------------------------------------------------------
+class LocalEngine:
+    """Row blocks of a file or an in-memory matrix, read in this process.
+
+    Parameters
+    ----------
+    source : MatrixSource
+        From :func:`kernelsketch.io.open_matrix` or :class:`kernelsketch.io.source.ArraySource`.
+    block_rows : int, optional
+        Rows per block (default: from the working-memory budget).
+    """
+
+    name = "local"
+
+    def __init__(self, source: MatrixSource, block_rows=None):
+        self.source = source
+        self.block_rows = block_rows
+        self.n_rows = source.n_rows
+        self.n_features = source.n_features
+        self.has_labels = source.has_labels
+        self.sparse = bool(source.sparse)
+        self.dtype = np.dtype(getattr(source, "dtype", np.float64))
+        self.feature_names = source.feature_names
+        self.stats = {"passes": 0}
+        #: a function applied to every block read (``standardize``), or None
+        self.preprocess = None
+        #: the files this engine reads (an output may never be one of them)
+        self.input_paths = [] if isinstance(source, ArraySource) else [source.path]
+
+    def set_preprocess(self, fn):
+        """Apply ``fn`` to every block this engine reads from now on (e.g. a fitted scaler's ``transform``)."""
+        self.preprocess = fn
+
+    def describe(self):
+        rows = f"{self.n_rows} rows" if self.n_rows is not None else "rows not counted yet"
+        return f"{self.source.path} ({self.source.format}, {self.n_features} features, {rows})"
+
+    def _blocks(self, desc):
+        self.stats["passes"] += 1
+        bar = progress(total=self.n_rows, desc=desc, unit="rows")
+        n = 0
+        try:
+            for X, y in self.source.iter_blocks(self.block_rows):
+                yield (X if self.preprocess is None else self.preprocess(X)), y
+                n += X.shape[0]
+                bar.update(X.shape[0])
+        finally:
+            bar.close()
+        if n == 0:
+            raise ValueError(f"{self.source.path}: no data rows")
+        self.n_rows = n
+
+    def gather(self, indices):
+        """Rows at sorted distinct ``indices``: ``(X, y)``."""
+        X, y = self.source.take(np.asarray(indices, dtype=np.int64))
+        return (X if self.preprocess is None else self.preprocess(X)), y
+
+    def reservoir(self, m, seed, desc="sample"):
+        """A seeded uniform sample of ``m`` rows in one pass: ``(X, y)``; counts the rows."""
+        res = RowReservoir(m, seed=seed)
+        for X, y in self._blocks(desc):
+            res.add(X, y)
+        X, y, _ = res.result()
+        return X, y
+
+    def reduce(self, fn, merge, state=None, desc="pass"):
+        """``merge([fn(X_block, state) for every block])``."""
+        return merge([fn(X, state) for X, _ in self._blocks(desc)])
+
+    def stream_fit(self, template, desc="partial_fit"):
+        """``partial_fit`` of (a copy of) ``template`` on every block in order."""
+        est = copy.deepcopy(template)
+        for X, _ in self._blocks(desc):
+            est.partial_fit(_dense_if_needed(est, X))
+        return est
+
+    def foreach(self, fn, consume, state=None, desc="transform"):
+        """``consume(fn(X_block, state), y_block)`` for every block, in row order."""
+        for X, y in self._blocks(desc):
+            consume(fn(X, state), y)
+
+
+def open_engine(data, *, client=None, block_rows=None, **read_options):
+    """The engine that reads ``data``.
+
+    Parameters
+    ----------
+    data : path-like, MatrixSource, ndarray, CSR matrix, dask array or an engine
+        A path is opened with :func:`kernelsketch.io.open_matrix` (``read_options``:
+        ``format``, ``delimiter``, ``header``, ``columns``, ``label_column``,
+        ``dtype``); a dask array, or any data with ``client=``, runs on Dask.
+    client : distributed.Client, optional
+        Run on this Dask cluster (a path is then opened with
+        :func:`kernelsketch.distributed.read_shards`: ``.npy`` / Parquet files or
+        directories of them).
+    block_rows : int, optional
+        Rows per block for local sources.
+    """
+    if hasattr(data, "foreach") and hasattr(data, "gather"):
+        return data
+    if is_dask_array(data) or client is not None:
+        # the Dask engine sits above this driver; the package root registered it
+        return backend("dask").Engine.open(data, client=client, **read_options)
+    if isinstance(data, MatrixSource):
+        source = data
+    elif isinstance(data, (str, os.PathLike)):
+        source = open_matrix(data, **read_options)
+    else:
+        if read_options.get("label_column") is not None or read_options.get("columns") is not None:
+            raise TypeError("columns / label_column select columns of a file; for arrays, pass X[:, cols] and y")
+        source = ArraySource(data, read_options.get("y"))
+    return LocalEngine(source, block_rows=block_rows)
+
+
+def _dense_if_needed(est, X):
+    if not sp.issparse(X):
+        return X
+    try:
+        sparse_ok = bool(est.__sklearn_tags__().input_tags.sparse)
+    except AttributeError:
+        sparse_ok = False
+    return X if sparse_ok else X.toarray()
+
+
+def _sum_tuples(parts):
+    """Element-wise sum of equal-length tuples (the merge of additive statistics)."""
+    parts = [p for p in parts if p is not None]
+    if not parts:
+        return None
+    return tuple(sum(vals[1:], vals[0]) for vals in zip(*parts, strict=True))
+
+
+def _file_feature_names(engine):
+    """The engine's column names as ``feature_names_in_`` would hold them, or None (no header, unusable names)."""
+    names = getattr(engine, "feature_names", None)
+    if names is None:
+        return None
+    names = [str(n) for n in names]
+    if any(n == "" for n in names) or len(set(names)) != len(names):
+        return None
+    return np.asarray(names, dtype=object)
+
+
+def record_feature_names(estimator, engine):
+    """Give ``estimator`` the column names of the file it was fitted on (``feature_names_in_``).
+
+    A file with a header fits a model that knows its columns, as a DataFrame does; a
+    :class:`~sklearn.pipeline.Pipeline` keeps them on its first step. No header: nothing is set.
+    """
+    names = _file_feature_names(engine)
+    if names is None or names.shape[0] != getattr(engine, "n_features", names.shape[0]):
+        return
+    target = estimator
+    steps = getattr(estimator, "steps", None)
+    if steps:
+        target = steps[0][1]
+    if target is None or isinstance(target, str) or not hasattr(target, "n_features_in_"):
+        return
+    try:
+        target.feature_names_in_ = names
+    except AttributeError:  # a read-only property (a meta-estimator): its parts keep their own
+        return
+
+
+def align_columns(estimator, engine):
+    """Read a file's columns in the order the model was fitted on, matching them by name.
+
+    Returns None when nothing was done (the names already match, the file has no
+    header, or the model knows no names), else the file's order that was rearranged.
+
+    Raises
+    ------
+    ValueError
+        The file's column names are not the model's (names missing or unknown).
+    """
+    fitted = getattr(estimator, "feature_names_in_", None)
+    names = _file_feature_names(engine)
+    if fitted is None or names is None:
+        return None
+    fitted, names = [str(n) for n in fitted], list(names)
+    if names == fitted:
+        return None
+    missing = [n for n in fitted if n not in names]
+    unknown = [n for n in names if n not in fitted]
+    if missing or unknown:
+        raise ValueError(
+            f"the input's columns are not the ones the model was fitted on: missing {missing}, "
+            f"not in the model {unknown} (select columns with --columns / columns=)"
+        )
+    order = np.asarray([names.index(n) for n in fitted])
+    # a local engine's set_preprocess replaces its function (compose with it); Dask's maps over its chunks
+    before = getattr(engine, "preprocess", None)
+
+    def reorder(X, before=before, order=order):
+        return (X if before is None else before(X))[:, order]
+
+    engine.set_preprocess(reorder)
+    return names

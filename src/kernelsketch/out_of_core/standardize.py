@@ -1,0 +1,150 @@
+"""Standardizing a source in one pass: per-block moments merged exactly, the engine then reads z-scored rows."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from .._typing import DataLike
+from .engine import _file_feature_names, open_engine
+
+
+# -- standardizing ----------------------------------------------------------------
+def _units(absmax):
+    """Each column's unit for the scaled moments: its largest ``|value|`` (1 for an all-zero column)."""
+    return np.where(absmax > 0, absmax, 1.0)
+
+
+def _column_moments(X, _):
+    """(n, column means, scaled sums of squared deviations, column max |value|) of one block.
+
+    The deviations are summed in units of the column's largest ``|value|`` ``c``:
+    ``sum(((x - mean) / c)^2)``, so a column of values near 1e160 (whose squares overflow)
+    gets a finite, exact-to-rounding scale.
+    """
+    X = np.asarray(X, dtype=np.float64)
+    absmax = np.abs(X).max(axis=0, initial=0.0)
+    c = _units(absmax)
+    Xc = X / c
+    mean_c = Xc.mean(axis=0)
+    return X.shape[0], mean_c * c, ((Xc - mean_c) ** 2).sum(axis=0), absmax
+
+
+def _merge_moments(parts):
+    """Chan et al.'s pairwise update (exact to rounding, no cancellation of raw sums), in scaled units.
+
+    Each part's scaled sum of squares is in units of its own column maxima; the merged one
+    is in units of the merged maxima (never smaller, so rescaling cannot overflow).
+    """
+    n, mean, m2, absmax = 0, None, None, None
+    for nb, mb, m2b, ab in parts:
+        if nb == 0:
+            continue
+        if mean is None:
+            n, mean, m2, absmax = nb, mb.copy(), m2b.copy(), ab.copy()
+            continue
+        new_max = np.maximum(absmax, ab)
+        c = _units(new_max)
+        ca, cb = _units(absmax) / c, _units(ab) / c
+        delta = mb / c - mean / c
+        total = n + nb
+        mean = mean + (mb - mean) * (nb / total)
+        m2 = m2 * ca**2 + m2b * cb**2 + delta**2 * (n * nb / total)
+        absmax = new_max
+        n = total
+    return n, mean, m2, absmax
+
+
+#: ``standardize="auto"`` z-scores when the columns' magnitudes spread over more than this factor
+UNIT_SPREAD = 10.0
+
+
+def magnitude_spread(column_absmax) -> float:
+    """How far the columns' magnitudes differ: 90th over 10th percentile of their largest ``|value|``.
+
+    About 1 when every column is in one unit (pixels, counts, already scaled data), large
+    when the columns are measured in different units (millimetres beside thousands of
+    dollars).  All-zero columns are left out.  ``standardize="auto"`` z-scores the data
+    when this exceeds :data:`UNIT_SPREAD`.
+
+    Examples
+    --------
+    >>> round(magnitude_spread([255, 255, 250, 0]), 3), magnitude_spread([0.1, 3.0, 1500.0, 40.0]) > UNIT_SPREAD
+    (1.016, True)
+    """
+    a = np.asarray(column_absmax, dtype=np.float64)
+    a = a[a > 0]
+    if a.size < 2:
+        return 1.0
+    return float(np.percentile(a, 90) / np.percentile(a, 10))
+
+
+def standardize_source(
+    data: DataLike, *, when: bool | str = True, client: Any = None, **read_options: Any
+) -> tuple[Any, Any]:
+    """Z-score every column of ``data`` from one pass; the engine then reads standardized rows.
+
+    Parameters
+    ----------
+    data : path, array, MatrixSource, dask array or an engine (as :func:`fit_source`)
+    when : True or "auto", default=True
+        ``"auto"``: only when the columns are in different units
+        (:func:`magnitude_spread` above :data:`UNIT_SPREAD`); otherwise the engine is
+        returned unchanged with ``scaler=None``.
+
+    Returns
+    -------
+    engine, scaler : the engine (pass it to :func:`fit_source`, :func:`transform_source`,
+        :func:`cluster_file`; every block it reads is standardized) and the fitted
+        :class:`sklearn.preprocessing.StandardScaler` (put it before the estimator
+        in a Pipeline to apply the same scaling to new data; ``kernelsketch fit
+        --standardize`` saves exactly that Pipeline).
+
+    Means and variances come from one pass of per-block moments merged exactly
+    (Chan et al.), equal to ``StandardScaler().fit(X)`` to rounding; a constant
+    column is centred and left unscaled, as scikit-learn does.
+
+    Examples
+    --------
+    >>> import numpy as np, kernelsketch as ks
+    >>> X = np.random.default_rng(0).normal(5.0, 3.0, size=(1000, 4))
+    >>> engine, scaler = ks.standardize_source(X)
+    >>> res = ks.fit_source(ks.KernelJL(n_components=5, random_state=0), engine)
+    >>> bool(np.allclose(scaler.mean_, X.mean(axis=0)))
+    True
+    """
+    from sklearn.preprocessing import StandardScaler
+
+    engine = open_engine(data, client=client, **read_options)
+    if getattr(engine, "sparse", False):
+        raise TypeError(
+            "standardizing centres the columns, which would make sparse data dense; "
+            "scale sparse data without centring (e.g. MaxAbsScaler) before fitting"
+        )
+    if when not in (True, "auto"):
+        raise ValueError(f"when must be True or 'auto', got {when!r}")
+    n, mean, m2, absmax = engine.reduce(_column_moments, _merge_moments, desc="standardize (one pass)")
+    if not n:
+        raise ValueError("the data has no rows")
+    if when == "auto" and magnitude_spread(absmax) <= UNIT_SPREAD:
+        return engine, None
+    scale = _units(absmax) * np.sqrt(m2 / n)  # the standard deviation, computed without squaring the values
+    with np.errstate(over="ignore"):
+        var = scale**2  # (inf for a column whose variance exceeds float64's range; scale_ is what is used)
+    scaler = StandardScaler()
+    scaler.mean_, scaler.var_ = mean, var
+    scale[scale < 10 * np.finfo(np.float64).eps * np.maximum(np.abs(mean), 1.0)] = 1.0  # constant columns
+    scaler.scale_ = scale
+    scaler.n_samples_seen_ = np.int64(n)
+    scaler.n_features_in_ = int(mean.shape[0])
+    names = _file_feature_names(engine)
+    if names is not None:  # a saved Pipeline(scaler, estimator) knows the file's columns
+        scaler.feature_names_in_ = names
+    dtype = engine.dtype
+
+    def apply(X, mean=mean, scale=scale, dtype=dtype):
+        return ((np.asarray(X, dtype=np.float64) - mean) / scale).astype(dtype, copy=False)
+
+    engine.set_preprocess(apply)
+    return engine, scaler

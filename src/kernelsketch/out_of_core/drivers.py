@@ -522,13 +522,8 @@ def cluster_file(
     ((1372,), 1372)
     """
     from ..cluster.streaming_kmeans import StreamingKMeans
-    from ..maps.kernel_jl import KernelJL
-    from ..maps.landmark_spectral import LandmarkSpectralEmbedding
 
-    if isinstance(n_clusters, bool) or not isinstance(n_clusters, numbers.Integral) or n_clusters < 2:
-        raise ValueError(f"n_clusters must be an int >= 2, got {n_clusters!r}")
-    if isinstance(lloyd_passes, bool) or not isinstance(lloyd_passes, numbers.Integral) or lloyd_passes < 0:
-        raise ValueError(f"lloyd_passes must be an int >= 0, got {lloyd_passes!r}")
+    standardize = _check_cluster_args(n_clusters, lloyd_passes, standardize, embedding)
     engine = open_engine(data, client=client, block_rows=block_rows, **read_options)
     protect = _inputs_of(data)
     if isinstance(output, (str, os.PathLike)):
@@ -536,31 +531,10 @@ def cluster_file(
 
         output_format(output)
         check_output_path(output, force=force, protect=protect)
-    if standardize is None:
-        standardize = "auto" if isinstance(embedding, str) and embedding == "spectral" else False
-    if standardize not in (True, False, "auto"):
-        raise ValueError(f"standardize must be True, False, 'auto' or None, got {standardize!r}")
-    if isinstance(embedding, str):
-        if embedding == "kjl":
-            embedding = KernelJL(n_components=10 * n_clusters, centered=True, random_state=random_state)
-        elif embedding == "spectral":
-            embedding = LandmarkSpectralEmbedding(n_components=n_clusters, random_state=random_state)
-        else:
-            raise ValueError(f"embedding must be 'spectral', 'kjl', None or an estimator, got {embedding!r}")
+    embedding = _named_embedding(embedding, n_clusters, random_state)
     seconds = {}
     t0 = time.perf_counter()
-    scaler = None
-    if standardize:
-        engine, scaler = standardize_source(engine, when=standardize)
-    fit = None
-    if embedding is not None:
-        fit = fit_source(
-            embedding, engine, fit_rows=fit_rows, random_state=random_state, landmark_target=landmark_target
-        )
-    elif landmark_target is not None:
-        raise ValueError("landmark_target needs a landmark embedding; embedding=None clusters the raw features")
-    elif engine.n_rows is None:
-        engine.reduce(lambda X, _: X.shape[0], sum, desc="count rows")
+    engine, scaler, fit = _fit_embedding(engine, embedding, standardize, fit_rows, random_state, landmark_target)
     seconds["fit"] = time.perf_counter() - t0
     N = engine.n_rows
     if n_clusters > N:
@@ -586,21 +560,12 @@ def cluster_file(
 
     # 2. exact Lloyd passes over every row (optional; each one embeds every block again)
     t3 = time.perf_counter()
-    passes = 0
-    if not whole:
-        for passes in range(1, lloyd_passes + 1):
-            sums, counts, _ = engine.reduce(
-                _stats_block, _sum_tuples, state=(embedding, km.cluster_centers_), desc=f"Lloyd pass {passes}"
-            )
-            if km.converged(km.update(sums, counts)):
-                break
+    passes = 0 if whole else _lloyd_passes(engine, embedding, km, lloyd_passes)
     seconds["passes"] = time.perf_counter() - t3
     plot = None
     if plot_rows:
         Zp = sample[: min(plot_rows, sample.shape[0])]
         plot = (np.asarray(Zp[:, :2]), km.predict(Zp))
-    if not whole:
-        del sample
 
     # 3. assignment: labels streamed to the sink, scores and one more Lloyd step's statistics on the way
     t4 = time.perf_counter()
@@ -610,72 +575,142 @@ def cluster_file(
         protect=protect,
         column_names=["cluster"],
     )
-    pairs = PairCounts() if engine.has_labels else None
-    acc = {"inertia": 0.0, "sums": None, "counts": None, "rows": 0}
-
-    def consume(out, y):
-        labels, inertia, sums, counts = out
-        sink.write(labels.astype(np.int64, copy=False))
-        acc["inertia"] += inertia
-        acc["rows"] += labels.shape[0]
-        if sums is not None:
-            acc["sums"] = sums if acc["sums"] is None else acc["sums"] + sums
-            acc["counts"] = counts if acc["counts"] is None else acc["counts"] + counts
-        if pairs is not None and y is not None:
-            pairs.add(y, labels)
-
+    labels = _Assignment(sink, PairCounts() if engine.has_labels else None)
     try:
         if whole:
-            step = max(1, min(N, 65536))
-            for start in range(0, N, step):
-                stop = min(N, start + step)
-                consume(
-                    _assign_block(sample[start:stop], (None, km.cluster_centers_)),
-                    None if y_rows is None else y_rows[start:stop],
-                )
+            labels.assign_in_memory(sample, y_rows, km.cluster_centers_)
         else:
-            engine.foreach(_assign_block, consume, state=(embedding, km.cluster_centers_), desc="assign clusters")
-        result = sink.close()
+            del sample
+            state = (embedding, km.cluster_centers_)
+            engine.foreach(_assign_block, labels.consume, state=state, desc="assign clusters")
+        written = sink.close()
     except BaseException:
         sink.abort()
         raise
     seconds["assign"] = time.perf_counter() - t4
     seconds["total"] = time.perf_counter() - t0
-    centers = km.cluster_centers_
-    nxt = np.where(acc["counts"][:, None] > 0, acc["sums"] / np.maximum(acc["counts"], 1)[:, None], centers)
-    shift = float(((nxt - centers) ** 2).sum() / max(float((centers**2).sum()), np.finfo(float).tiny))
-    km.inertia_ = acc["inertia"]
-    km.n_iter_ = passes
-    km.counts_ = acc["counts"]
+    km.inertia_, km.n_iter_, km.counts_ = labels.inertia, passes, labels.counts
     res = ClusterResult(
-        labels=result if isinstance(sink, _ArraySink) else None,
-        output=result if isinstance(sink, _FileSink) else None,
-        n_rows=acc["rows"],
+        labels=written.ravel() if isinstance(sink, _ArraySink) else None,
+        output=written if isinstance(sink, _FileSink) else None,
+        n_rows=labels.rows,
         n_clusters=n_clusters,
         embedding=embedding,
         kmeans=km,
-        inertia=acc["inertia"],
-        cluster_sizes=acc["counts"].astype(np.int64),
+        inertia=labels.inertia,
+        cluster_sizes=labels.counts.astype(np.int64),
         passes=passes,
-        center_shift=shift,
+        center_shift=labels.center_shift(km.cluster_centers_),
         fit=fit,
         seconds=seconds,
         sample=plot,
         sample_rows=int(idx.size),
         scaler=scaler,
     )
-    if pairs is not None and pairs.table:
-        res.rand_index, res.adjusted_rand_index = pairs.rand_index(), pairs.adjusted_rand_index()
-    if res.labels is not None:
-        res.labels = res.labels.ravel()
-    empty = np.flatnonzero(res.cluster_sizes == 0)
+    if labels.pairs is not None and labels.pairs.table:
+        res.rand_index, res.adjusted_rand_index = labels.pairs.rand_index(), labels.pairs.adjusted_rand_index()
+    _warn_empty_clusters(res.cluster_sizes, n_clusters)
+    return res
+
+
+def _check_cluster_args(n_clusters, lloyd_passes, standardize, embedding):
+    """Refuse impossible arguments before anything is read; returns ``standardize`` resolved."""
+    if isinstance(n_clusters, bool) or not isinstance(n_clusters, numbers.Integral) or n_clusters < 2:
+        raise ValueError(f"n_clusters must be an int >= 2, got {n_clusters!r}")
+    if isinstance(lloyd_passes, bool) or not isinstance(lloyd_passes, numbers.Integral) or lloyd_passes < 0:
+        raise ValueError(f"lloyd_passes must be an int >= 0, got {lloyd_passes!r}")
+    if standardize is None:
+        standardize = "auto" if isinstance(embedding, str) and embedding == "spectral" else False
+    if standardize not in (True, False, "auto"):
+        raise ValueError(f"standardize must be True, False, 'auto' or None, got {standardize!r}")
+    return standardize
+
+
+def _named_embedding(embedding, n_clusters, random_state):
+    """The estimator behind ``embedding="spectral"`` / ``"kjl"``; anything else as given."""
+    from ..maps.kernel_jl import KernelJL
+    from ..maps.landmark_spectral import LandmarkSpectralEmbedding
+
+    if not isinstance(embedding, str):
+        return embedding
+    if embedding == "kjl":
+        return KernelJL(n_components=10 * n_clusters, centered=True, random_state=random_state)
+    if embedding == "spectral":
+        return LandmarkSpectralEmbedding(n_components=n_clusters, random_state=random_state)
+    raise ValueError(f"embedding must be 'spectral', 'kjl', None or an estimator, got {embedding!r}")
+
+
+def _fit_embedding(engine, embedding, standardize, fit_rows, random_state, landmark_target):
+    """Standardize (one pass) and fit the embedding on the engine: ``(engine, scaler, fit)``."""
+    scaler = fit = None
+    if standardize:
+        engine, scaler = standardize_source(engine, when=standardize)
+    if embedding is not None:
+        fit = fit_source(
+            embedding, engine, fit_rows=fit_rows, random_state=random_state, landmark_target=landmark_target
+        )
+    elif landmark_target is not None:
+        raise ValueError("landmark_target needs a landmark embedding; embedding=None clusters the raw features")
+    elif engine.n_rows is None:
+        engine.reduce(lambda X, _: X.shape[0], sum, desc="count rows")
+    return engine, scaler, fit
+
+
+def _lloyd_passes(engine, embedding, km, lloyd_passes):
+    """Up to ``lloyd_passes`` exact Lloyd passes over every row; stops when the centres settle."""
+    passes = 0
+    for passes in range(1, lloyd_passes + 1):
+        sums, counts, _ = engine.reduce(
+            _stats_block, _sum_tuples, state=(embedding, km.cluster_centers_), desc=f"Lloyd pass {passes}"
+        )
+        if km.converged(km.update(sums, counts)):
+            break
+    return passes
+
+
+class _Assignment:
+    """Collects the assignment pass: labels to the sink, inertia, one more Lloyd step's sums, pair counts."""
+
+    def __init__(self, sink, pairs):
+        self.sink, self.pairs = sink, pairs
+        self.inertia, self.rows = 0.0, 0
+        self.sums = self.counts = None
+
+    def consume(self, out, y):
+        labels, inertia, sums, counts = out
+        self.sink.write(labels.astype(np.int64, copy=False))
+        self.inertia += inertia
+        self.rows += labels.shape[0]
+        if sums is not None:
+            self.sums = sums if self.sums is None else self.sums + sums
+            self.counts = counts if self.counts is None else self.counts + counts
+        if self.pairs is not None and y is not None:
+            self.pairs.add(y, labels)
+
+    def assign_in_memory(self, sample, y_rows, centers):
+        """Every row is in the k-means sample: assign its embedding in slices, no second embedding pass."""
+        N = sample.shape[0]
+        step = max(1, min(N, 65536))
+        for start in range(0, N, step):
+            stop = min(N, start + step)
+            self.consume(
+                _assign_block(sample[start:stop], (None, centers)), None if y_rows is None else y_rows[start:stop]
+            )
+
+    def center_shift(self, centers):
+        """How far one more Lloyd step would move the centres, relative to their size."""
+        nxt = np.where(self.counts[:, None] > 0, self.sums / np.maximum(self.counts, 1)[:, None], centers)
+        return float(((nxt - centers) ** 2).sum() / max(float((centers**2).sum()), np.finfo(float).tiny))
+
+
+def _warn_empty_clusters(sizes, n_clusters):
+    empty = np.flatnonzero(sizes == 0)
     if empty.size:
         _warn(
             f"{empty.size} of {n_clusters} clusters are empty (clusters {empty.tolist()}): the data (or its "
             "embedding) has fewer separable groups than n_clusters; use a smaller n_clusters",
             EmptyClusterWarning,
         )
-    return res
 
 
 class EmptyClusterWarning(UserWarning):

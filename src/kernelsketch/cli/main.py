@@ -131,10 +131,8 @@ METHOD_HELP = {
 }
 
 
-def build_parser():
-    from .commands import CLUSTER_METHODS
-    from .pipeline import METHODS
-
+def _common_options():
+    """Flags every command takes: quiet, json, debug, working memory."""
     common = _Parser(add_help=False)
     g = common.add_argument_group("output control")
     g.add_argument(
@@ -151,7 +149,11 @@ def build_parser():
         default=argparse.SUPPRESS,
         help="memory budget in MiB for temporaries of chunked computations",
     )
+    return common
 
+
+def _input_options():
+    """INPUT and how to read it (format, header, columns, labels, dtype, Dask)."""
     inp = _Parser(add_help=False)
     g = inp.add_argument_group("input")
     g.add_argument("input", metavar="INPUT", help="CSV/TSV/TXT (.gz ok), .npy, .parquet or libsvm file")
@@ -181,7 +183,11 @@ def build_parser():
         help="run on a running Dask cluster (INPUT: .npy/Parquet file or directory of shards)",
     )
     g.add_argument("--workers", type=_positive_int, metavar="N", help="run on a local Dask cluster of N processes")
+    return inp
 
+
+def _model_options():
+    """The model: kernel, bandwidth, -d, -n or --landmark-target, seed, fit rows."""
     model = _Parser(add_help=False)
     g = model.add_argument_group("model")
     g.add_argument("--kernel", choices=_kernels(), default=None, help="kernel (default: gaussian)")
@@ -222,34 +228,36 @@ def build_parser():
         default=20000,
         help="batch methods fit on a uniform sample of this many rows (default 20000)",
     )
+    return model
 
+
+def _output_options():
+    """-o (required), --force, --plot."""
     out = _Parser(add_help=False)
     g = out.add_argument_group("output")
     g.add_argument("-o", "--output", required=True, help="output file: .npy, .csv, .tsv or .parquet")
     g.add_argument("--force", action="store_true", help="overwrite existing outputs (never an input)")
     g.add_argument("--plot", metavar="FILE.png", help="scatter plot of the first two components")
+    return out
 
-    parser = _Parser(
-        prog="kernelsketch",
-        parents=[common],
-        description="Kernel embeddings, kernel PCA and kernel clustering at scale.",
-    )
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
-    methods = sorted(METHODS)
-    method_help = "; ".join(f"{m}: {METHOD_HELP[m]}" for m in methods)
 
+def _add_embed(sub, parents, methods, method_help):
+    """``embed``: fit + transform to -o."""
     p = sub.add_parser(
         "embed",
-        parents=[common, inp, model, out],
+        parents=parents,
         help="embed a data file",
         description="Fit a kernel embedding and write the embedding of every row.",
     )
     p.add_argument("--method", choices=methods, required=True, help=method_help)
     p.add_argument("--save", metavar="MODEL", help="also save the fitted model (.ksm)")
 
+
+def _add_fit(sub, parents, methods, method_help):
+    """``fit``: fit and save the model."""
     p = sub.add_parser(
         "fit",
-        parents=[common, inp, model],
+        parents=parents,
         help="fit a model and save it",
         description="Fit a kernel embedding on a data file and save it (see `transform`).",
     )
@@ -265,6 +273,9 @@ def build_parser():
     )
     p.add_argument("--force", action="store_true", help="overwrite an existing model file")
 
+
+def _add_transform(sub, common, inp, out):
+    """``transform``: embed with a saved model (the input and output flags, no model flags)."""
     p = sub.add_parser(
         "transform",
         parents=[common],
@@ -278,9 +289,14 @@ def build_parser():
         p._add_action(a)
     p.set_defaults(seed=0)
 
+
+def _add_cluster(sub, parents):
+    """``cluster``: embed, k-means, labels."""
+    from .commands import CLUSTER_METHODS
+
     p = sub.add_parser(
         "cluster",
-        parents=[common, inp, model],
+        parents=parents,
         help="embed and cluster; write labels",
         description="Embed, then k-means seeded on a sample and streamed over every row (bounded "
         "memory at any size); prints the (adjusted) Rand index when --label-column is given.",
@@ -325,9 +341,12 @@ def build_parser():
         help="exact Lloyd passes over every row after the sample (each embeds the data again; default 0)",
     )
 
+
+def _add_diagnose(sub, parents):
+    """``diagnose``: spectrum, errors and advice on a sample."""
     p = sub.add_parser(
         "diagnose",
-        parents=[common, inp],
+        parents=parents,
         help="is the approximation good? spectrum, errors, advice",
         description="On a seeded sample of INPUT: the centred Gram's spectrum and captured trace, the "
         "Gram error of Nystroem, SubsampleKPCA, RFF and StreamingKPCA at your sizes, a bandwidth "
@@ -376,6 +395,9 @@ def build_parser():
     p.add_argument("-o", "--output", help="report folder: report.md, report.json, spectrum/errors/sweep .png")
     p.add_argument("--force", action="store_true", help="overwrite an existing report")
 
+
+def _add_tools(sub, common):
+    """``demo``, ``reproduce``, ``datasets``, ``info``, ``bench``."""
     p = sub.add_parser(
         "demo",
         parents=[common],
@@ -405,6 +427,27 @@ def build_parser():
 
     p = sub.add_parser("bench", parents=[common], help="run benchmarks/run.py of the checkout")
     p.add_argument("bench_args", nargs=argparse.REMAINDER, help="arguments passed to benchmarks.run")
+
+
+def build_parser():
+    """The ``kernelsketch`` parser: shared option groups, then one small builder per command."""
+    from .pipeline import METHODS
+
+    common, inp, model, out = _common_options(), _input_options(), _model_options(), _output_options()
+    parser = _Parser(
+        prog="kernelsketch",
+        parents=[common],
+        description="Kernel embeddings, kernel PCA and kernel clustering at scale.",
+    )
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    methods = sorted(METHODS)
+    method_help = "; ".join(f"{m}: {METHOD_HELP[m]}" for m in methods)
+    _add_embed(sub, [common, inp, model, out], methods, method_help)
+    _add_fit(sub, [common, inp, model], methods, method_help)
+    _add_transform(sub, common, inp, out)
+    _add_cluster(sub, [common, inp, model])
+    _add_diagnose(sub, [common, inp])
+    _add_tools(sub, common)
     return parser
 
 

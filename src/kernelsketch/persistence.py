@@ -566,6 +566,88 @@ def _check_loaded(path, est):
                 raise ModelFormatError(f"{path}: {type(e).__name__}.{k} = {v}, which no fit produces")
 
 
+def _read_meta(zf, names, path):
+    """The archive's metadata, checked: present, JSON, this format, a readable version, its own checksum."""
+    if _META not in names:
+        raise ModelFormatError(
+            f"{path}: not a kernelsketch model file (no {_META}); plain .npz/pickle files are never loaded"
+        )
+    if zf.getinfo(_META).file_size > _MAX_META_BYTES:
+        raise ModelFormatError(f"{path}: {_META} is implausibly large")
+    try:
+        meta = json.loads(zf.read(_META).decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
+        raise ModelFormatError(f"{path}: {_META} is not valid JSON ({type(exc).__name__}: {exc})") from exc
+    if not isinstance(meta, dict) or meta.get("format") != FORMAT_NAME:
+        raise ModelFormatError(
+            f"{path}: not a kernelsketch model file (format {meta.get('format')!r})"
+            if isinstance(meta, dict)
+            else f"{path}: malformed {_META}"
+        )
+    version = meta.get("format_version")
+    if version not in READABLE_VERSIONS:
+        raise ModelFormatError(
+            f"{path}: model format version {version!r} is not supported by kernelsketch {__version__} "
+            f"(reads versions {READABLE_VERSIONS}); the file was written by kernelsketch "
+            f"{meta.get('library_version', '?')}"
+        )
+    # every checksum present is checked, whatever the version says (an edited version
+    # number must not switch the check off); version 2 files must carry one
+    if (version >= 2 or "meta_sha256" in meta) and meta.get("meta_sha256") != _meta_digest(meta):
+        raise ModelFormatError(
+            f"{path}: {_META} checksum mismatch: the parameters or metadata were modified after saving"
+        )
+    return meta
+
+
+def _check_entries(zf, names, meta, path, file_size):
+    """The array table against the archive: every array present, nothing extra, stored plainly, sizes plausible."""
+    specs = meta.get("arrays")
+    if not isinstance(specs, dict) or not all(isinstance(v, dict) for v in specs.values()):
+        raise ModelFormatError(f"{path}: malformed {_META} (no array table)")
+    expected = {f"{k}.npy" for k in specs}
+    missing = sorted(expected - names)
+    if missing:
+        which = [specs[m[:-4]].get("name", m) for m in missing]
+        raise ModelFormatError(f"{path}: missing array(s) {which} ({', '.join(missing)})")
+    extra = sorted(names - expected - {_META})
+    if extra:
+        raise ModelFormatError(f"{path}: unexpected entries {extra}")
+    for k, spec in specs.items():
+        info = zf.getinfo(f"{k}.npy")
+        # arrays are stored uncompressed: a deflated entry could expand far beyond the file (a zip bomb)
+        if info.flag_bits & 0x1:
+            raise ModelFormatError(f"{path}: entry {k}.npy is encrypted; model files are never encrypted")
+        if info.compress_type != zipfile.ZIP_STORED:
+            raise ModelFormatError(
+                f"{path}: entry {k}.npy is compressed; model files store arrays "
+                "uncompressed (refused: it could expand far beyond the file's size)"
+            )
+        if info.file_size > file_size:
+            raise ModelFormatError(
+                f"{path}: entry {k}.npy claims {info.file_size} bytes, more than the whole file ({file_size})"
+            )
+        shape = spec.get("shape", [0])
+        if not isinstance(shape, list) or not all(isinstance(n, int) and n >= 0 for n in shape):
+            raise ModelFormatError(f"{path}: malformed shape {shape!r} for array {k}")
+        nbytes = math.prod(shape) * np.dtype(spec.get("dtype", "u1")).itemsize  # Python ints: no overflow
+        if info.file_size > nbytes + 65536 + 1024:
+            raise ModelFormatError(f"{path}: entry {k}.npy is larger than its recorded shape allows")
+    return specs
+
+
+def _read_entries(zf, specs):
+    """``(sha256 hex digest, {entry name: bytes})``: hashed as read (name, then bytes), in name order."""
+    h = hashlib.sha256()
+    entries = {}
+    for name in sorted(f"{k}.npy" for k in specs):
+        h.update(name.encode())
+        h.update(b"\0")
+        entries[name] = zf.read(name)
+        h.update(entries[name])
+    return h.hexdigest(), entries
+
+
 def load(path: PathLike, *, xp: Any = None, device: Any = None) -> Any:
     """Load an estimator saved by :func:`save`.
 
@@ -597,73 +679,9 @@ def load(path: PathLike, *, xp: Any = None, device: Any = None) -> Any:
     try:
         with zipfile.ZipFile(path) as zf:
             names = set(zf.namelist())
-            if _META not in names:
-                raise ModelFormatError(
-                    f"{path}: not a kernelsketch model file (no {_META}); plain .npz/pickle files are never loaded"
-                )
-            if zf.getinfo(_META).file_size > _MAX_META_BYTES:
-                raise ModelFormatError(f"{path}: {_META} is implausibly large")
-            try:
-                meta = json.loads(zf.read(_META).decode("utf-8"))
-            except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
-                raise ModelFormatError(f"{path}: {_META} is not valid JSON ({type(exc).__name__}: {exc})") from exc
-            if not isinstance(meta, dict) or meta.get("format") != FORMAT_NAME:
-                raise ModelFormatError(
-                    f"{path}: not a kernelsketch model file (format {meta.get('format')!r})"
-                    if isinstance(meta, dict)
-                    else f"{path}: malformed {_META}"
-                )
-            version = meta.get("format_version")
-            if version not in READABLE_VERSIONS:
-                raise ModelFormatError(
-                    f"{path}: model format version {version!r} is not supported by kernelsketch {__version__} "
-                    f"(reads versions {READABLE_VERSIONS}); the file was written by kernelsketch "
-                    f"{meta.get('library_version', '?')}"
-                )
-            # every checksum present is checked, whatever the version says (an edited version
-            # number must not switch the check off); version 2 files must carry one
-            if (version >= 2 or "meta_sha256" in meta) and meta.get("meta_sha256") != _meta_digest(meta):
-                raise ModelFormatError(
-                    f"{path}: {_META} checksum mismatch: the parameters or metadata were modified after saving"
-                )
-            specs = meta.get("arrays")
-            if not isinstance(specs, dict) or not all(isinstance(v, dict) for v in specs.values()):
-                raise ModelFormatError(f"{path}: malformed {_META} (no array table)")
-            expected = {f"{k}.npy" for k in specs}
-            missing = sorted(expected - names)
-            if missing:
-                which = [specs[m[:-4]].get("name", m) for m in missing]
-                raise ModelFormatError(f"{path}: missing array(s) {which} ({', '.join(missing)})")
-            extra = sorted(names - expected - {_META})
-            if extra:
-                raise ModelFormatError(f"{path}: unexpected entries {extra}")
-            for k, spec in specs.items():
-                info = zf.getinfo(f"{k}.npy")
-                # arrays are stored uncompressed: a deflated entry could expand far beyond the file (a zip bomb)
-                if info.flag_bits & 0x1:
-                    raise ModelFormatError(f"{path}: entry {k}.npy is encrypted; model files are never encrypted")
-                if info.compress_type != zipfile.ZIP_STORED:
-                    raise ModelFormatError(
-                        f"{path}: entry {k}.npy is compressed; model files store arrays "
-                        "uncompressed (refused: it could expand far beyond the file's size)"
-                    )
-                if info.file_size > file_size:
-                    raise ModelFormatError(
-                        f"{path}: entry {k}.npy claims {info.file_size} bytes, more than the whole file ({file_size})"
-                    )
-                shape = spec.get("shape", [0])
-                if not isinstance(shape, list) or not all(isinstance(n, int) and n >= 0 for n in shape):
-                    raise ModelFormatError(f"{path}: malformed shape {shape!r} for array {k}")
-                nbytes = math.prod(shape) * np.dtype(spec.get("dtype", "u1")).itemsize  # Python ints: no overflow
-                if info.file_size > nbytes + 65536 + 1024:
-                    raise ModelFormatError(f"{path}: entry {k}.npy is larger than its recorded shape allows")
-            h = hashlib.sha256()
-            entries = {}
-            for name in sorted(expected):  # hashed as read (name, then bytes), in name order
-                h.update(name.encode())
-                h.update(b"\0")
-                entries[name] = zf.read(name)
-                h.update(entries[name])
+            meta = _read_meta(zf, names, path)
+            specs = _check_entries(zf, names, meta, path, file_size)
+            digest, entries = _read_entries(zf, specs)
     except (
         zipfile.BadZipFile,
         zlib.error,
@@ -677,7 +695,7 @@ def load(path: PathLike, *, xp: Any = None, device: Any = None) -> Any:
         raise ModelFormatError(f"{path}: corrupt model file ({type(exc).__name__}: {exc})") from exc
     except (TypeError, AttributeError, KeyError) as exc:
         raise ModelFormatError(f"{path}: malformed {_META} ({type(exc).__name__}: {exc})") from exc
-    if h.hexdigest() != meta.get("arrays_sha256"):
+    if digest != meta.get("arrays_sha256"):
         raise ModelFormatError(f"{path}: array checksum mismatch: the file was modified or corrupted after saving")
     arrays = {name[:-4]: _read_array(path, name, data, specs[name[:-4]]) for name, data in entries.items()}
     try:

@@ -410,14 +410,7 @@ def diagnose(
     >>> 0.0 < res.captured_trace[10] <= 1.0
     True
     """
-    import scipy.linalg
-
-    from .decomposition import StreamingKPCA, SubsampleKPCA
-    from .kernels import estimate_bandwidth, pairwise_kernel
-    from .maps import Nystroem, RandomFourierFeatures
-    from .maps.landmarks import sample_row_indices
-    from .metrics import gram_residual_norms
-    from .out_of_core import open_engine
+    from .kernels import estimate_bandwidth
     from .utils.progress import progress
 
     t0 = time.perf_counter()
@@ -426,44 +419,137 @@ def diagnose(
         isinstance(n_clusters, bool) or not isinstance(n_clusters, (int, np.integer)) or n_clusters < 2
     ):
         raise ValueError(f"n_clusters must be an int >= 2, got {n_clusters!r}")
+    N, X = _diagnose_sample(data, sample_size, seed, client, read_options)
+    n = X.shape[0]
+    heuristics = {
+        name: float(estimate_bandwidth(X, name, random_state=seed)) for name in ("percentile", "median", "mean_sq")
+    }
+    h = float(bandwidth) if not isinstance(bandwidth, str) else heuristics[bandwidth]
+    K, lam = _gram_spectrum(X, kernel, h)
+    lam_pos = np.clip(lam, 0.0, None)
+    eff = float(lam_pos.sum() ** 2 / np.sum(lam_pos**2)) if lam_pos.any() else 0.0
+
+    bar = progress(total=4 + len(SWEEP) + 7, desc="diagnose", unit="step")
+    errors_of = _GramErrors(seed)
+    m = int(min(n_landmarks, n))
+    m_rf = int(n_random_features or m)
+    errors = _method_errors(X, K, kernel, h, m, m_rf, n_components, sketch_size, seed, errors_of, bar)
+    recommendation = _landmark_recommendation(X, K, kernel, h, target, lam_pos, eff, seed, errors_of, bar)
+    sweep = _bandwidth_sweep(X, kernel, h, bar)
+    bar.close()
+
+    clustering = None if n_clusters is None else clustering_advice(X, int(n_clusters), random_state=seed)
+    top = min(n, 200)
+    return DiagnoseResult(
+        n_rows=N,
+        sample_size=n,
+        kernel=str(kernel),
+        bandwidth=h,
+        heuristics=heuristics,
+        eigenvalues=lam[:top],
+        effective_dimension=eff,
+        eigengaps=-np.diff(lam[: top + 1])[:top],
+        captured_trace=_captured(lam, [r for r in RANKS if r <= n]),
+        errors=errors,
+        sweep=sweep,
+        recommendation=recommendation,
+        seconds=time.perf_counter() - t0,
+        seed=seed,
+        source=str(data) if isinstance(data, (str, Path)) else f"{type(data).__name__} of {N} rows",
+        clustering=clustering,
+    )
+
+
+def _diagnose_sample(data, sample_size, seed, client, read_options):
+    """``(N, X)``: the source's row count and a seeded uniform sample of ``sample_size`` rows, dense float64."""
+    from .maps.landmarks import sample_row_indices
+    from .out_of_core import open_engine
+
     engine = open_engine(data, client=client, **read_options)
     if engine.n_rows is None:
         engine.reduce(lambda X, _: X.shape[0], sum, desc="count rows")
     N = int(engine.n_rows)
     if N < 3:
         raise ValueError(f"diagnose needs at least 3 rows, got {N}")
-    idx = sample_row_indices(N, int(sample_size), [seed, 0xD1A6])
-    X, _ = engine.gather(idx)
+    X, _ = engine.gather(sample_row_indices(N, int(sample_size), [seed, 0xD1A6]))
     X = X.toarray() if hasattr(X, "toarray") else np.asarray(X, dtype=np.float64)
-    X = np.asarray(X, dtype=np.float64)
-    n = X.shape[0]
-    heuristics = {
-        name: float(estimate_bandwidth(X, name, random_state=seed)) for name in ("percentile", "median", "mean_sq")
-    }
-    h = float(bandwidth) if not isinstance(bandwidth, str) else heuristics[bandwidth]
+    return N, np.asarray(X, dtype=np.float64)
+
+
+def _gram_spectrum(X, kernel, h):
+    """The sample's Gram and the eigenvalues of its centred version over n, largest first."""
+    import scipy.linalg
+
+    from .kernels import pairwise_kernel
+
     K = pairwise_kernel(X, kernel=kernel, bandwidth=h).astype(np.float64, copy=False)
-    lam = scipy.linalg.eigh(_centred(K), eigvals_only=True, check_finite=False)[::-1] / n
-    lam_pos = np.clip(lam, 0.0, None)
-    eff = float(lam_pos.sum() ** 2 / np.sum(lam_pos**2)) if lam_pos.any() else 0.0
-    ranks = [r for r in RANKS if r <= n]
-    captured = _captured(lam, ranks)
+    lam = scipy.linalg.eigh(_centred(K), eigvals_only=True, check_finite=False)[::-1] / X.shape[0]
+    return K, lam
 
-    m = int(min(n_landmarks, n))
-    m_rf = int(n_random_features or m)
-    r = n_components
+
+class _GramErrors:
+    """Relative spectral and Frobenius errors of ``Y Y^T`` against a Gram; each Gram's own norms computed once."""
+
+    def __init__(self, seed):
+        self.seed, self.norms = seed, {}
+
+    def __call__(self, G, Y, key):
+        from .metrics import gram_residual_norms
+
+        if key not in self.norms:  # the Gram's own norms, once per target (its residual against Y = 0)
+            self.norms[key] = gram_residual_norms(G, np.zeros((G.shape[0], 0)), random_state=self.seed)
+        spec, frob = gram_residual_norms(G, Y, random_state=self.seed)
+        return spec / self.norms[key][0], frob / self.norms[key][1]
+
+
+def _method_errors(X, K, kernel, h, m, m_rf, r, sketch_size, seed, errors_of, bar):
+    """The Gram error of each method at the user's sizes (Nystroem, SubsampleKPCA, RFF, StreamingKPCA), timed."""
+    from .decomposition import StreamingKPCA, SubsampleKPCA
+    from .maps import Nystroem, RandomFourierFeatures
+
+    def nystroem():
+        return Nystroem(n_landmarks=m, n_components=r, kernel=kernel, bandwidth=h, random_state=seed).fit_transform(X)
+
+    def subsample_kpca():
+        # its map is centred on the landmarks' mean; centring the columns on the sample's makes
+        # Y Y^T an approximation of H K H exactly (the offsets are rank-one terms H removes)
+        Y = SubsampleKPCA(n_components=r, n_landmarks=m, kernel=kernel, bandwidth=h, random_state=seed).fit_transform(X)
+        return Y - Y.mean(axis=0)
+
+    ell = int(min(sketch_size, m_rf))
+    methods = [
+        ("Nystroem", m, nystroem, K, "K"),
+        ("SubsampleKPCA (centred)", m, subsample_kpca, _centred(K), "Kc"),
+        (
+            "RandomFourierFeatures",
+            m_rf,
+            lambda: RandomFourierFeatures(m_rf, kernel=kernel, bandwidth=h, random_state=seed).fit_transform(X),
+            K,
+            "K",
+        ),
+        (
+            "StreamingKPCA",
+            m_rf,
+            lambda: (
+                StreamingKPCA(
+                    n_components=None if r is None else min(r, ell),
+                    n_random_features=m_rf,
+                    sketch_size=ell,
+                    kernel=kernel,
+                    bandwidth=h,
+                    random_state=seed,
+                )
+                .fit(X)
+                .gram_factor(X)
+            ),
+            K,
+            "K",
+        ),
+    ]
     errors = []
-    bar = progress(total=4 + len(SWEEP) + 7, desc="diagnose", unit="step")
-    norms = {}  # ||G||_2 and ||G||_F of each target Gram, computed once
-
-    def relative_errors(G, Y, key):
-        if key not in norms:  # the Gram's own norms, once per target (its residual against Y = 0)
-            norms[key] = gram_residual_norms(G, np.zeros((G.shape[0], 0)), random_state=seed)
-        spec, frob = gram_residual_norms(G, Y, random_state=seed)
-        return spec / norms[key][0], frob / norms[key][1]
-
-    def timed(name, size, fit_y, target_K, key):
+    for name, size, fit_y, target_K, key in methods:
         t = time.perf_counter()
-        spec, frob = relative_errors(target_K, np.asarray(fit_y(), dtype=np.float64), key)
+        spec, frob = errors_of(target_K, np.asarray(fit_y(), dtype=np.float64), key)
         errors.append(
             {
                 "method": name,
@@ -474,51 +560,14 @@ def diagnose(
             }
         )
         bar.update(1)
+    return errors
 
-    Kc = _centred(K)
-    timed(
-        "Nystroem",
-        m,
-        lambda: Nystroem(n_landmarks=m, n_components=r, kernel=kernel, bandwidth=h, random_state=seed).fit_transform(X),
-        K,
-        "K",
-    )
 
-    def subsample_kpca():
-        # its map is centred on the landmarks' mean; centring the columns on the sample's makes
-        # Y Y^T an approximation of H K H exactly (the offsets are rank-one terms H removes)
-        Y = SubsampleKPCA(n_components=r, n_landmarks=m, kernel=kernel, bandwidth=h, random_state=seed).fit_transform(X)
-        return Y - Y.mean(axis=0)
+def _landmark_recommendation(X, K, kernel, h, target, lam_pos, eff, seed, errors_of, bar):
+    """Nystroem on a doubling grid of landmarks up to half the sample, and the rank the target needs."""
+    from .maps import Nystroem
 
-    timed("SubsampleKPCA (centred)", m, subsample_kpca, Kc, "Kc")
-    timed(
-        "RandomFourierFeatures",
-        m_rf,
-        lambda: RandomFourierFeatures(m_rf, kernel=kernel, bandwidth=h, random_state=seed).fit_transform(X),
-        K,
-        "K",
-    )
-    ell = int(min(sketch_size, m_rf))
-    timed(
-        "StreamingKPCA",
-        m_rf,
-        lambda: (
-            StreamingKPCA(
-                n_components=None if r is None else min(r, ell),
-                n_random_features=m_rf,
-                sketch_size=ell,
-                kernel=kernel,
-                bandwidth=h,
-                random_state=seed,
-            )
-            .fit(X)
-            .gram_factor(X)
-        ),
-        K,
-        "K",
-    )
-
-    # the recommendation: Nystroem on a doubling grid of landmarks
+    n = X.shape[0]
     # up to half the sample: landmarks that are the whole sample reproduce its Gram exactly and say nothing
     grid = []
     cap = max(2, n // 2)
@@ -526,7 +575,7 @@ def diagnose(
     while True:
         size = min(size * 2, cap)
         Y = Nystroem(n_landmarks=size, kernel=kernel, bandwidth=h, random_state=seed).fit_transform(X)
-        spec, frob = relative_errors(K, Y, "K")
+        spec, frob = errors_of(K, Y, "K")
         grid.append({"n_landmarks": size, "relative_spectral": spec, "relative_frobenius": frob})
         bar.update(1)
         if frob <= target or size >= cap:
@@ -553,7 +602,7 @@ def diagnose(
             f" A rank-r embedding (n_components / -d) needs r >= {rank_needed} to hold {1 - target:.0%} of the "
             "centred Gram's trace on this sample."
         )
-    recommendation = {
+    return {
         "n_landmarks": None if hit is None else hit["n_landmarks"],
         "n_components": rank_needed,
         "target": float(target),
@@ -561,35 +610,21 @@ def diagnose(
         "grid": grid,
     }
 
+
+def _bandwidth_sweep(X, kernel, h, bar):
+    """The centred trace the top 1, 5, 20 eigenvalues capture at each bandwidth factor of :data:`SWEEP`."""
+    import scipy.linalg
+
+    from .kernels import pairwise_kernel
+
     sweep = []
-    sweep_ranks = [rr for rr in (1, 5, 20) if rr <= n]
+    sweep_ranks = [rr for rr in (1, 5, 20) if rr <= X.shape[0]]
     for f in SWEEP:
         Kf = pairwise_kernel(X, kernel=kernel, bandwidth=h * f).astype(np.float64, copy=False)
         lf = scipy.linalg.eigh(_centred(Kf), eigvals_only=True, check_finite=False)[::-1]
         sweep.append({"factor": f, "bandwidth": h * f, "captured": _captured(lf, sweep_ranks)})
         bar.update(1)
-    bar.close()
-
-    clustering = None if n_clusters is None else clustering_advice(X, int(n_clusters), random_state=seed)
-    top = min(n, 200)
-    return DiagnoseResult(
-        n_rows=N,
-        sample_size=n,
-        kernel=str(kernel),
-        bandwidth=h,
-        heuristics=heuristics,
-        eigenvalues=lam[:top],
-        effective_dimension=eff,
-        eigengaps=-np.diff(lam[: top + 1])[:top],
-        captured_trace=captured,
-        errors=errors,
-        sweep=sweep,
-        recommendation=recommendation,
-        seconds=time.perf_counter() - t0,
-        seed=seed,
-        source=str(data) if isinstance(data, (str, Path)) else f"{type(data).__name__} of {N} rows",
-        clustering=clustering,
-    )
+    return sweep
 
 
 #: n_neighbors of the landmark graph that ``clustering_advice`` compares (10 is the default)

@@ -779,13 +779,6 @@ def theorem1(
     The errors are divided by ``||Sigma_N||_op^3`` so that 1 is the scale of
     the target.
     """
-    from scipy.sparse.linalg import eigsh
-
-    from ..kernels.blocks import get_kernel, pairwise_kernel
-    from ..kernels.gram_operator import GramOperator
-    from ..maps import KernelJL
-    from ..metrics import theorem1_inner_product_error
-
     reps = n_repetitions if n_repetitions is not None else (4 if quick else 10)
     if quick:
         n_population = min(n_population, 1000)
@@ -808,61 +801,91 @@ def theorem1(
         bandwidth="25th percentile of the population sample's interpoint distances",
     )
     rep = Report("kjl-theorem1", output_dir, params)
+    setup = _theorem1_setup(dataset, standardize, seed, n_anchors, n_population, max(max(n_values), n_fixed))
+    jobs = [("d", dv, r) for dv in d_values for r in range(reps)] + [
+        ("n", nv, r) for nv in n_values for r in range(reps)
+    ]
+    acc = {}
+    for axis, value, r in _progress(jobs, total=len(jobs), desc="theorem1", enabled=progress):
+        for quantity, error in _theorem1_errors(setup, axis, value, r, seed, n_fixed, max(d_values)):
+            acc.setdefault((axis, value, quantity), []).append(error)
+    rows = _theorem1_rows(acc, n_fixed, max(d_values))
+    slopes, fig = _theorem1_figure(acc, n_fixed, dataset, setup["Xpop"].shape[0], reps, seed)
+    rep.figure(fig, "theorem1")
+    rep.table(
+        "theorem1",
+        rows,
+        ["vary", "value", "n", "d", "quantity", "error_mean", "error_std", "repetitions"],
+        title="Theorem 1 inner-product errors (divided by ||Sigma_N||_op^3)",
+    )
+    rep.table("theorem1_slopes", slopes, title="Fitted log-log slopes (theory: -1/2)")
+    return rep.finish()
+
+
+def _theorem1_setup(dataset, standardize, seed, n_anchors, n_population, n_needed):
+    """Population sample, anchors, bandwidth, the scale ``||Sigma_N||^3``, the target ``<f_i, Sigma_N^3 f_j>``."""
+    from scipy.sparse.linalg import eigsh
+
+    from ..kernels.blocks import get_kernel, pairwise_kernel
+    from ..kernels.gram_operator import GramOperator
+
     X_all, _, _ = _load_clustering_set(dataset, standardize, None, seed)
     perm = _rng(seed, 6).permutation(X_all.shape[0])
     anchors = X_all[perm[:n_anchors]]
     pool = X_all[perm[n_anchors:]]
     Xpop = pool[:n_population]
-    if pool.shape[0] - n_population < max(max(n_values), n_fixed):
-        raise ValueError(
-            f"{dataset} has too few points for n_population={n_population} and n up to {max(max(n_values), n_fixed)}"
-        )
+    if pool.shape[0] - n_population < n_needed:
+        raise ValueError(f"{dataset} has too few points for n_population={n_population} and n up to {n_needed}")
     h = _subsample_bandwidth(Xpop, np.arange(min(Xpop.shape[0], 2000)))
-    kern_kw = dict(kernel="gaussian", bandwidth=h)
-    # ||Sigma_N||_op = lambda_max(K_NN) / N
-    lam_max = (
-        float(
-            eigsh(GramOperator(Xpop, get_kernel("gaussian", bandwidth=h)), k=1, which="LA", return_eigenvectors=False)[
-                0
-            ]
-        )
-        / Xpop.shape[0]
-    )
-    scale = lam_max**3
-    rows = []
-
-    # test functions f_j = k(., a_j) at anchor points outside both samples; ||f_j||_H^2 = k(a, a) = 1
     kern = get_kernel("gaussian", bandwidth=h)
+    # ||Sigma_N||_op = lambda_max(K_NN) / N
+    lam_max = float(eigsh(GramOperator(Xpop, kern), k=1, which="LA", return_eigenvectors=False)[0]) / Xpop.shape[0]
+    # test functions f_j = k(., a_j) at anchor points outside both samples; ||f_j||_H^2 = k(a, a) = 1
     B = GramOperator(Xpop, kern).matmat(pairwise_kernel(Xpop, anchors, kernel=kern))
-    target_N = (B.T @ B) / float(Xpop.shape[0]) ** 3  # <f_i, Sigma_N^3 f_j> = (1/N^3) f|X_N^T K_NN^2 f|X_N
-    rest = pool[Xpop.shape[0] :]  # subsamples are drawn apart from the population sample
+    return {
+        "Xpop": Xpop,
+        "anchors": anchors,
+        "h": h,
+        "kern": kern,
+        "scale": lam_max**3,
+        "target_N": (B.T @ B) / float(Xpop.shape[0]) ** 3,  # <f_i, Sigma_N^3 f_j> = (1/N^3) f|X^T K^2 f|X
+        "rest": pool[Xpop.shape[0] :],  # subsamples are drawn apart from the population sample
+    }
 
-    jobs = [("d", dv, r) for dv in d_values for r in range(reps)] + [
-        ("n", nv, r) for nv in n_values for r in range(reps)
+
+def _theorem1_errors(setup, axis, value, r, seed, n_fixed, d_max):
+    """``[(quantity, error / scale)]`` of one subsample and sketch at one grid point."""
+    from ..kernels.blocks import pairwise_kernel
+    from ..maps import KernelJL
+    from ..metrics import theorem1_inner_product_error
+
+    rng = _rng(seed, 8, r, value, axis == "d")
+    n = n_fixed if axis == "d" else value
+    rest, kern, scale, h = setup["rest"], setup["kern"], setup["scale"], setup["h"]
+    Xs = rest[rng.choice(rest.shape[0], size=n, replace=False)]
+    d = value if axis == "d" else d_max
+    jl = KernelJL(
+        n_components=d, centered=False, scaling="paper", landmarks=Xs, bandwidth=h, random_state=_int_seed(rng)
+    ).fit(Xs)
+    if axis == "d":
+        res = theorem1_inner_product_error(
+            Xs, None, np.eye(n)[:, :1], projection=jl.projection_, sup=True, kernel="gaussian", bandwidth=h
+        )
+        return [("sup_error_vs_Sigma_n", res.sup_error / scale)]
+    A = pairwise_kernel(Xs, setup["anchors"], kernel=kern)  # f_j|X
+    KA = pairwise_kernel(Xs, kernel=kern) @ A
+    mean_n = (KA.T @ KA) / float(n) ** 3  # <f_i, Sigma_n^3 f_j>: the sketch's mean over Z (d = inf)
+    VA = jl.projection_.T @ A
+    sketched = VA.T @ VA  # <V^T f_i|X, V^T f_j|X>
+    target_N = setup["target_N"]
+    return [
+        ("sampling_error_d_inf", np.abs(mean_n - target_N).max() / scale),
+        (f"total_error_d{d_max}", np.abs(sketched - target_N).max() / scale),
     ]
-    acc = {}
-    d_max = max(d_values)
-    for axis, value, r in _progress(jobs, total=len(jobs), desc="theorem1", enabled=progress):
-        rng = _rng(seed, 8, r, value, axis == "d")
-        n = n_fixed if axis == "d" else value
-        Xs = rest[rng.choice(rest.shape[0], size=n, replace=False)]
-        d = value if axis == "d" else d_max
-        jl = KernelJL(
-            n_components=d, centered=False, scaling="paper", landmarks=Xs, bandwidth=h, random_state=_int_seed(rng)
-        ).fit(Xs)
-        if axis == "d":
-            res = theorem1_inner_product_error(
-                Xs, None, np.eye(n)[:, :1], projection=jl.projection_, sup=True, **kern_kw
-            )
-            acc.setdefault(("d", value, "sup_error_vs_Sigma_n"), []).append(res.sup_error / scale)
-        else:
-            A = pairwise_kernel(Xs, anchors, kernel=kern)  # f_j|X
-            KA = pairwise_kernel(Xs, kernel=kern) @ A
-            mean_n = (KA.T @ KA) / float(n) ** 3  # <f_i, Sigma_n^3 f_j>: the sketch's mean over Z (d = inf)
-            VA = jl.projection_.T @ A
-            sketched = VA.T @ VA  # <V^T f_i|X, V^T f_j|X>
-            acc.setdefault(("n", n, "sampling_error_d_inf"), []).append(np.abs(mean_n - target_N).max() / scale)
-            acc.setdefault(("n", n, f"total_error_d{d_max}"), []).append(np.abs(sketched - target_N).max() / scale)
+
+
+def _theorem1_rows(acc, n_fixed, d_max):
+    rows = []
     for (axis, value, quantity), vals in acc.items():
         a = np.asarray(vals)
         rows.append(
@@ -877,6 +900,11 @@ def theorem1(
                 "repetitions": a.size,
             }
         )
+    return rows
+
+
+def _theorem1_figure(acc, n_fixed, dataset, n_population, reps, seed):
+    """The two log-log panels (vary d, vary n) and the fitted slopes they show."""
     slopes = []
     plt = pyplot()
     fig, axes = plt.subplots(1, 2, figsize=(10, 3.8))
@@ -904,16 +932,8 @@ def theorem1(
         ax.legend(fontsize=7)
         ax.grid(alpha=0.3, which="both")
     fig.suptitle(
-        f"Kernel JL Theorem 1 on {DATASET_TITLES.get(dataset, dataset)} (N={Xpop.shape[0]}, "
+        f"Kernel JL Theorem 1 on {DATASET_TITLES.get(dataset, dataset)} (N={n_population}, "
         f"{reps} runs, seed {seed}; dotted: slope -1/2)",
         fontsize=9,
     )
-    rep.figure(fig, "theorem1")
-    rep.table(
-        "theorem1",
-        rows,
-        ["vary", "value", "n", "d", "quantity", "error_mean", "error_std", "repetitions"],
-        title="Theorem 1 inner-product errors (divided by ||Sigma_N||_op^3)",
-    )
-    rep.table("theorem1_slopes", slopes, title="Fitted log-log slopes (theory: -1/2)")
-    return rep.finish()
+    return slopes, fig

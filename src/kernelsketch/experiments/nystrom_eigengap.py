@@ -379,8 +379,6 @@ def figure1(
     M. Mahdavi, T. Yang, R. Jin. An improved bound for the Nystrom method for
     large eigengap. arXiv:1209.0001, 2012 (Section 2, Figure 1).
     """
-    from scipy.stats import spearmanr
-
     reps = n_repetitions if n_repetitions is not None else (2 if quick else 10)
     if quick:
         r_max = min(r_max, 20)
@@ -413,9 +411,7 @@ def figure1(
         preprocessing="mnist /255; diabetes, cpu z-scored; adult a9a binary as is (sample of 16100 for a7a)",
     )
     rep = Report("nystrom-eigengap", output_dir, params)
-    plt = pyplot()
-    present = []
-    curves, spear, thm6, thm6_summary, rates, thm25 = [], [], [], [], [], []
+    tables = {k: [] for k in ("curves", "spear", "thm6", "thm6_summary", "rates", "thm25")}
     ranks = np.arange(1, r_max + 1)
     results = {}
     for name in _progress(list(datasets), desc="nystrom-eigengap", enabled=progress):
@@ -425,239 +421,288 @@ def figure1(
         except DatasetNotFoundError as exc:
             rep.note(f"{title}: dataset not available offline, skipped ({str(exc).splitlines()[0]})")
             continue
-        N = X.shape[0]
-        t0 = time.perf_counter()
-        h = estimate_bandwidth(X, "mean_sq", lam=lam)
-        K = pairwise_kernel(X, kernel="gaussian", bandwidth=h).astype(np.float64, copy=False)
-        K = (K + K.T) / 2.0
-        fro2 = float(np.einsum("ij,ij->", K, K))
-        method = "lanczos" if N >= _LANCZOS_MIN_N else "dense"
-        lam_top, vec_top = top_eigen(K, r_max + 1, method=method, random_state=int(_rng(seed, 12).integers(2**31)))
-        gaps = eigengaps(lam_top)  # gaps[r - 1] = lambda_r - lambda_{r+1}
-        t_exact = time.perf_counter() - t0
-        grid = [m for m in landmarks if m < N]
-        errs = {m: [] for m in grid}
-        krr = {m: [] for m in grid}  # ||K_r - K_hat_r||_F, what Theorem 6 bounds
-        hs = {m: [] for m in grid}
-        dhs = {m: [] for m in grid}  # ||H_r - H_hat_r||_2, Theorems 2 and 5
-        idx_m = {}
+        exact = _exact_spectrum(X, lam, r_max, seed)
+        grid = [m for m in landmarks if m < exact["N"]]
         t1 = time.perf_counter()
-        for m in grid:
-            for rr in range(reps):
-                idx = np.sort(_rng(seed, 13, m, rr).choice(N, size=min(m, N), replace=False))
-                idx_m[m] = idx
-                Y = nystroem_factor(np.ascontiguousarray(K[:, idx]), idx, r_max)
-                add, _, rank_r = nystroem_additional_errors(
-                    K, idx, r_max, fro2=fro2, eigenvalues=lam_top, eigenvectors=vec_top, factor=Y
-                )
-                errs[m].append(add)
-                krr[m].append(rank_r)
-                hs[m].append(operator_hs_distance(K, idx, fro2=fro2))
-                dhs[m].append(projector_distances(Y, eigenvalues=lam_top, eigenvectors=vec_top))
+        draws = _nystroem_draws(exact, grid, reps, seed, r_max)
         t_nys = time.perf_counter() - t1
-        del K
+        del exact["K"]
         rep.note(
-            f"{title}: N={N} of {n_total}, h={h:.4g}, exact K + top eigenvalues {t_exact:.1f} s, "
-            f"Nystroem errors {t_nys:.1f} s"
+            f"{title}: N={exact['N']} of {n_total}, h={exact['h']:.4g}, exact K + top eigenvalues "
+            f"{exact['seconds']:.1f} s, Nystroem errors {t_nys:.1f} s"
         )
-        gap_scaled = _minmax(gaps)
-        results[name] = (title, N, gaps, gap_scaled, {}, [])
-        for m in grid:
-            E = np.asarray(errs[m])
-            F = np.asarray(krr[m])
-            H = np.asarray(hs[m])
-            thm25 += _theorems_2_5_rows(title, N, m, ranks, F, H, np.asarray(dhs[m]), gaps, lam_top[0])
-            n_hold = 0
-            for r in ranks:
-                delta = gaps[r - 1] / N
-                holds = delta > 3.0 * H  # per draw
-                bounds = np.array([theorem6_bound(gaps[r - 1], N, h_) for h_ in H])
-                n_hold += bool(holds.all())
-                # the theorem bounds ||K_r - K_hat_r||_F, not the additional error (which is smaller)
-                ratio = F[holds, r - 1] / bounds[holds] if holds.any() else np.array([])
-                thm6.append(
-                    {
-                        "dataset": title,
-                        "N": N,
-                        "m": m,
-                        "r": int(r),
-                        "Delta_r": float(delta),
-                        "hs_mean": float(H.mean()),
-                        "three_hs_mean": float(3.0 * H.mean()),
-                        "condition_holds_draws": f"{int(holds.sum())}/{len(H)}",
-                        "bound_mean": float(np.nanmean(bounds)) if holds.any() else float("nan"),
-                        "additional_error_mean": float(E[:, r - 1].mean()),
-                        "kr_error_mean": float(F[:, r - 1].mean()),
-                        "kr_error_over_bound_mean": float(ratio.mean()) if ratio.size else float("nan"),
-                        "error_over_bound_min": float(ratio.min()) if ratio.size else float("nan"),
-                        "error_over_bound_max": float(ratio.max()) if ratio.size else float("nan"),
-                    }
-                )
-                if holds.any():
-                    results[name][5].append((m, int(r), float(F[holds, r - 1].mean()), float(np.nanmean(bounds))))
-            held = [
-                row["r"]
-                for row in thm6
-                if row["dataset"] == title
-                and row["m"] == m
-                and row["condition_holds_draws"].split("/")[0] == str(len(H))
-            ]
-            thm6_summary.append(
-                {
-                    "dataset": title,
-                    "N": N,
-                    "m": m,
-                    "hs_mean": round(float(H.mean()), 6),
-                    "hs_max": round(float(H.max()), 6),
-                    # Theorem 1: ||L_N - L_m||_HS <= 4 ln(2/delta) / sqrt(m) with probability 1 - delta
-                    "theorem1_bound_delta_0.05": round(theorem1_bound(len(idx_m[m]), THEOREM1_DELTA), 6),
-                    "draws_within_theorem1": f"{int(np.sum(H <= theorem1_bound(len(idx_m[m]), THEOREM1_DELTA)))}"
-                    f"/{len(H)}",
-                    "Delta_1": round(float(gaps[0] / N), 6),
-                    "ranks_where_condition_holds": ", ".join(map(str, held)) or "none",
-                    "n_ranks_holding": len(held),
-                }
-            )
-            mean = E.mean(axis=0)
-            scaled = _minmax(mean)
-            results[name][4][m] = (mean, scaled)
-            for r in ranks:
-                curves.append(
-                    {
-                        "dataset": title,
-                        "N": N,
-                        "m": m,
-                        "r": int(r),
-                        "additional_error_mean": float(mean[r - 1]),
-                        "additional_error_std": float(E[:, r - 1].std(ddof=1)) if reps > 1 else 0.0,
-                        "eigengap": float(gaps[r - 1]),
-                        "eigengap_over_N": float(gaps[r - 1] / N),
-                        "error_scaled": float(scaled[r - 1]),
-                        "eigengap_scaled": float(gap_scaled[r - 1]),
-                    }
-                )
-            rho = spearmanr(mean, gaps)[0]
-            rho_partial = partial_spearman(mean, gaps, ranks)
-            # the same correlation within each repetition: is the sign robust to one landmark draw?
-            per_rep = [spearmanr(e, gaps)[0] for e in E]
-            spear.append(
-                {
-                    "dataset": title,
-                    "N": N,
-                    "m": m,
-                    "repetitions": reps,
-                    "spearman_error_vs_eigengap": round(float(rho), 4),
-                    "spearman_per_repetition_min": round(float(np.min(per_rep)), 4),
-                    "spearman_per_repetition_max": round(float(np.max(per_rep)), 4),
-                    "spearman_error_vs_rank": round(float(spearmanr(mean, ranks)[0]), 4),
-                    "spearman_eigengap_vs_rank": round(float(spearmanr(gaps, ranks)[0]), 4),
-                    "partial_spearman_given_r": round(rho_partial, 4),
-                    "r2_error_ranks_on_r": round(rank_r2(mean, ranks), 4),
-                    "r2_gap_ranks_on_r": round(rank_r2(gaps, ranks), 4),
-                    "error_at_r1": float(mean[0]),
-                    "error_at_rmax": float(mean[-1]),
-                    "bandwidth_h": round(h, 6),
-                }
-            )
-        if len(grid) >= 3:
-            logm = np.log(np.asarray(grid, dtype=np.float64))
-            for r in sorted({1, 5, 10, 25, r_max}):
-                if r > r_max:
-                    continue
-                ys = np.array([np.mean(np.asarray(errs[m])[:, r - 1]) for m in grid])
-                ok = ys > 0
-                slope = float(np.polyfit(logm[ok], np.log(ys[ok]), 1)[0]) if ok.sum() >= 3 else float("nan")
-                rates.append(
-                    {
-                        "dataset": title,
-                        "N": N,
-                        "r": r,
-                        "m_grid": ", ".join(map(str, grid)),
-                        "loglog_slope": round(slope, 3),
-                        "Drineas_Mahoney": -0.25,
-                        "large_eigengap": -0.5,
-                    }
-                )
-        present.append(name)
-    if present:
-        fig, axes = plt.subplots(1, len(present), figsize=(4.2 * len(present), 3.6), squeeze=False)
-        for ax, name in zip(axes[0], present, strict=True):
-            title, N, _, gap_scaled, per_m, _ = results[name]
-            styles = ["o-", "s--", "^:"]
-            for k, m in enumerate([m for m in plotted if m in per_m]):
-                ax.plot(
-                    ranks, per_m[m][1], styles[k % 3], color="tab:blue", ms=3, lw=1, label=f"additional error, m={m}"
-                )
-            ax.plot(ranks, gap_scaled, "D-", color="tab:red", ms=3, lw=1, label=r"eigengap $\lambda_r-\lambda_{r+1}$")
-            rhos = ", ".join(
-                f"{s['spearman_error_vs_eigengap']:+.2f}" for s in spear if s["dataset"] == title and s["m"] in plotted
-            )
-            ax.set_title(f"{title} (N={N})\nSpearman(error, gap) = {rhos}", fontsize=9)
-            ax.set_xlabel("rank r")
-            ax.set_ylim(-0.05, 1.05)
-        axes[0][0].set_ylabel("scaled to [0, 1]")
-        axes[0][0].legend(fontsize=7, loc="center right")
-        fig.suptitle(
-            f"Nystroem eigengap paper, Figure 1: additional error (mean of {reps} draws) and eigengap, "
-            f"lambda={lam:g}, seed {seed}",
-            fontsize=9,
-            y=1.06,
-        )
-        rep.figure(fig, "figure1")
-        fig, axes = plt.subplots(1, len(present), figsize=(4.2 * len(present), 3.6), squeeze=False)
-        for ax, name in zip(axes[0], present, strict=True):
-            title, N, gaps_n, _, per_m, pts = results[name]
-            ax.semilogy(ranks, gaps_n / N, "D-", color="tab:red", ms=3, lw=1, label=r"$\Delta_r$ (gap / N)")
-            cmap = plt.get_cmap("viridis")
-            ms_here = sorted({row["m"] for row in thm6 if row["dataset"] == title})
-            for k, m in enumerate(ms_here):
-                hs3 = next(row["three_hs_mean"] for row in thm6 if row["dataset"] == title and row["m"] == m)
-                ax.axhline(hs3, color=cmap(k / max(len(ms_here) - 1, 1)), lw=1, ls="--", label=f"3 HS, m={m}")
-            for m, r, err, bound in pts:
-                ax.annotate(
-                    f"m={m}, r={r}:\n||K_r - K_hat_r||/bound = {err / bound:.1e}",
-                    (r, gaps_n[r - 1] / N),
-                    fontsize=6,
-                    xytext=(8, -4),
-                    textcoords="offset points",
-                )
-            ax.set_title(f"{title} (N={N}): condition holds at {len(pts)} (m, r)", fontsize=9)
-            ax.set_xlabel("rank r")
-        axes[0][0].set_ylabel(r"$\Delta_r$ and $3\,\|L_N - L_m\|_{HS}$")
-        axes[0][-1].legend(fontsize=6, loc="upper right")
-        fig.suptitle(
-            "Theorem 6 needs Delta_r above the dashed line of its m: measured error / bound where it does",
-            fontsize=9,
-            y=1.04,
-        )
-        rep.figure(fig, "theorem6")
+        results[name] = _dataset_tables(title, exact, draws, grid, ranks, reps, tables)
+    if results:
+        _figure1_plots(rep, results, ranks, plotted, tables, reps, lam, seed)
     rep.table(
         "theorem6_summary",
-        thm6_summary,
+        tables["thm6_summary"],
         title="Theorem 6's condition Delta_r = (lambda_r - lambda_{r+1}) / N > 3 ||L_N - L_m||_HS: where it "
         "holds (in every draw)",
     )
-    rep.table("theorem6", thm6, title="Theorem 6 per dataset, m and rank: condition, bound and measured error")
+    rep.table(
+        "theorem6", tables["thm6"], title="Theorem 6 per dataset, m and rank: condition, bound and measured error"
+    )
     rep.table(
         "theorems_2_5",
-        thm25,
+        tables["thm25"],
         title="Theorems 2 and 5 per dataset, m and rank: ||Delta H||_2 = ||H_r - H_hat_r||_2 in the RKHS, "
         "||K_r - K_hat_r||_F <= sqrt(lambda_1 N) ||Delta H||_2 (Theorem 2) and ||Delta H||_2 <= 4 HS / (Delta_r - HS) "
         "where Delta_r > 3 HS (Theorem 5)",
     )
     rep.table(
         "rate_in_m",
-        rates,
+        tables["rates"],
         title="Log-log slope of the mean additional error against m at fixed r "
         "(Drineas-Mahoney: -1/4; the paper's large-eigengap bound: -1/2)",
     )
     rep.table(
         "figure1_spearman",
-        spear,
+        tables["spear"],
         title="Spearman correlation between the mean additional error and the eigengap over r = 1..r_max",
     )
-    rep.table("figure1_curves", curves, title="Additional Nystroem error and eigengap per rank")
+    rep.table("figure1_curves", tables["curves"], title="Additional Nystroem error and eigengap per rank")
     return rep.finish()
+
+
+def _exact_spectrum(X, lam, r_max, seed):
+    """The exact Gram, its squared Frobenius norm, top ``r_max + 1`` eigenpairs and eigengaps, timed."""
+    t0 = time.perf_counter()
+    N = X.shape[0]
+    h = estimate_bandwidth(X, "mean_sq", lam=lam)
+    K = pairwise_kernel(X, kernel="gaussian", bandwidth=h).astype(np.float64, copy=False)
+    K = (K + K.T) / 2.0
+    fro2 = float(np.einsum("ij,ij->", K, K))
+    method = "lanczos" if N >= _LANCZOS_MIN_N else "dense"
+    lam_top, vec_top = top_eigen(K, r_max + 1, method=method, random_state=int(_rng(seed, 12).integers(2**31)))
+    return {
+        "N": N,
+        "h": h,
+        "K": K,
+        "fro2": fro2,
+        "lam_top": lam_top,
+        "vec_top": vec_top,
+        "gaps": eigengaps(lam_top),  # gaps[r - 1] = lambda_r - lambda_{r+1}
+        "seconds": time.perf_counter() - t0,
+    }
+
+
+def _nystroem_draws(exact, grid, reps, seed, r_max):
+    """Per m, per landmark draw: additional errors, ||K_r - K_hat_r||_F, the HS distance, ||Delta H||_2."""
+    K, N, fro2, lam_top, vec_top = exact["K"], exact["N"], exact["fro2"], exact["lam_top"], exact["vec_top"]
+    draws = {key: {m: [] for m in grid} for key in ("errs", "krr", "hs", "dhs")}
+    draws["m_used"] = {}
+    for m in grid:
+        for rr in range(reps):
+            idx = np.sort(_rng(seed, 13, m, rr).choice(N, size=min(m, N), replace=False))
+            draws["m_used"][m] = len(idx)
+            Y = nystroem_factor(np.ascontiguousarray(K[:, idx]), idx, r_max)
+            add, _, rank_r = nystroem_additional_errors(
+                K, idx, r_max, fro2=fro2, eigenvalues=lam_top, eigenvectors=vec_top, factor=Y
+            )
+            draws["errs"][m].append(add)
+            draws["krr"][m].append(rank_r)  # ||K_r - K_hat_r||_F, what Theorem 6 bounds
+            draws["hs"][m].append(operator_hs_distance(K, idx, fro2=fro2))
+            draws["dhs"][m].append(projector_distances(Y, eigenvalues=lam_top, eigenvectors=vec_top))  # Thm 2, 5
+    return draws
+
+
+def _dataset_tables(title, exact, draws, grid, ranks, reps, tables):
+    """Append one dataset's rows to every table; returns what the figures draw of it."""
+    N, gaps, h = exact["N"], exact["gaps"], exact["h"]
+    gap_scaled = _minmax(gaps)
+    per_m, points = {}, []
+    for m in grid:
+        E, F, H = (np.asarray(draws[k][m]) for k in ("errs", "krr", "hs"))
+        tables["thm25"] += _theorems_2_5_rows(
+            title, N, m, ranks, F, H, np.asarray(draws["dhs"][m]), gaps, exact["lam_top"][0]
+        )
+        rows, pts = _theorem6_rows(title, N, m, ranks, E, F, H, gaps)
+        tables["thm6"] += rows
+        points += pts
+        tables["thm6_summary"].append(_theorem6_summary(title, N, m, rows, H, gaps, draws["m_used"][m]))
+        mean = E.mean(axis=0)
+        scaled = _minmax(mean)
+        per_m[m] = (mean, scaled)
+        for r in ranks:
+            tables["curves"].append(
+                {
+                    "dataset": title,
+                    "N": N,
+                    "m": m,
+                    "r": int(r),
+                    "additional_error_mean": float(mean[r - 1]),
+                    "additional_error_std": float(E[:, r - 1].std(ddof=1)) if reps > 1 else 0.0,
+                    "eigengap": float(gaps[r - 1]),
+                    "eigengap_over_N": float(gaps[r - 1] / N),
+                    "error_scaled": float(scaled[r - 1]),
+                    "eigengap_scaled": float(gap_scaled[r - 1]),
+                }
+            )
+        tables["spear"].append(_spearman_row(title, N, m, reps, E, mean, gaps, ranks, h))
+    if len(grid) >= 3:
+        tables["rates"] += _rate_rows(title, N, grid, draws["errs"], int(ranks[-1]))
+    return (title, N, gaps, gap_scaled, per_m, points)
+
+
+def _theorem6_rows(title, N, m, ranks, E, F, H, gaps):
+    """Theorem 6 at every rank for one m: the condition per draw, the bound, ||K_r - K_hat_r||_F against it."""
+    rows, points = [], []
+    for r in ranks:
+        delta = gaps[r - 1] / N
+        holds = delta > 3.0 * H  # per draw
+        bounds = np.array([theorem6_bound(gaps[r - 1], N, h_) for h_ in H])
+        # the theorem bounds ||K_r - K_hat_r||_F, not the additional error (which is smaller)
+        ratio = F[holds, r - 1] / bounds[holds] if holds.any() else np.array([])
+        rows.append(
+            {
+                "dataset": title,
+                "N": N,
+                "m": m,
+                "r": int(r),
+                "Delta_r": float(delta),
+                "hs_mean": float(H.mean()),
+                "three_hs_mean": float(3.0 * H.mean()),
+                "condition_holds_draws": f"{int(holds.sum())}/{len(H)}",
+                "bound_mean": float(np.nanmean(bounds)) if holds.any() else float("nan"),
+                "additional_error_mean": float(E[:, r - 1].mean()),
+                "kr_error_mean": float(F[:, r - 1].mean()),
+                "kr_error_over_bound_mean": float(ratio.mean()) if ratio.size else float("nan"),
+                "error_over_bound_min": float(ratio.min()) if ratio.size else float("nan"),
+                "error_over_bound_max": float(ratio.max()) if ratio.size else float("nan"),
+            }
+        )
+        if holds.any():
+            points.append((m, int(r), float(F[holds, r - 1].mean()), float(np.nanmean(bounds))))
+    return rows, points
+
+
+def _theorem6_summary(title, N, m, rows, H, gaps, m_used):
+    """Where Theorem 6's condition holds in every draw, and Theorem 1's HS bound against the draws."""
+    held = [row["r"] for row in rows if row["condition_holds_draws"].split("/")[0] == str(len(H))]
+    bound1 = theorem1_bound(m_used, THEOREM1_DELTA)
+    return {
+        "dataset": title,
+        "N": N,
+        "m": m,
+        "hs_mean": round(float(H.mean()), 6),
+        "hs_max": round(float(H.max()), 6),
+        # Theorem 1: ||L_N - L_m||_HS <= 4 ln(2/delta) / sqrt(m) with probability 1 - delta
+        "theorem1_bound_delta_0.05": round(bound1, 6),
+        "draws_within_theorem1": f"{int(np.sum(H <= bound1))}/{len(H)}",
+        "Delta_1": round(float(gaps[0] / N), 6),
+        "ranks_where_condition_holds": ", ".join(map(str, held)) or "none",
+        "n_ranks_holding": len(held),
+    }
+
+
+def _spearman_row(title, N, m, reps, E, mean, gaps, ranks, h):
+    """Spearman of the mean error against the eigengap, per repetition, given r, and the collinearity R^2."""
+    from scipy.stats import spearmanr
+
+    rho = spearmanr(mean, gaps)[0]
+    rho_partial = partial_spearman(mean, gaps, ranks)
+    # the same correlation within each repetition: is the sign robust to one landmark draw?
+    per_rep = [spearmanr(e, gaps)[0] for e in E]
+    return {
+        "dataset": title,
+        "N": N,
+        "m": m,
+        "repetitions": reps,
+        "spearman_error_vs_eigengap": round(float(rho), 4),
+        "spearman_per_repetition_min": round(float(np.min(per_rep)), 4),
+        "spearman_per_repetition_max": round(float(np.max(per_rep)), 4),
+        "spearman_error_vs_rank": round(float(spearmanr(mean, ranks)[0]), 4),
+        "spearman_eigengap_vs_rank": round(float(spearmanr(gaps, ranks)[0]), 4),
+        "partial_spearman_given_r": round(rho_partial, 4),
+        "r2_error_ranks_on_r": round(rank_r2(mean, ranks), 4),
+        "r2_gap_ranks_on_r": round(rank_r2(gaps, ranks), 4),
+        "error_at_r1": float(mean[0]),
+        "error_at_rmax": float(mean[-1]),
+        "bandwidth_h": round(h, 6),
+    }
+
+
+def _rate_rows(title, N, grid, errs, r_max):
+    """Log-log slope of the mean additional error against m at a few fixed ranks."""
+    rows = []
+    logm = np.log(np.asarray(grid, dtype=np.float64))
+    for r in sorted({1, 5, 10, 25, r_max}):
+        if r > r_max:
+            continue
+        ys = np.array([np.mean(np.asarray(errs[m])[:, r - 1]) for m in grid])
+        ok = ys > 0
+        slope = float(np.polyfit(logm[ok], np.log(ys[ok]), 1)[0]) if ok.sum() >= 3 else float("nan")
+        rows.append(
+            {
+                "dataset": title,
+                "N": N,
+                "r": r,
+                "m_grid": ", ".join(map(str, grid)),
+                "loglog_slope": round(slope, 3),
+                "Drineas_Mahoney": -0.25,
+                "large_eigengap": -0.5,
+            }
+        )
+    return rows
+
+
+def _figure1_plots(rep, results, ranks, plotted, tables, reps, lam, seed):
+    """Figure 1 (scaled error and eigengap per rank) and the Theorem 6 condition figure."""
+    plt = pyplot()
+    present = list(results)
+    fig, axes = plt.subplots(1, len(present), figsize=(4.2 * len(present), 3.6), squeeze=False)
+    for ax, name in zip(axes[0], present, strict=True):
+        title, N, _, gap_scaled, per_m, _ = results[name]
+        styles = ["o-", "s--", "^:"]
+        for k, m in enumerate([m for m in plotted if m in per_m]):
+            ax.plot(ranks, per_m[m][1], styles[k % 3], color="tab:blue", ms=3, lw=1, label=f"additional error, m={m}")
+        ax.plot(ranks, gap_scaled, "D-", color="tab:red", ms=3, lw=1, label=r"eigengap $\lambda_r-\lambda_{r+1}$")
+        rhos = ", ".join(
+            f"{s['spearman_error_vs_eigengap']:+.2f}"
+            for s in tables["spear"]
+            if s["dataset"] == title and s["m"] in plotted
+        )
+        ax.set_title(f"{title} (N={N})\nSpearman(error, gap) = {rhos}", fontsize=9)
+        ax.set_xlabel("rank r")
+        ax.set_ylim(-0.05, 1.05)
+    axes[0][0].set_ylabel("scaled to [0, 1]")
+    axes[0][0].legend(fontsize=7, loc="center right")
+    fig.suptitle(
+        f"Nystroem eigengap paper, Figure 1: additional error (mean of {reps} draws) and eigengap, "
+        f"lambda={lam:g}, seed {seed}",
+        fontsize=9,
+        y=1.06,
+    )
+    rep.figure(fig, "figure1")
+    thm6 = tables["thm6"]
+    fig, axes = plt.subplots(1, len(present), figsize=(4.2 * len(present), 3.6), squeeze=False)
+    for ax, name in zip(axes[0], present, strict=True):
+        title, N, gaps_n, _, per_m, pts = results[name]
+        ax.semilogy(ranks, gaps_n / N, "D-", color="tab:red", ms=3, lw=1, label=r"$\Delta_r$ (gap / N)")
+        cmap = plt.get_cmap("viridis")
+        ms_here = sorted({row["m"] for row in thm6 if row["dataset"] == title})
+        for k, m in enumerate(ms_here):
+            hs3 = next(row["three_hs_mean"] for row in thm6 if row["dataset"] == title and row["m"] == m)
+            ax.axhline(hs3, color=cmap(k / max(len(ms_here) - 1, 1)), lw=1, ls="--", label=f"3 HS, m={m}")
+        for m, r, err, bound in pts:
+            ax.annotate(
+                f"m={m}, r={r}:\n||K_r - K_hat_r||/bound = {err / bound:.1e}",
+                (r, gaps_n[r - 1] / N),
+                fontsize=6,
+                xytext=(8, -4),
+                textcoords="offset points",
+            )
+        ax.set_title(f"{title} (N={N}): condition holds at {len(pts)} (m, r)", fontsize=9)
+        ax.set_xlabel("rank r")
+    axes[0][0].set_ylabel(r"$\Delta_r$ and $3\,\|L_N - L_m\|_{HS}$")
+    axes[0][-1].legend(fontsize=6, loc="upper right")
+    fig.suptitle(
+        "Theorem 6 needs Delta_r above the dashed line of its m: measured error / bound where it does",
+        fontsize=9,
+        y=1.04,
+    )
+    rep.figure(fig, "theorem6")
 
 
 def _fraction_full(text):

@@ -369,183 +369,202 @@ def tradeoff(
             continue
         title = TITLES[name]
         present.append(name)
-        h = src.h
         rng = _rng(seed, 31, di)
         Y = src.held_out(n_reference, rng)
         Xt = src.held_out(n_test, rng)
-        G = pairwise_kernel(Xt, Y, kernel="gaussian", bandwidth=h) - src.mu(Y)[None, :]
+        G = pairwise_kernel(Xt, Y, kernel="gaussian", bandwidth=src.h) - src.mu(Y)[None, :]
         g_norm = float(np.mean(G**2))
-
-        # -- spectrum check: eigenvalues of the centred Gram / (n - 1) (U-statistic covariance)
-        Xs = src.draw(n_spectrum, _rng(seed, 32, di))
-        K = pairwise_kernel(Xs, kernel="gaussian", bandwidth=h)
-        K -= K.mean(axis=0)
-        K -= K.mean(axis=1, keepdims=True)
-        lam = np.linalg.eigvalsh(K)[::-1] / (n_spectrum - 1)
-        del K
-        ok = lam > 1e-9 * lam[0]  # below: rounding noise of the eigensolver
-        idx = np.arange(1, lam.size + 1)
-        fit_range = ok & (idx >= 3) & (idx <= min(60, n_spectrum // 10 + 3))
-        ii, ll = idx[fit_range], np.log(lam[fit_range])
-        pslope, pr2 = _fit_r2(np.log(ii), ll)
-        erate, er2 = _fit_r2(ii.astype(float), ll)
-        spectrum.append(
-            {
-                "dataset": title,
-                "n": n_spectrum,
-                "bandwidth_h": round(h, 4),
-                "fit_indices": f"{ii.min()}..{ii.max()}",
-                "loglog_slope": round(pslope, 3),
-                "loglog_r2": round(pr2, 4),
-                "semilog_rate": round(erate, 4),
-                "semilog_r2": round(er2, 4),
-                "decay_better_fit": "polynomial" if pr2 > er2 else "exponential",
-                "lambda_1": float(lam[0]),
-                "lambda_10": float(lam[9]),
-                "lambda_50": float(lam[49]) if lam.size >= 50 else float("nan"),
-            }
-        )
-        src_lam = lam[: max(80, l_fixed + 1)]
+        row, lam, ok = _spectrum_row(src, title, n_spectrum, seed, di)
+        spectrum.append(row)
         spectra[title] = lam[ok]
-
-        # -- (a) fixed n, l; m grows
-        res = {"EKPCA": [], **{m: [] for m in m_values}}
-        times = {"EKPCA": [], **{m: [] for m in m_values}}
-        for r in range(reps_a):
-            rr = _rng(seed, 33, di, r)
-            X = src.draw(n_fixed, rr)
-            t0 = time.perf_counter()
-            e_ek = _err(ekpca_reconstruction(X, Xt, Y, l_fixed, h, random_state=_int_seed(rr)), G)
-            times["EKPCA"].append(time.perf_counter() - t0)
-            res["EKPCA"].append(e_ek)
-            for m in m_values:
-                t0 = time.perf_counter()
-                e = _err(rf_ekpca_reconstruction(X, Xt, Y, l_fixed, m, h, random_state=_int_seed(rr)), G)
-                times[m].append(time.perf_counter() - t0)
-                res[m].append(e)
-        ek = np.asarray(res["EKPCA"])
-        rows_a.append(
-            {
-                "dataset": title,
-                "method": "EKPCA",
-                "n": n_fixed,
-                "l": l_fixed,
-                "m": "",
-                "error_mean": float(ek.mean()),
-                "error_std": float(ek.std(ddof=1)) if reps_a > 1 else 0.0,
-                "relative_excess_over_EKPCA": 0.0,
-                "seconds_mean": float(np.mean(times["EKPCA"])),
-                "error_over_mean_sq_section": float(ek.mean() / g_norm),
-                "mu_mc_floor": src.mu_floor,
-            }
-        )
-        gaps = []
-        for m in m_values:
-            e = np.asarray(res[m])
-            gaps.append(float(np.mean(e - ek)))
-            rows_a.append(
-                {
-                    "dataset": title,
-                    "method": "RF-EKPCA",
-                    "n": n_fixed,
-                    "l": l_fixed,
-                    "m": m,
-                    "error_mean": float(e.mean()),
-                    "error_std": float(e.std(ddof=1)) if reps_a > 1 else 0.0,
-                    "excess_over_EKPCA": gaps[-1],
-                    "relative_excess_over_EKPCA": float(gaps[-1] / ek.mean()),
-                    "seconds_mean": float(np.mean(times[m])),
-                    "error_over_mean_sq_section": float(e.mean() / g_norm),
-                    "mu_mc_floor": src.mu_floor,
-                }
-            )
-        gap_arr = np.asarray(gaps)
-        slopes.append(
-            {
-                "dataset": title,
-                "part": "a",
-                "curve": f"RF-EKPCA excess over EKPCA vs m (n={n_fixed}, l={l_fixed})",
-                "fitted_slope": round(_slope(np.asarray(m_values)[gap_arr > 0], gap_arr[gap_arr > 0]), 3),
-                "points": int((gap_arr > 0).sum()),
-            }
-        )
-
-        # -- (b) n grows, l = l(n), m = n^theta; once per rule for l(n)
+        sections = (Xt, Y, G)
+        a_rows, a_slope = _part_a(src, title, sections, g_norm, n_fixed, l_fixed, m_values, reps_a, seed, di)
+        rows_a += a_rows
+        slopes.append(a_slope)
+        src_lam = lam[: max(80, l_fixed + 1)]
         for rule in l_rules:
-            rule_name = f"n^{l_exponent:.3g}" if rule == "power" else "log n"
-            curves_b = {"EKPCA": [], **{t: [] for t in thetas}}
-            for n in n_values:
-                l = _l_of_n(n, l_exponent, rule)
-                e_ek, e_rf, t_ek = [], {t: [] for t in thetas}, []
-                t_rf = {t: [] for t in thetas}
-                for r in range(reps_b):
-                    rr = _rng(seed, 34, di, n, r)
-                    X = src.draw(n, rr)
-                    t0 = time.perf_counter()
-                    e_ek.append(_err(ekpca_reconstruction(X, Xt, Y, l, h, random_state=_int_seed(rr)), G))
-                    t_ek.append(time.perf_counter() - t0)
-                    for t in thetas:
-                        m = max(l, math.ceil(n**t))
-                        t0 = time.perf_counter()
-                        e_rf[t].append(_err(rf_ekpca_reconstruction(X, Xt, Y, l, m, h, random_state=_int_seed(rr)), G))
-                        t_rf[t].append(time.perf_counter() - t0)
-                curves_b["EKPCA"].append(np.mean(e_ek))
-                pop = float(np.sum(src_lam[l:] ** 2))
-                rows_b.append(
-                    {
-                        "dataset": title,
-                        "l_rule": rule_name,
-                        "method": "EKPCA",
-                        "n": n,
-                        "l": l,
-                        "m": "",
-                        "theta": "",
-                        "error_mean": float(np.mean(e_ek)),
-                        "error_std": float(np.std(e_ek, ddof=1)) if reps_b > 1 else 0.0,
-                        "seconds_mean": float(np.mean(t_ek)),
-                        "tail_sum_lambda_sq": pop,
-                    }
-                )
-                for t in thetas:
-                    m = max(l, math.ceil(n**t))
-                    curves_b[t].append(np.mean(e_rf[t]))
-                    rows_b.append(
-                        {
-                            "dataset": title,
-                            "l_rule": rule_name,
-                            "method": "RF-EKPCA",
-                            "n": n,
-                            "l": l,
-                            "m": m,
-                            "theta": t,
-                            "error_mean": float(np.mean(e_rf[t])),
-                            "error_std": float(np.std(e_rf[t], ddof=1)) if reps_b > 1 else 0.0,
-                            "seconds_mean": float(np.mean(t_rf[t])),
-                            "tail_sum_lambda_sq": pop,
-                        }
-                    )
-            for key, ys in curves_b.items():
-                label = "EKPCA" if key == "EKPCA" else f"RF-EKPCA, m = n^{key:g}"
-                slopes.append(
-                    {
-                        "dataset": title,
-                        "part": "b",
-                        "curve": f"{label} vs n (l = {rule_name})",
-                        "fitted_slope": round(_slope(n_values, ys), 3),
-                        "points": len(ys),
-                        "ratio_to_EKPCA_at_n_max": ""
-                        if key == "EKPCA"
-                        else round(float(ys[-1] / curves_b["EKPCA"][-1]), 4),
-                    }
-                )
+            grid_b = (n_values, thetas, l_exponent, rule, reps_b)
+            b_rows, b_slopes = _part_b(src, title, sections, src_lam, grid_b, seed, di)
+            rows_b += b_rows
+            slopes += b_slopes
         rep.note(
-            f"{title}: h={h:.4g}, mean squared centred section {g_norm:.4g}, mu Monte-Carlo floor {src.mu_floor:.2e}"
+            f"{title}: h={src.h:.4g}, mean squared centred section {g_norm:.4g}, "
+            f"mu Monte-Carlo floor {src.mu_floor:.2e}"
         )
 
     first_rule = rows_b[0]["l_rule"] if rows_b else None
     _figures(
         rep, plt, present, rows_a, [r for r in rows_b if r["l_rule"] == first_rule], spectrum, spectra, thetas, seed
     )
+    _tradeoff_tables(rep, rows_a, rows_b, slopes, spectrum)
+    return rep.finish()
+
+
+def _spectrum_row(src, title, n_spectrum, seed, di):
+    """Eigenvalue decay of the centred Gram / (n - 1) (U-statistic covariance): polynomial and exponential fits."""
+    h = src.h
+    Xs = src.draw(n_spectrum, _rng(seed, 32, di))
+    K = pairwise_kernel(Xs, kernel="gaussian", bandwidth=h)
+    K -= K.mean(axis=0)
+    K -= K.mean(axis=1, keepdims=True)
+    lam = np.linalg.eigvalsh(K)[::-1] / (n_spectrum - 1)
+    del K
+    ok = lam > 1e-9 * lam[0]  # below: rounding noise of the eigensolver
+    idx = np.arange(1, lam.size + 1)
+    fit_range = ok & (idx >= 3) & (idx <= min(60, n_spectrum // 10 + 3))
+    ii, ll = idx[fit_range], np.log(lam[fit_range])
+    pslope, pr2 = _fit_r2(np.log(ii), ll)
+    erate, er2 = _fit_r2(ii.astype(float), ll)
+    row = {
+        "dataset": title,
+        "n": n_spectrum,
+        "bandwidth_h": round(h, 4),
+        "fit_indices": f"{ii.min()}..{ii.max()}",
+        "loglog_slope": round(pslope, 3),
+        "loglog_r2": round(pr2, 4),
+        "semilog_rate": round(erate, 4),
+        "semilog_r2": round(er2, 4),
+        "decay_better_fit": "polynomial" if pr2 > er2 else "exponential",
+        "lambda_1": float(lam[0]),
+        "lambda_10": float(lam[9]),
+        "lambda_50": float(lam[49]) if lam.size >= 50 else float("nan"),
+    }
+    return row, lam, ok
+
+
+def _part_a(src, title, sections, g_norm, n_fixed, l_fixed, m_values, reps_a, seed, di):
+    """(a) fixed n and l, m grows: EKPCA's and RF-EKPCA's errors, and the slope of the excess in m."""
+    Xt, Y, G = sections
+    h = src.h
+    res = {"EKPCA": [], **{m: [] for m in m_values}}
+    times = {"EKPCA": [], **{m: [] for m in m_values}}
+    for r in range(reps_a):
+        rr = _rng(seed, 33, di, r)
+        X = src.draw(n_fixed, rr)
+        t0 = time.perf_counter()
+        e_ek = _err(ekpca_reconstruction(X, Xt, Y, l_fixed, h, random_state=_int_seed(rr)), G)
+        times["EKPCA"].append(time.perf_counter() - t0)
+        res["EKPCA"].append(e_ek)
+        for m in m_values:
+            t0 = time.perf_counter()
+            e = _err(rf_ekpca_reconstruction(X, Xt, Y, l_fixed, m, h, random_state=_int_seed(rr)), G)
+            times[m].append(time.perf_counter() - t0)
+            res[m].append(e)
+    ek = np.asarray(res["EKPCA"])
+    common = {"dataset": title, "n": n_fixed, "l": l_fixed}
+    rows = [
+        {
+            **common,
+            "method": "EKPCA",
+            "m": "",
+            "error_mean": float(ek.mean()),
+            "error_std": float(ek.std(ddof=1)) if reps_a > 1 else 0.0,
+            "relative_excess_over_EKPCA": 0.0,
+            "seconds_mean": float(np.mean(times["EKPCA"])),
+            "error_over_mean_sq_section": float(ek.mean() / g_norm),
+            "mu_mc_floor": src.mu_floor,
+        }
+    ]
+    gaps = []
+    for m in m_values:
+        e = np.asarray(res[m])
+        gaps.append(float(np.mean(e - ek)))
+        rows.append(
+            {
+                **common,
+                "method": "RF-EKPCA",
+                "m": m,
+                "error_mean": float(e.mean()),
+                "error_std": float(e.std(ddof=1)) if reps_a > 1 else 0.0,
+                "excess_over_EKPCA": gaps[-1],
+                "relative_excess_over_EKPCA": float(gaps[-1] / ek.mean()),
+                "seconds_mean": float(np.mean(times[m])),
+                "error_over_mean_sq_section": float(e.mean() / g_norm),
+                "mu_mc_floor": src.mu_floor,
+            }
+        )
+    gap_arr = np.asarray(gaps)
+    slope = {
+        "dataset": title,
+        "part": "a",
+        "curve": f"RF-EKPCA excess over EKPCA vs m (n={n_fixed}, l={l_fixed})",
+        "fitted_slope": round(_slope(np.asarray(m_values)[gap_arr > 0], gap_arr[gap_arr > 0]), 3),
+        "points": int((gap_arr > 0).sum()),
+    }
+    return rows, slope
+
+
+def _part_b(src, title, sections, src_lam, grid_b, seed, di):
+    """(b) n grows with l = l(n) by ``rule`` and m = n^theta: errors per n and the slopes in n."""
+    Xt, Y, G = sections
+    n_values, thetas, l_exponent, rule, reps_b = grid_b
+    h = src.h
+    rule_name = f"n^{l_exponent:.3g}" if rule == "power" else "log n"
+    rows, curves = [], {"EKPCA": [], **{t: [] for t in thetas}}
+    for n in n_values:
+        l = _l_of_n(n, l_exponent, rule)
+        e_ek, e_rf, t_ek = [], {t: [] for t in thetas}, []
+        t_rf = {t: [] for t in thetas}
+        for r in range(reps_b):
+            rr = _rng(seed, 34, di, n, r)
+            X = src.draw(n, rr)
+            t0 = time.perf_counter()
+            e_ek.append(_err(ekpca_reconstruction(X, Xt, Y, l, h, random_state=_int_seed(rr)), G))
+            t_ek.append(time.perf_counter() - t0)
+            for t in thetas:
+                m = max(l, math.ceil(n**t))
+                t0 = time.perf_counter()
+                e_rf[t].append(_err(rf_ekpca_reconstruction(X, Xt, Y, l, m, h, random_state=_int_seed(rr)), G))
+                t_rf[t].append(time.perf_counter() - t0)
+        curves["EKPCA"].append(np.mean(e_ek))
+        common = {
+            "dataset": title,
+            "l_rule": rule_name,
+            "n": n,
+            "l": l,
+            "tail_sum_lambda_sq": float(np.sum(src_lam[l:] ** 2)),
+        }
+        rows.append(
+            {
+                **common,
+                "method": "EKPCA",
+                "m": "",
+                "theta": "",
+                "error_mean": float(np.mean(e_ek)),
+                "error_std": float(np.std(e_ek, ddof=1)) if reps_b > 1 else 0.0,
+                "seconds_mean": float(np.mean(t_ek)),
+            }
+        )
+        for t in thetas:
+            curves[t].append(np.mean(e_rf[t]))
+            rows.append(
+                {
+                    **common,
+                    "method": "RF-EKPCA",
+                    "m": max(l, math.ceil(n**t)),
+                    "theta": t,
+                    "error_mean": float(np.mean(e_rf[t])),
+                    "error_std": float(np.std(e_rf[t], ddof=1)) if reps_b > 1 else 0.0,
+                    "seconds_mean": float(np.mean(t_rf[t])),
+                }
+            )
+    slopes = []
+    for key, ys in curves.items():
+        label = "EKPCA" if key == "EKPCA" else f"RF-EKPCA, m = n^{key:g}"
+        slopes.append(
+            {
+                "dataset": title,
+                "part": "b",
+                "curve": f"{label} vs n (l = {rule_name})",
+                "fitted_slope": round(_slope(n_values, ys), 3),
+                "points": len(ys),
+                "ratio_to_EKPCA_at_n_max": "" if key == "EKPCA" else round(float(ys[-1] / curves["EKPCA"][-1]), 4),
+            }
+        )
+    return rows, slopes
+
+
+def _tradeoff_tables(rep, rows_a, rows_b, slopes, spectrum):
     rep.table(
         "vs_m",
         rows_a,
@@ -590,7 +609,6 @@ def tradeoff(
         title="Fitted log-log slopes",
     )
     rep.table("spectrum", spectrum, title="Eigenvalue decay of the centred Gram / (n - 1): fits over a range of i")
-    return rep.finish()
 
 
 def _fit_r2(x, y):

@@ -10,9 +10,10 @@ measures it on a sample:
    candidate landmarks, both uniform (a prefix of a uniform permutation is a uniform
    sample, so the pool's first ``m`` rows are the landmarks a uniform draw of ``m``
    would give);
-2. ``K(S, P)`` and ``K(P, P)`` are computed once, for the largest count the budget
-   allows (``max_landmarks``, and ``memory_mib`` for the fit's ``m x m`` Gram and
-   eigensolver: about ``24 m^2`` bytes);
+2. the pool holds as many candidates as the budget allows (``max_landmarks``, and
+   ``memory_mib`` for the fit's ``m x m`` Gram and eigensolver: about ``24 m^2`` bytes);
+   ``K(S, P)`` is computed as far as the grid reaches, and of ``K(P, P)`` only each draw's
+   own block;
 3. for ``m`` on a doubling grid from ``start``, the Nystroem approximation of the
    held-out Gram, ``K(S, P_m) K(P_m, P_m)^+ K(P_m, S)``, is compared with ``K(S, S)``
    for up to :data:`DRAWS` disjoint sets ``P_m`` of ``m`` candidates (the estimator draws
@@ -198,19 +199,25 @@ def choose_n_landmarks(
         raise ValueError(f"memory_mib={memory_mib!r} leaves room for no landmark")
     perm = check_random_state(random_state).permutation(n)
     S, P = X[perm[:n_eval]], X[perm[n_eval : n_eval + limit]]
-    Kss, C, W = kernel(S, S), kernel(S, P), kernel(P, P)
+    Kss = kernel(S, S)
     norm = float(np.linalg.norm(Kss))
     if norm == 0:
         raise ValueError("the held-out rows' Gram is zero: the kernel gives no similarity to approximate")
+    # K(S, P) grows with the grid, and each draw needs only its own m x m block of K(P, P): a search
+    # that stops at m evaluates about 4 (n_eval + m) m entries, not (n_eval + limit) limit
+    C = np.empty((S.shape[0], 0))
     grid, m = [], min(start, limit)
     while True:
         t = time.perf_counter()
         # the worst of up to DRAWS disjoint landmark sets: the estimator will draw its own, and a
         # small set's error varies from draw to draw (one draw of 50 can pass where the next fails)
-        errs = [
-            _nystroem_error(Kss, C[:, k * m : (k + 1) * m], W[k * m : (k + 1) * m, k * m : (k + 1) * m]) / norm
-            for k in range(max(1, min(DRAWS, limit // m)))
-        ]
+        n_draws = max(1, min(DRAWS, limit // m))
+        if C.shape[1] < n_draws * m:
+            C = np.hstack([C, kernel(S, P[C.shape[1] : n_draws * m])])
+        errs = []
+        for k in range(n_draws):
+            L = P[k * m : (k + 1) * m]
+            errs.append(_nystroem_error(Kss, C[:, k * m : (k + 1) * m], kernel(L, L)) / norm)
         err = max(errs)
         grid.append(
             {"n_landmarks": int(m), "relative_frobenius": err, "draws": len(errs), "seconds": time.perf_counter() - t}

@@ -45,6 +45,7 @@ _LAZY = {
     "fit_source": "out_of_core",
     "transform_source": "out_of_core",
     "standardize_source": "out_of_core",
+    "replace_missing_codes": "out_of_core",
     "choose_landmarks": "out_of_core",
     "diagnose": "diagnostics",
     "ApproximationWarning": "utils.warnings",

@@ -320,7 +320,14 @@ def cmd_cluster(args, ui):
             random_state=args.seed,
             plot_rows=pipeline.PLOT_ROWS if args.plot else 0,
             landmark_target=target,
+            missing_codes=None if args.missing_codes == "off" else args.missing_codes,
         )
+        replaced = [c for c in res.missing_codes if c["replaced"]]
+        if replaced:
+            ui.say(
+                "missing-value codes read as their column's median: "
+                + ", ".join(f"column {c['column']}: {c['value']:g} -> {c['replacement']:g}" for c in replaced)
+            )
         if res.scaler is not None:
             ui.say(f"standardized {res.scaler.n_features_in_} columns over {int(res.scaler.n_samples_seen_)} rows")
             ui.record(column_means=res.scaler.mean_.tolist(), column_scales=res.scaler.scale_.tolist())

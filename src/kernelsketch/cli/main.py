@@ -324,6 +324,13 @@ def _add_cluster(sub, parents):
         "i.e. their largest values spread over more than 10x; other methods: only with --standardize)",
     )
     p.add_argument(
+        "--missing-codes",
+        choices=("impute", "warn", "off"),
+        default="impute",
+        help="missing-value codes (a blood pressure of 0 for 'not measured') found in 5000 sampled rows: "
+        "read as their column's median (impute, the default), only warned of (warn), or not looked for (off)",
+    )
+    p.add_argument(
         "-o", "--output", help="labels file: .npy, .csv, .tsv or .parquet (default: write nothing, print the scores)"
     )
     p.add_argument("--force", action="store_true", help="overwrite existing outputs (never an input)")

@@ -29,6 +29,7 @@ The package, one concept per module, data flowing down (driver -> fit strategy -
 and back up once:
 
 * :mod:`~kernelsketch.out_of_core.engine` -- the :class:`Engine` contract and :class:`LocalEngine`;
+* :mod:`~kernelsketch.out_of_core.missing` -- missing-value codes found on a sample and read as medians;
 * :mod:`~kernelsketch.out_of_core.standardize` -- z-scoring a source in one pass;
 * :mod:`~kernelsketch.out_of_core.fit` -- :func:`fit_source`, one strategy per kind of estimator,
   and :func:`choose_landmarks`;
@@ -52,9 +53,11 @@ from .drivers import (
 )
 from .engine import Engine, LocalEngine, align_columns, open_engine, record_feature_names
 from .fit import FIT_ROWS, FIT_STRATEGIES, FitResult, choose_landmarks, fit_source, fit_strategy, resolve_kernel
+from .missing import CODE_CHECK_ROWS, replace_missing_codes
 from .standardize import UNIT_SPREAD, magnitude_spread, standardize_source
 
 __all__ = [
+    "CODE_CHECK_ROWS",
     "FIT_ROWS",
     "FIT_STRATEGIES",
     "UNIT_SPREAD",
@@ -76,6 +79,7 @@ __all__ = [
     "model_read_options",
     "open_engine",
     "record_feature_names",
+    "replace_missing_codes",
     "resolve_kernel",
     "standardize_source",
     "transform_source",

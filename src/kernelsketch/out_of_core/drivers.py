@@ -11,16 +11,15 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import scipy.sparse as sp
 
 from .._typing import DataLike, RandomStateLike
 from ..io import RowReservoir
 from ..io.readers import guess_format as _guess_format
-from ..utils.missing_codes import MissingValueCodeWarning, describe_codes, missing_value_codes
 from ..utils.validation import check_random_state, derive_seed
 from ..utils.warnings import warn as _warn
 from .engine import _dense_if_needed, _sum_tuples, align_columns, open_engine
 from .fit import FIT_ROWS, FitResult, fit_source
+from .missing import check_missing_codes, replace_missing_codes
 from .sinks import _ArraySink, _FileSink, _inputs_of, _make_sink
 from .standardize import standardize_source
 
@@ -326,9 +325,12 @@ class ClusterResult:
     fit : FitResult or None
     scaler : StandardScaler or None
         The column scaling applied before the embedding (``standardize``), None when none was.
+    missing_codes : list of dict
+        The missing-value codes found (``missing_codes``): ``column``, ``value``, ``rows`` (in
+        the checked sample), ``replacement`` (the column's median) and ``replaced``.
     seconds : dict
-        ``fit`` (the embedding's, with the standardizing pass), ``embed_sample`` (embedding the k-means
-        sample), ``kmeans`` (k-means++ and Lloyd on it), ``passes``, ``assign`` and ``total``.
+        ``fit`` (the embedding's, with the code check and the standardizing pass), ``embed_sample``
+        (embedding the k-means sample), ``kmeans`` (k-means++ and Lloyd on it), ``passes``, ``assign`` and ``total``.
     sample : tuple or None
         ``(Z, labels)``: the first two embedding coordinates of up to ``plot_rows``
         sampled rows and their clusters (for a plot).
@@ -351,10 +353,14 @@ class ClusterResult:
     sample: tuple | None = None
     sample_rows: int = 0
     scaler: Any = None
+    missing_codes: list = field(default_factory=list)
 
     def to_dict(self):
         d = {
             "standardized": self.scaler is not None,
+            "missing_value_codes": [
+                {k: c[k] for k in ("column", "value", "rows", "replacement", "replaced")} for c in self.missing_codes
+            ],
             "n_rows": self.n_rows,
             "kmeans_sample_rows": self.sample_rows,
             "k": self.n_clusters,
@@ -370,28 +376,6 @@ class ClusterResult:
         if self.fit is not None:
             d.update(self.fit.to_dict())
         return d
-
-
-#: rows of the k-means sample checked for missing-value codes (a per-column sort: 0.2 s for 5,000 x 784)
-CODE_CHECK_ROWS = 5000
-
-
-def _warn_missing_value_codes(rows, scaler):
-    """Warn when the k-means sample's columns hold missing-value codes (read back in the file's units)."""
-    if sp.issparse(rows) or rows.shape[0] < 2:
-        return
-    # the sample's indices are sorted: every step-th row spans the whole file, its head would not
-    raw = np.asarray(rows[:: -(-rows.shape[0] // CODE_CHECK_ROWS)], dtype=np.float64)
-    if scaler is not None:  # the engine standardized the rows; codes are whole numbers in the file's units
-        raw = np.round(raw * scaler.scale_ + scaler.mean_, 9)
-    codes = missing_value_codes(raw)
-    if codes:
-        _warn(
-            f"columns hold what look like missing-value codes ({describe_codes(codes)}): rows sharing a code are far "
-            "from all others and tend to take a cluster of their own; replace the codes before clustering (e.g. "
-            "sklearn.impute.SimpleImputer(missing_values=CODE, strategy='median') on those columns)",
-            MissingValueCodeWarning,
-        )
 
 
 def _embed_block(X, state):
@@ -450,6 +434,7 @@ def cluster_file(
     block_rows: int | None = None,
     plot_rows: int = 0,
     landmark_target: float | None = None,
+    missing_codes: str | None = "impute",
     **read_options: Any,
 ) -> ClusterResult:
     """Kernel clustering of data of any size: embed, k-means on a sample, stream the labels.
@@ -497,6 +482,12 @@ def cluster_file(
     landmark_target : float in (0, 1), optional
         Choose a landmark embedding's landmark count from this Gram error target
         (:func:`choose_landmarks`; not for ``"spectral"``, whose landmarks define a graph).
+    missing_codes : "impute", "warn" or None, default="impute"
+        Missing-value codes (a blood pressure of 0 for "not measured") found in a uniform
+        sample of 5,000 rows (:func:`replace_missing_codes`) are read as their column's
+        median (``"impute"``; the clustering-quality benchmark's evidence: rows sharing a
+        code otherwise take a cluster of their own), or only warned of (``"warn"``);
+        None does not look.  Either way a ``MissingValueCodeWarning`` names them.
 
     Returns
     -------
@@ -504,8 +495,9 @@ def cluster_file(
 
     Notes
     -----
-    Passes over the data: the fit's (landmark rows only, or one pass for text
-    files and streaming estimators), the sample's rows, ``lloyd_passes``, and
+    Passes over the data: the code check's sample (by index; one pass for a
+    text file), the fit's (landmark rows only, or one pass for text files and
+    streaming estimators), the sample's rows, ``lloyd_passes``, and
     one assignment pass that embeds each block, assigns it and hands the
     labels to ``output``.  When the sample is every row (N <= ``init_size``)
     the sample's embedding is assigned directly: one embedding of the data.
@@ -524,6 +516,7 @@ def cluster_file(
     from ..cluster.streaming_kmeans import StreamingKMeans
 
     standardize = _check_cluster_args(n_clusters, lloyd_passes, standardize, embedding)
+    check_missing_codes(missing_codes)
     engine = open_engine(data, client=client, block_rows=block_rows, **read_options)
     protect = _inputs_of(data)
     if isinstance(output, (str, os.PathLike)):
@@ -534,6 +527,7 @@ def cluster_file(
     embedding = _named_embedding(embedding, n_clusters, random_state)
     seconds = {}
     t0 = time.perf_counter()
+    engine, codes = replace_missing_codes(engine, action=missing_codes, random_state=random_state)
     engine, scaler, fit = _fit_embedding(engine, embedding, standardize, fit_rows, random_state, landmark_target)
     seconds["fit"] = time.perf_counter() - t0
     N = engine.n_rows
@@ -541,22 +535,10 @@ def cluster_file(
         raise ValueError(f"n_clusters={n_clusters} must be <= the number of rows ({N})")
 
     # 1. seeding: k-means++ and Lloyd on the embedding of a uniform sample
-    t1 = time.perf_counter()
     km = StreamingKMeans(n_clusters, init_size=init_size, n_init=n_init, tol=tol, random_state=random_state)
     km._validate_params()
-    rng = check_random_state(derive_seed(random_state) + 1)
-    idx = km.sample_indices(N, rng)
+    idx, sample, y_rows = _seed_on_a_sample(engine, embedding, km, random_state, seconds)
     whole = idx.size == N  # the sample is every row: exact full-data k-means, no second embedding pass
-    rows, y_rows = engine.gather(idx)
-    _warn_missing_value_codes(rows, scaler)
-    sample = _embed_block(rows, (embedding,))
-    del rows
-    seconds["embed_sample"] = time.perf_counter() - t1
-    t2 = time.perf_counter()
-    km.seed(sample, rng)
-    if whole:  # every row is here: an empty cluster is known before anything is written
-        _refuse_empty_clusters(sample, km, n_clusters)
-    seconds["kmeans"] = time.perf_counter() - t2
 
     # 2. exact Lloyd passes over every row (optional; each one embeds every block again)
     t3 = time.perf_counter()
@@ -576,17 +558,9 @@ def cluster_file(
         column_names=["cluster"],
     )
     labels = _Assignment(sink, PairCounts() if engine.has_labels else None)
-    try:
-        if whole:
-            labels.assign_in_memory(sample, y_rows, km.cluster_centers_)
-        else:
-            del sample
-            state = (embedding, km.cluster_centers_)
-            engine.foreach(_assign_block, labels.consume, state=state, desc="assign clusters")
-        written = sink.close()
-    except BaseException:
-        sink.abort()
-        raise
+    in_memory = (sample, y_rows) if whole else None
+    del sample  # (not held through a streamed assignment pass)
+    written = labels.run(engine, embedding, km.cluster_centers_, in_memory)
     seconds["assign"] = time.perf_counter() - t4
     seconds["total"] = time.perf_counter() - t0
     km.inertia_, km.n_iter_, km.counts_ = labels.inertia, passes, labels.counts
@@ -606,6 +580,7 @@ def cluster_file(
         sample=plot,
         sample_rows=int(idx.size),
         scaler=scaler,
+        missing_codes=codes,
     )
     if labels.pairs is not None and labels.pairs.table:
         res.rand_index, res.adjusted_rand_index = labels.pairs.rand_index(), labels.pairs.adjusted_rand_index()
@@ -668,6 +643,24 @@ def _lloyd_passes(engine, embedding, km, lloyd_passes):
     return passes
 
 
+def _seed_on_a_sample(engine, embedding, km, random_state, seconds):
+    """k-means++ and Lloyd (``km.seed``) on the embedding of a uniform sample: ``(indices, embedding, labels)``."""
+    t1 = time.perf_counter()
+    N = engine.n_rows
+    rng = check_random_state(derive_seed(random_state) + 1)
+    idx = km.sample_indices(N, rng)
+    rows, y_rows = engine.gather(idx)
+    sample = _embed_block(rows, (embedding,))
+    del rows
+    seconds["embed_sample"] = time.perf_counter() - t1
+    t2 = time.perf_counter()
+    km.seed(sample, rng)
+    if idx.size == N:  # every row is here: an empty cluster is known before anything is written
+        _refuse_empty_clusters(sample, km, km.n_clusters)
+    seconds["kmeans"] = time.perf_counter() - t2
+    return idx, sample, y_rows
+
+
 class _Assignment:
     """Collects the assignment pass: labels to the sink, inertia, one more Lloyd step's sums, pair counts."""
 
@@ -686,6 +679,21 @@ class _Assignment:
             self.counts = counts if self.counts is None else self.counts + counts
         if self.pairs is not None and y is not None:
             self.pairs.add(y, labels)
+
+    def run(self, engine, embedding, centers, in_memory=None):
+        """Assign every row (``in_memory``: the whole data's embedding and labels, else one streamed pass).
+
+        Returns what the sink wrote; a failure aborts the sink (no partial output file).
+        """
+        try:
+            if in_memory is not None:
+                self.assign_in_memory(*in_memory, centers)
+            else:
+                engine.foreach(_assign_block, self.consume, state=(embedding, centers), desc="assign clusters")
+            return self.sink.close()
+        except BaseException:
+            self.sink.abort()
+            raise
 
     def assign_in_memory(self, sample, y_rows, centers):
         """Every row is in the k-means sample: assign its embedding in slices, no second embedding pass."""

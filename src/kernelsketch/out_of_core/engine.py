@@ -52,7 +52,7 @@ class Engine(Protocol):
         ...
 
     def set_preprocess(self, fn: Callable) -> None:
-        """Apply ``fn`` to every block read from now on (standardizing, reordering columns)."""
+        """Apply ``fn`` to every block read from now on, after any function set before (codes, scaling, order)."""
         ...
 
     def gather(self, indices) -> tuple[Any, Any]:
@@ -102,8 +102,12 @@ class LocalEngine:
         self.input_paths = [] if isinstance(source, ArraySource) else [source.path]
 
     def set_preprocess(self, fn):
-        """Apply ``fn`` to every block this engine reads from now on (e.g. a fitted scaler's ``transform``)."""
-        self.preprocess = fn
+        """Apply ``fn`` to every block this engine reads from now on, after any function set before.
+
+        (E.g. a fitted scaler's ``transform`` after missing-value codes were replaced.)
+        """
+        before = self.preprocess
+        self.preprocess = fn if before is None else (lambda X, before=before, fn=fn: fn(before(X)))
 
     def describe(self):
         rows = f"{self.n_rows} rows" if self.n_rows is not None else "rows not counted yet"
@@ -262,11 +266,9 @@ def align_columns(estimator, engine):
             f"not in the model {unknown} (select columns with --columns / columns=)"
         )
     order = np.asarray([names.index(n) for n in fitted])
-    # a local engine's set_preprocess replaces its function (compose with it); Dask's maps over its chunks
-    before = getattr(engine, "preprocess", None)
 
-    def reorder(X, before=before, order=order):
-        return (X if before is None else before(X))[:, order]
+    def reorder(X, order=order):
+        return X[:, order]
 
-    engine.set_preprocess(reorder)
+    engine.set_preprocess(reorder)  # after what the engine already applies
     return names

@@ -1,0 +1,139 @@
+"""Missing-value codes replaced as blocks are read: found on a uniform sample, each set to its column's median."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import scipy.sparse as sp
+
+from .._typing import DataLike, RandomStateLike
+from ..utils.missing_codes import MissingValueCodeWarning, describe_codes, missing_value_codes
+from ..utils.validation import check_random_state, derive_seed
+from ..utils.warnings import warn as _warn
+from .engine import open_engine
+
+#: rows of the uniform sample checked for codes (a per-column sort: 0.2 s for 5,000 x 784)
+CODE_CHECK_ROWS = 5000
+#: what :func:`replace_missing_codes` (and ``cluster_file(missing_codes=...)``) does with codes it finds
+MISSING_CODE_ACTIONS = ("impute", "warn", None)
+
+
+def check_missing_codes(action):
+    """``action`` if it is one of :data:`MISSING_CODE_ACTIONS`, else a ValueError naming them."""
+    if action not in MISSING_CODE_ACTIONS:
+        raise ValueError(f"missing_codes must be 'impute', 'warn' or None, got {action!r}")
+    return action
+
+
+def _code_sample(engine, random_state):
+    """A uniform sample of up to :data:`CODE_CHECK_ROWS` rows (one pass for a text file, else by index)."""
+    seed = derive_seed(random_state) + 2
+    if engine.n_rows is None:  # a text file: one pass, which also counts the rows
+        X, _ = engine.reservoir(CODE_CHECK_ROWS, [seed, 0x6D76], desc="check missing-value codes")
+        return X
+    N = engine.n_rows
+    rng = check_random_state(seed)
+    idx = np.arange(N) if N <= CODE_CHECK_ROWS else np.sort(rng.choice(N, CODE_CHECK_ROWS, replace=False))
+    return engine.gather(idx)[0]
+
+
+def _replacer(codes, dtype):
+    """The block function that sets each code to its replacement (a copy: the source is never written)."""
+    columns = np.asarray([c["column"] for c in codes])
+    values = np.asarray([c["value"] for c in codes])
+    medians = np.asarray([c["replacement"] for c in codes])
+
+    def replace(X, columns=columns, values=values, medians=medians, dtype=dtype):
+        X = np.array(X, dtype=dtype, copy=True)
+        for j, v, m in zip(columns, values, medians, strict=True):
+            col = X[:, j]
+            col[col == v] = m
+        return X
+
+    return replace
+
+
+def replace_missing_codes(
+    data: DataLike,
+    *,
+    action: str | None = "impute",
+    random_state: RandomStateLike = 0,
+    client: Any = None,
+    **read_options: Any,
+) -> tuple[Any, list]:
+    """Find missing-value codes in a sample of ``data``; the engine then reads them as their column's median.
+
+    A column that records "not measured" as a number (a blood pressure of 0, an income of
+    999999) puts every such row at one point, far from all the others: spectral clustering
+    gives them a cluster of their own, and k-means may too.  This checks a seeded uniform
+    sample of up to :data:`CODE_CHECK_ROWS` rows with
+    :func:`~kernelsketch.diagnostics.missing_value_codes` and, for ``action="impute"``,
+    replaces each code it finds, as every block is read, by the median of its column's other
+    values in the sample -- what ``sklearn.impute.SimpleImputer(missing_values=v,
+    strategy="median")`` does on that column.  Either way a
+    :class:`~kernelsketch.utils.missing_codes.MissingValueCodeWarning` names the codes.
+
+    Parameters
+    ----------
+    data : path, array, MatrixSource, dask array or an engine (as :func:`fit_source`)
+    action : "impute", "warn" or None, default="impute"
+        ``"warn"``: only warn (the rows are read as they are); None: do not look.
+    random_state : int, default=0
+        Seeds the sample.
+
+    Returns
+    -------
+    engine, codes : the engine (every block it reads has the codes replaced, for
+        ``"impute"``) and one dict per code found (as ``missing_value_codes`` gives them,
+        plus ``replacement``: the median used, and ``replaced``: whether it was).
+
+    Sparse data is not checked (its implicit zeros are values, not codes).  The sample is
+    read by index, or in one pass for a text file (which also counts its rows).
+
+    Examples
+    --------
+    >>> import numpy as np, warnings, kernelsketch as ks
+    >>> rng = np.random.default_rng(0)
+    >>> X = np.column_stack([np.round(rng.normal(72, 12, 500)), rng.normal(size=500)])
+    >>> X[:20, 0] = 0  # blood pressure "not measured"
+    >>> with warnings.catch_warnings():
+    ...     warnings.simplefilter("ignore")
+    ...     engine, codes = ks.replace_missing_codes(X)
+    >>> [(c["column"], c["value"], c["replacement"]) for c in codes]
+    [(0, 0.0, 72.0)]
+    >>> float(engine.gather(np.arange(3))[0][0, 0])
+    72.0
+    """
+    check_missing_codes(action)
+    engine = open_engine(data, client=client, **read_options)
+    if action is None or getattr(engine, "sparse", False):
+        return engine, []
+    sample = _code_sample(engine, random_state)
+    if sp.issparse(sample) or sample.shape[0] < 2:
+        return engine, []
+    sample = np.asarray(sample, dtype=np.float64)
+    codes = missing_value_codes(sample)
+    if not codes:
+        return engine, []
+    for c in codes:
+        col = sample[:, c["column"]]
+        c["replacement"] = float(np.median(col[col != c["value"]]))
+        c["replaced"] = action == "impute"
+    if action == "impute":
+        engine.set_preprocess(_replacer(codes, engine.dtype))
+        medians = ", ".join(f"column {c['column']}: {c['replacement']:g}" for c in codes)
+        _warn(
+            f"columns hold what look like missing-value codes ({describe_codes(codes)}): each is read as its "
+            f"column's median ({medians}), as rows "
+            "sharing a code would take a cluster of their own (missing_codes='warn' / --missing-codes warn keeps them)",
+            MissingValueCodeWarning,
+        )
+    else:
+        _warn(
+            f"columns hold what look like missing-value codes ({describe_codes(codes)}): rows sharing a code are far "
+            "from all others and tend to take a cluster of their own; replace the codes before clustering "
+            "(missing_codes='impute' / --missing-codes impute sets each to its column's median)",
+            MissingValueCodeWarning,
+        )
+    return engine, codes

@@ -661,13 +661,11 @@ def figures(
         claim: verdict and numbers), ``metric_check``; ``figures``;
         ``params``; ``notes`` (unavailable datasets, stand-ins, subsamples).
     """
-    from ..metrics import kernel_frobenius_error, kernel_spectral_error
-
     sample_sizes, n_eval, max_train, forest_max_train, random_noisy_shape = resolve_sizes(
         quick, sample_sizes, n_eval, max_train, forest_max_train, random_noisy_shape
     )
     reps = n_repetitions if n_repetitions is not None else 1
-    params = dict(
+    params = _figures_params(
         quick=quick,
         seed=seed,
         datasets=list(datasets),
@@ -679,6 +677,94 @@ def figures(
         max_train=max_train,
         forest_max_train=forest_max_train,
         random_noisy_shape=list(random_noisy_shape),
+        bandwidth=bandwidth,
+        bandwidth_percentile=bandwidth_percentile,
+        nystroem_rank=nystroem_rank,
+        basis=basis,
+    )
+    rep = Report("skpca-figures", output_dir, params)
+    plt = pyplot()
+    all_rows, claims, checks = [], [], []
+    setup = dict(
+        seed=seed,
+        reps=reps,
+        sample_sizes=sample_sizes,
+        sketch_sizes=sketch_sizes,
+        n_eval=n_eval,
+        shrink=shrink,
+        nystroem_rank=nystroem_rank,
+        basis=basis,
+        bandwidth=bandwidth,
+        bandwidth_percentile=bandwidth_percentile,
+        progress=progress,
+    )
+    for ds_index, name in enumerate(datasets):
+        fig_name, _ = FIGURE_OF[name]
+        cap = forest_max_train if name == "forest" else max_train
+        try:
+            X_train, X_test, title, note = _load_split(
+                name, seed, quick=quick, max_train=cap, random_noisy_shape=random_noisy_shape
+            )
+        except DatasetNotFoundError as exc:
+            rep.note(f"{name}: dataset not available offline, skipped ({str(exc).splitlines()[0]})")
+            continue
+        if note:
+            rep.note(note)
+        rows = _dataset_rows(rep, X_train, X_test, title, fig_name, ds_index, checks, **setup)
+        rep.figure(_plot(rows, title, fig_name, params, plt), fig_name)
+        claims.extend(_check_claims(rows, title))
+        all_rows.extend(rows)
+    rep.table(
+        "results",
+        all_rows,
+        RESULT_COLUMNS,
+        title="Kernel spectral / Frobenius error, train time, test time per point and space",
+    )
+    rep.table(
+        "claims",
+        claims,
+        ["dataset", "claim", "verdict", "numbers", "criterion", "paper"],
+        title="The paper's claims checked on our runs",
+    )
+    rep.table(
+        "metric_check",
+        checks,
+        title="Cached-Gram evaluator vs kernelsketch.metrics (kernel_spectral_error, kernel_frobenius_error)",
+    )
+    return rep.finish()
+
+
+#: the columns of skpca-figures' results.csv, in order
+RESULT_COLUMNS = [
+    "dataset",
+    "figure",
+    "method_label",
+    "method",
+    "sketch_size",
+    "sample_size",
+    "space",
+    "spectral_error",
+    "frobenius_error",
+    "train_time_s",
+    "test_time_per_point_s",
+    "train_wall_s",
+    "test_wall_per_point_s",
+    "n_train",
+    "n_test",
+    "n_eval",
+    "d",
+    "bandwidth",
+    "repetitions",
+    "sketch_error",
+    "fd_delta",
+    "lemma_bound",
+]
+
+
+def _figures_params(*, bandwidth, bandwidth_percentile, nystroem_rank, basis, **given):
+    """The parameters skpca-figures records (``params.json``): what was given and what each method is."""
+    return dict(
+        **given,
         kernel="gaussian exp(-|x-y|^2/h^2)",
         bandwidth=(
             f"fixed h = {bandwidth:g}"
@@ -700,166 +786,143 @@ def figures(
         test_time="CPU time of transform of the test set / its size; wall time in test_wall_per_point_s",
         blas_threads=_blas_threads(),
     )
-    rep = Report("skpca-figures", output_dir, params)
-    plt = pyplot()
-    all_rows, claims, checks = [], [], []
-    for ds_index, name in enumerate(datasets):
-        fig_name, _ = FIGURE_OF[name]
-        cap = forest_max_train if name == "forest" else max_train
-        try:
-            X_train, X_test, title, note = _load_split(
-                name, seed, quick=quick, max_train=cap, random_noisy_shape=random_noisy_shape
-            )
-        except DatasetNotFoundError as exc:
-            rep.note(f"{name}: dataset not available offline, skipped ({str(exc).splitlines()[0]})")
-            continue
-        if note:
-            rep.note(note)
-        n_train, d = X_train.shape
-        h = dataset_bandwidth(X_train, seed, ds_index, bandwidth_percentile) if bandwidth is None else float(bandwidth)
-        from ..kernels.blocks import get_kernel
 
-        kern = get_kernel("gaussian", bandwidth=h)
-        X_eval = evaluation_rows(X_train, n_eval, seed, ds_index)
-        ne = X_eval.shape[0]
-        rep.note(
-            f"{title}: n_train={n_train}, n_test={X_test.shape[0]}, d={d}, bandwidth h={h:.6g}; errors on "
-            + (
-                f"a uniform subsample of {ne} of the {n_train} training points"
-                if ne < n_train
-                else f"all {n_train} training points"
-            )
+
+def _dataset_rows(
+    rep,
+    X_train,
+    X_test,
+    title,
+    fig_name,
+    ds_index,
+    checks,
+    *,
+    seed,
+    reps,
+    sample_sizes,
+    sketch_sizes,
+    n_eval,
+    shrink,
+    nystroem_rank,
+    basis,
+    bandwidth,
+    bandwidth_percentile,
+    progress,
+):
+    """Every (repetition, m, method, l) job on one data set, averaged over repetitions: the result rows."""
+    from ..kernels.blocks import get_kernel
+
+    n_train, d = X_train.shape
+    h = dataset_bandwidth(X_train, seed, ds_index, bandwidth_percentile) if bandwidth is None else float(bandwidth)
+    kern = get_kernel("gaussian", bandwidth=h)
+    X_eval = evaluation_rows(X_train, n_eval, seed, ds_index)
+    ne = X_eval.shape[0]
+    rep.note(
+        f"{title}: n_train={n_train}, n_test={X_test.shape[0]}, d={d}, bandwidth h={h:.6g}; errors on "
+        + (
+            f"a uniform subsample of {ne} of the {n_train} training points"
+            if ne < n_train
+            else f"all {n_train} training points"
         )
-        t_dataset = time.perf_counter()
-        residual = _GramResidual(X_eval, kern)
-        jobs = [(r, m, meth, l) for r in range(reps) for m, meth, l in grid_jobs(sample_sizes, sketch_sizes, n_train)]
-        acc = {}
-        check_done = False
-        for r, m, meth, l in _progress(jobs, total=len(jobs), desc=f"skpca {name}", enabled=progress):
-            # common random numbers: every random-feature method at (r, m) uses the same features, so
-            # SKPCA and RNCA differ only by the sketch; Nystroem draws its landmarks from its own stream
-            est_seed = estimator_seed(seed, ds_index, r, m, meth)
-            est = _make_estimator(meth, m, l, h, est_seed, shrink, nystroem_rank, basis)
-            w0, c0 = time.perf_counter(), time.process_time()
-            est.fit(X_train)
-            w1, c1 = time.perf_counter(), time.process_time()
-            est.transform(X_test)
-            w2, c2 = time.perf_counter(), time.process_time()
-            n_te = X_test.shape[0]
-            times = (c1 - c0, (c2 - c1) / n_te, w1 - w0, (w2 - w1) / n_te)
-            Y = _factor(est, X_eval)
-            spec, frob = residual(Y, seed=est_seed)
-            if meth == "SKPCA":
-                # Lemma 2.2's quantity on the evaluation rows, against Frequent Directions' own certificate
-                # Delta (>= it when W spans the final sketch) and the bound ||Z||_F^2 / floor(l / 2) of the
-                # shrink by the floor(l/2)-th squared singular value
-                lemma = (
-                    _sketch_error(est, X_eval) / ne,
-                    est.error_bound_ / ne,
-                    est.sketch_.squared_frobenius_ / (est.sketch_._delta_index * ne),
-                )
-            else:
-                lemma = (np.nan, np.nan, np.nan)
-            if not check_done and meth == "Nystrom":
-                # cross-check the cached-Gram evaluator against the library's metrics on 1000 points
-                k = min(ne, 1000)
-                sub = _GramResidual(X_eval[:k], kern)
-                ours = sub(Y[:k], seed=est_seed)
-                lib = (
-                    kernel_spectral_error(X_eval[:k], Y[:k], kern, random_state=0),
-                    kernel_frobenius_error(X_eval[:k], Y[:k], kern),
-                )
-                checks.append(
-                    {
-                        "dataset": title,
-                        "method": _label(meth, l),
-                        "sample_size": m,
-                        "n_points": k,
-                        "spectral_ours": ours[0],
-                        "spectral_metrics": lib[0],
-                        "frobenius_ours": ours[1],
-                        "frobenius_metrics": lib[1],
-                        "max_rel_diff": max(
-                            abs(ours[0] - lib[0]) / max(lib[0], 1e-300), abs(ours[1] - lib[1]) / max(lib[1], 1e-300)
-                        ),
-                    }
-                )
-                check_done = True
-            acc.setdefault((meth, l, m), []).append((spec, frob, *times, *lemma))
-        rows = []
-        for (meth, l, m), vals in acc.items():
-            v = np.mean(np.asarray(vals), axis=0)
-            rows.append(
-                {
-                    "dataset": title,
-                    "figure": fig_name,
-                    "method": meth,
-                    "sketch_size": l if l else "",
-                    "method_label": _label(meth, l),
-                    "sample_size": m,
-                    "space": space_usage(meth, m, d, l),
-                    "spectral_error": float(v[0]),
-                    "frobenius_error": float(v[1]),
-                    "train_time_s": float(v[2]),
-                    "test_time_per_point_s": float(v[3]),
-                    "train_wall_s": float(v[4]),
-                    "test_wall_per_point_s": float(v[5]),
-                    "n_train": n_train,
-                    "n_test": X_test.shape[0],
-                    "n_eval": ne,
-                    "d": d,
-                    "bandwidth": h,
-                    "repetitions": len(vals),
-                    "sketch_error": float(v[6]),
-                    "fd_delta": float(v[7]),
-                    "lemma_bound": float(v[8]),
-                }
-            )
-        rows.sort(key=lambda r: (r["method"] != "SKPCA", r["method"], r["sketch_size"] or 0, r["sample_size"]))
-        del residual
-        rep.note(f"{title}: {len(jobs)} fits in {time.perf_counter() - t_dataset:.1f} s")
-        rep.figure(_plot(rows, title, fig_name, params, plt), fig_name)
-        claims.extend(_check_claims(rows, title))
-        all_rows.extend(rows)
-    columns = [
-        "dataset",
-        "figure",
-        "method_label",
-        "method",
-        "sketch_size",
-        "sample_size",
-        "space",
-        "spectral_error",
-        "frobenius_error",
-        "train_time_s",
-        "test_time_per_point_s",
-        "train_wall_s",
-        "test_wall_per_point_s",
-        "n_train",
-        "n_test",
-        "n_eval",
-        "d",
-        "bandwidth",
-        "repetitions",
-        "sketch_error",
-        "fd_delta",
-        "lemma_bound",
-    ]
-    rep.table(
-        "results",
-        all_rows,
-        columns,
-        title="Kernel spectral / Frobenius error, train time, test time per point and space",
     )
-    rep.table(
-        "claims",
-        claims,
-        ["dataset", "claim", "verdict", "numbers", "criterion", "paper"],
-        title="The paper's claims checked on our runs",
+    t_dataset = time.perf_counter()
+    residual = _GramResidual(X_eval, kern)
+    jobs = [(r, m, meth, l) for r in range(reps) for m, meth, l in grid_jobs(sample_sizes, sketch_sizes, n_train)]
+    acc, check_done = {}, False
+    for r, m, meth, l in _progress(jobs, total=len(jobs), desc=f"skpca {title}", enabled=progress):
+        # common random numbers: every random-feature method at (r, m) uses the same features, so
+        # SKPCA and RNCA differ only by the sketch; Nystroem draws its landmarks from its own stream
+        est_seed = estimator_seed(seed, ds_index, r, m, meth)
+        est = _make_estimator(meth, m, l, h, est_seed, shrink, nystroem_rank, basis)
+        times = _fit_and_time(est, X_train, X_test)
+        Y = _factor(est, X_eval)
+        spec, frob = residual(Y, seed=est_seed)
+        if not check_done and meth == "Nystrom":  # once per data set
+            checks.append(_metric_check(X_eval, Y, kern, est_seed, title, _label(meth, l), m))
+            check_done = True
+        acc.setdefault((meth, l, m), []).append((spec, frob, *times, *_lemma_2_2(est, meth, X_eval)))
+    del residual
+    rep.note(f"{title}: {len(jobs)} fits in {time.perf_counter() - t_dataset:.1f} s")
+    shared = {"dataset": title, "figure": fig_name, "n_train": n_train, "n_test": X_test.shape[0], "n_eval": ne}
+    rows = [_result_row(meth, l, m, vals, d, h, shared) for (meth, l, m), vals in acc.items()]
+    rows.sort(key=lambda r: (r["method"] != "SKPCA", r["method"], r["sketch_size"] or 0, r["sample_size"]))
+    return rows
+
+
+def _fit_and_time(est, X_train, X_test):
+    """Fit on the training rows, transform the test rows: CPU and wall seconds (test ones per point)."""
+    w0, c0 = time.perf_counter(), time.process_time()
+    est.fit(X_train)
+    w1, c1 = time.perf_counter(), time.process_time()
+    est.transform(X_test)
+    w2, c2 = time.perf_counter(), time.process_time()
+    n_te = X_test.shape[0]
+    return (c1 - c0, (c2 - c1) / n_te, w1 - w0, (w2 - w1) / n_te)
+
+
+def _lemma_2_2(est, meth, X_eval):
+    """SKPCA's Lemma 2.2 quantity on the evaluation rows, FD's certificate and the bound (each / rows); NaN else.
+
+    The certificate Delta is >= the quantity when W spans the final sketch; the bound is
+    ||Z||_F^2 / floor(l / 2), from the shrink by the floor(l/2)-th squared singular value.
+    """
+    if meth != "SKPCA":
+        return (np.nan, np.nan, np.nan)
+    ne = X_eval.shape[0]
+    return (
+        _sketch_error(est, X_eval) / ne,
+        est.error_bound_ / ne,
+        est.sketch_.squared_frobenius_ / (est.sketch_._delta_index * ne),
     )
-    rep.table(
-        "metric_check",
-        checks,
-        title="Cached-Gram evaluator vs kernelsketch.metrics (kernel_spectral_error, kernel_frobenius_error)",
+
+
+def _metric_check(X_eval, Y, kern, est_seed, title, label, m):
+    """The cached-Gram evaluator against the library's metrics on 1,000 points (one row of metric_check)."""
+    from ..metrics import kernel_frobenius_error, kernel_spectral_error
+
+    k = min(X_eval.shape[0], 1000)
+    ours = _GramResidual(X_eval[:k], kern)(Y[:k], seed=est_seed)
+    lib = (
+        kernel_spectral_error(X_eval[:k], Y[:k], kern, random_state=0),
+        kernel_frobenius_error(X_eval[:k], Y[:k], kern),
     )
-    return rep.finish()
+    return {
+        "dataset": title,
+        "method": label,
+        "sample_size": m,
+        "n_points": k,
+        "spectral_ours": ours[0],
+        "spectral_metrics": lib[0],
+        "frobenius_ours": ours[1],
+        "frobenius_metrics": lib[1],
+        "max_rel_diff": max(abs(ours[0] - lib[0]) / max(lib[0], 1e-300), abs(ours[1] - lib[1]) / max(lib[1], 1e-300)),
+    }
+
+
+def _result_row(meth, l, m, vals, d, h, shared):
+    """One results.csv row: the mean over repetitions of a (method, l, m) job's measurements."""
+    v = np.mean(np.asarray(vals), axis=0)
+    return {
+        "dataset": shared["dataset"],
+        "figure": shared["figure"],
+        "method": meth,
+        "sketch_size": l if l else "",
+        "method_label": _label(meth, l),
+        "sample_size": m,
+        "space": space_usage(meth, m, d, l),
+        "spectral_error": float(v[0]),
+        "frobenius_error": float(v[1]),
+        "train_time_s": float(v[2]),
+        "test_time_per_point_s": float(v[3]),
+        "train_wall_s": float(v[4]),
+        "test_wall_per_point_s": float(v[5]),
+        "n_train": shared["n_train"],
+        "n_test": shared["n_test"],
+        "n_eval": shared["n_eval"],
+        "d": d,
+        "bandwidth": h,
+        "repetitions": len(vals),
+        "sketch_error": float(v[6]),
+        "fd_delta": float(v[7]),
+        "lemma_bound": float(v[8]),
+    }

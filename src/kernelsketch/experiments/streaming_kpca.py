@@ -294,36 +294,57 @@ def _fmt(v):
 
 def _check_claims(rows, title):
     """One row per claim of :data:`PAPER_CLAIMS` for one dataset's averaged results."""
-    labels = sorted({r["method_label"] for r in rows})
-    sk_labels = [lab for lab in labels if lab.startswith("SKPCA")]
-    sizes = sorted({r["sample_size"] for r in rows})
-    at = {(r["method_label"], r["sample_size"]): r for r in rows}
-    out = []
+    g = _ClaimGrid(rows)
+    found = [
+        *_error_claims(g),
+        *_crossover_claims(g),
+        *_skpca_vs_rnca_claims(g),
+        *_time_and_lemma_claims(g),
+    ]
+    return [
+        {"dataset": title, "claim": key, "paper": PAPER_CLAIMS[key], "verdict": v, "numbers": n, "criterion": c}
+        for key, v, n, c in found
+    ]
 
-    def add(key, verdict, numbers, criterion):
-        out.append(
-            {
-                "dataset": title,
-                "claim": key,
-                "paper": PAPER_CLAIMS[key],
-                "verdict": verdict,
-                "numbers": numbers,
-                "criterion": criterion,
-            }
-        )
 
-    # errors below 0.01
+class _ClaimGrid:
+    """One dataset's averaged rows, indexed by (method label, sample size)."""
+
+    def __init__(self, rows):
+        self.rows = rows
+        self.labels = sorted({r["method_label"] for r in rows})
+        self.sk_labels = [lab for lab in self.labels if lab.startswith("SKPCA")]
+        self.sizes = sorted({r["sample_size"] for r in rows})
+        self.at = {(r["method_label"], r["sample_size"]): r for r in rows}
+
+    def crossover(self, label, key):
+        """First sample size where ``label`` beats Nystroem after Nystroem led, or None."""
+        led = False
+        for m in self.sizes:
+            if (label, m) not in self.at:
+                continue
+            d = self.at[(label, m)][key] - self.at[("Nystrom", m)][key]
+            if d > 0:
+                led = True
+            elif led:
+                return m
+        return None
+
+
+def _error_claims(g):
+    """Errors below 0.01; Nystroem best at the smallest sample size: ``(claim, verdict, numbers, criterion)``."""
+    rows, labels, at = g.rows, g.labels, g.at
     frac = {k: float(np.mean([r[k] < 0.01 for r in rows])) for k in ("spectral_error", "frobenius_error")}
-    add(
-        "small_errors",
-        _verdict(min(frac.values()) >= 0.5),
-        f"fraction of points < 0.01: spectral {frac['spectral_error']:.2f}, Frobenius {frac['frobenius_error']:.2f}; "
-        f"max spectral {_fmt(max(r['spectral_error'] for r in rows))}",
-        "holds if >= half of all (method, sample size) points are < 0.01 in both errors",
-    )
-
-    # Nystroem best at the smallest sample size
-    m0 = sizes[0]
+    out = [
+        (
+            "small_errors",
+            _verdict(min(frac.values()) >= 0.5),
+            f"fraction of points < 0.01: spectral {frac['spectral_error']:.2f}, "
+            f"Frobenius {frac['frobenius_error']:.2f}; max spectral {_fmt(max(r['spectral_error'] for r in rows))}",
+            "holds if >= half of all (method, sample size) points are < 0.01 in both errors",
+        )
+    ]
+    m0 = g.sizes[0]
     parts, ok = [], []
     for key, name in (("spectral_error", "spectral"), ("frobenius_error", "Frobenius")):
         others = [(at[(lab, m0)][key], lab) for lab in labels if lab != "Nystrom" and (lab, m0) in at]
@@ -331,57 +352,61 @@ def _check_claims(rows, title):
         ny = at[("Nystrom", m0)][key]
         ok.append(ny <= best)
         parts.append(f"{name} at {m0}: Nystrom {_fmt(ny)} vs best other {_fmt(best)} ({who})")
-    add(
-        "nystroem_best_small",
-        _verdict(all(ok), any(ok)),
-        "; ".join(parts),
-        "holds if Nystroem has the lowest spectral and Frobenius error at the smallest sample size",
+    out.append(
+        (
+            "nystroem_best_small",
+            _verdict(all(ok), any(ok)),
+            "; ".join(parts),
+            "holds if Nystroem has the lowest spectral and Frobenius error at the smallest sample size",
+        )
     )
+    return out
 
-    def crossover(label, key):
-        """First sample size where ``label`` beats Nystroem after Nystroem led, or None."""
-        led = False
-        for m in sizes:
-            if (label, m) not in at:
-                continue
-            d = at[(label, m)][key] - at[("Nystrom", m)][key]
-            if d > 0:
-                led = True
-            elif led:
-                return m
-        return None
 
-    c = crossover("RNCA", "frobenius_error")
-    add(
-        "frobenius_crossover_rnca",
-        _verdict(c is not None),
-        f"RNCA first below Nystroem at m = {c}" if c else "RNCA never crosses below Nystroem",
-        "holds if Nystroem is better at small m and RNCA better at some larger m",
-    )
-    cs = {lab: crossover(lab, "frobenius_error") for lab in sk_labels}
+def _crossover_claims(g):
+    """Where RNCA and the SKPCA versions cross below Nystroem, in Frobenius and spectral error."""
+    sk_labels = g.sk_labels
+    c = g.crossover("RNCA", "frobenius_error")
+    out = [
+        (
+            "frobenius_crossover_rnca",
+            _verdict(c is not None),
+            f"RNCA first below Nystroem at m = {c}" if c else "RNCA never crosses below Nystroem",
+            "holds if Nystroem is better at small m and RNCA better at some larger m",
+        )
+    ]
+    cs = {lab: g.crossover(lab, "frobenius_error") for lab in sk_labels}
     crossed = [lab for lab, v in cs.items() if v is not None]
-    add(
-        "frobenius_crossover_skpca",
-        _verdict(len(crossed) > len(sk_labels) / 2, bool(crossed)),
-        f"{len(crossed)}/{len(sk_labels)} SKPCA versions cross below Nystroem: "
-        + (", ".join(f"{lab.split()[1]} at m={cs[lab]}" for lab in crossed) or "none"),
-        "holds if most SKPCA versions cross; partly if at least one does",
+    out.append(
+        (
+            "frobenius_crossover_skpca",
+            _verdict(len(crossed) > len(sk_labels) / 2, bool(crossed)),
+            f"{len(crossed)}/{len(sk_labels)} SKPCA versions cross below Nystroem: "
+            + (", ".join(f"{lab.split()[1]} at m={cs[lab]}" for lab in crossed) or "none"),
+            "holds if most SKPCA versions cross; partly if at least one does",
+        )
     )
-    cs_sp = {lab: crossover(lab, "spectral_error") for lab in sk_labels}
+    cs_sp = {lab: g.crossover(lab, "spectral_error") for lab in sk_labels}
     crossed_sp = [lab for lab, v in cs_sp.items() if v is not None]
-    c_rnca_sp = crossover("RNCA", "spectral_error")
+    c_rnca_sp = g.crossover("RNCA", "spectral_error")
     # as written: a cross-over for SKPCA (and none for RNCA); without any SKPCA cross-over it does not hold
-    add(
-        "spectral_crossover_skpca_not_rnca",
-        _verdict(bool(crossed_sp) and c_rnca_sp is None, bool(crossed_sp)),
-        f"{len(crossed_sp)}/{len(sk_labels)} SKPCA versions cross ("
-        + (", ".join(f"{lab.split()[1]} at m={cs_sp[lab]}" for lab in crossed_sp) or "none")
-        + f"); RNCA {'crosses at m = ' + str(c_rnca_sp) if c_rnca_sp else 'does not cross'}",
-        "holds if some SKPCA version crosses below Nystroem in spectral error and RNCA does not; partly if "
-        "SKPCA and RNCA both cross; does not hold if no SKPCA version crosses",
+    out.append(
+        (
+            "spectral_crossover_skpca_not_rnca",
+            _verdict(bool(crossed_sp) and c_rnca_sp is None, bool(crossed_sp)),
+            f"{len(crossed_sp)}/{len(sk_labels)} SKPCA versions cross ("
+            + (", ".join(f"{lab.split()[1]} at m={cs_sp[lab]}" for lab in crossed_sp) or "none")
+            + f"); RNCA {'crosses at m = ' + str(c_rnca_sp) if c_rnca_sp else 'does not cross'}",
+            "holds if some SKPCA version crosses below Nystroem in spectral error and RNCA does not; partly if "
+            "SKPCA and RNCA both cross; does not hold if no SKPCA version crosses",
+        )
     )
+    return out
 
-    # SKPCA <= RNCA at equal space (log-log interpolation of each SKPCA curve at RNCA's space)
+
+def _skpca_vs_rnca_claims(g):
+    """SKPCA <= RNCA at equal sample size and at equal space (log-log interpolation at RNCA's space)."""
+    rows, sk_labels, sizes, at = g.rows, g.sk_labels, g.sizes, g.at
     parts, fracs = [], []
     for key, name in (("spectral_error", "spectral"), ("frobenius_error", "Frobenius")):
         rn = _curve(rows, "RNCA", key)
@@ -414,23 +439,28 @@ def _check_claims(rows, title):
         ]
         eq_size.append(sum(a <= b for a, b in pairs) / max(len(pairs), 1))
     n_pairs = len([1 for lab in sk_labels for m in sizes if (lab, m) in at and ("RNCA", m) in at])
-    add(
-        "skpca_le_rnca_same_size",
-        _verdict(min(eq_size) >= 0.5, max(eq_size) >= 0.5),
-        f"SKPCA <= RNCA at equal sample size m in {eq_size[0]:.2f} (spectral) and {eq_size[1]:.2f} (Frobenius) "
-        f"of the {n_pairs} (l, m) pairs",
-        "the claim as written (same size = same m): holds if >= half of the (l, m) pairs for both errors; "
-        "partly for one",
-    )
     ok_all = all(f >= 0.5 for f in fracs if np.isfinite(f))
-    add(
-        "skpca_le_rnca_equal_space",
-        _verdict(ok_all and all(np.isfinite(fracs)), any(f >= 0.5 for f in fracs)),
-        "; ".join(parts),
-        "holds if SKPCA <= RNCA in >= half of the comparable (space, l) pairs for both errors; partly for one",
-    )
+    return [
+        (
+            "skpca_le_rnca_same_size",
+            _verdict(min(eq_size) >= 0.5, max(eq_size) >= 0.5),
+            f"SKPCA <= RNCA at equal sample size m in {eq_size[0]:.2f} (spectral) and {eq_size[1]:.2f} "
+            f"(Frobenius) of the {n_pairs} (l, m) pairs",
+            "the claim as written (same size = same m): holds if >= half of the (l, m) pairs for both errors; "
+            "partly for one",
+        ),
+        (
+            "skpca_le_rnca_equal_space",
+            _verdict(ok_all and all(np.isfinite(fracs)), any(f >= 0.5 for f in fracs)),
+            "; ".join(parts),
+            "holds if SKPCA <= RNCA in >= half of the comparable (space, l) pairs for both errors; partly for one",
+        ),
+    ]
 
-    # train times: a claim about the trend over sample size, graded at every m of the grid
+
+def _time_and_lemma_claims(g):
+    """Train times over the whole m grid, Lemma 2.2 on the evaluation rows, test times at the largest m."""
+    rows, sk_labels, sizes, at = g.rows, g.sk_labels, g.sizes, g.at
     m1 = sizes[-1]
     per_m = []
     for m in sizes:
@@ -449,46 +479,54 @@ def _check_claims(rows, title):
     ny_train = at[("Nystrom", m1)]["train_time_s"]
     slowest = max(("RNCA", rn_train), ("Nystrom", ny_train), *list(sk_train.items()), key=lambda kv: kv[1])[0]
     total = len(per_m)
-    add(
-        "skpca_train_far_below_rnca",
-        _verdict(len(far) == total and len(slow) == total, bool(far or slow)),
-        f"RNCA >= 2x the median SKPCA version and slower than each at {len(far)}/{total} sample sizes "
-        f"({', '.join(map(str, far)) or 'none'}); RNCA the slowest method at {len(slow)}/{total} "
-        f"({', '.join(map(str, slow)) or 'none'}); at m = {m1}: RNCA {_fmt(rn_train)} CPU s, SKPCA "
-        f"{_fmt(min(sk_train.values()))}-{_fmt(max(sk_train.values()))} CPU s (RNCA / SKPCA = "
-        f"{_fmt(ratios.min())}-{_fmt(ratios.max())}x), Nystrom {_fmt(ny_train)} CPU s; slowest: {slowest}",
-        "a claim about the trend over sample size: holds if at every m of the grid RNCA is slower than every "
-        "SKPCA version, >= 2x the median one, and the slowest method; partly if at some m (listed)",
-    )
+    out = [
+        (
+            "skpca_train_far_below_rnca",
+            _verdict(len(far) == total and len(slow) == total, bool(far or slow)),
+            f"RNCA >= 2x the median SKPCA version and slower than each at {len(far)}/{total} sample sizes "
+            f"({', '.join(map(str, far)) or 'none'}); RNCA the slowest method at {len(slow)}/{total} "
+            f"({', '.join(map(str, slow)) or 'none'}); at m = {m1}: RNCA {_fmt(rn_train)} CPU s, SKPCA "
+            f"{_fmt(min(sk_train.values()))}-{_fmt(max(sk_train.values()))} CPU s (RNCA / SKPCA = "
+            f"{_fmt(ratios.min())}-{_fmt(ratios.max())}x), Nystrom {_fmt(ny_train)} CPU s; slowest: {slowest}",
+            "a claim about the trend over sample size: holds if at every m of the grid RNCA is slower than every "
+            "SKPCA version, >= 2x the median one, and the slowest method; partly if at some m (listed)",
+        ),
+        _lemma_2_2_claim(rows),
+    ]
     sk_test = {lab: at[(lab, m1)]["test_time_per_point_s"] for lab in sk_labels if (lab, m1) in at}
     ny_test = at[("Nystrom", m1)]["test_time_per_point_s"]
     r_test = np.array([ny_test / v for v in sk_test.values()])
-    lem = [r for r in rows if r.get("method") == "SKPCA" and np.isfinite(r.get("sketch_error", np.nan))]
-    if lem:
-        worst_cert = max(lem, key=lambda r: r["sketch_error"] / max(r["fd_delta"], 1e-300))
-        worst_bound = max(lem, key=lambda r: r["sketch_error"] / max(r["lemma_bound"], 1e-300))
-        over = sum(r["sketch_error"] > r["lemma_bound"] * (1 + 1e-9) for r in lem)
-        add(
-            "lemma_2_2_sketch_error",
-            _verdict(over == 0),
-            f"{len(lem) - over}/{len(lem)} SKPCA points within ||Z||_F^2/floor(l/2) (all divided by n_eval); largest "
-            f"ratio to that bound {_fmt(worst_bound['sketch_error'] / worst_bound['lemma_bound'])} "
-            f"({worst_bound['method_label']}, m={worst_bound['sample_size']}); to the sketch's certificate Delta "
-            f"{_fmt(worst_cert['sketch_error'] / worst_cert['fd_delta'])} "
-            f"({worst_cert['method_label']}, m={worst_cert['sample_size']})",
-            "holds if ||Z_S Z_S^T - Z_S W W^T Z_S^T||_2 on the n_eval evaluation rows S is below the lemma's bound "
-            "at every (l, m); the certificate ratio is <= 1 whenever W spans the final sketch (basis='sketch')",
+    out.append(
+        (
+            "nystroem_test_orders_above_skpca",
+            _verdict(r_test.min() >= 100, r_test.min() >= 10),
+            f"at m = {m1}: Nystrom {_fmt(ny_test)} CPU s/point, SKPCA {_fmt(min(sk_test.values()))}-"
+            f"{_fmt(max(sk_test.values()))} CPU s/point (ratio {_fmt(r_test.min())}-{_fmt(r_test.max())}x)",
+            "holds if >= 100x over every SKPCA version at the largest m; partly if >= 10x",
         )
-    else:
-        add("lemma_2_2_sketch_error", "not measured", "no SKPCA rows with a measured sketch error", "-")
-    add(
-        "nystroem_test_orders_above_skpca",
-        _verdict(r_test.min() >= 100, r_test.min() >= 10),
-        f"at m = {m1}: Nystrom {_fmt(ny_test)} CPU s/point, SKPCA {_fmt(min(sk_test.values()))}-"
-        f"{_fmt(max(sk_test.values()))} CPU s/point (ratio {_fmt(r_test.min())}-{_fmt(r_test.max())}x)",
-        "holds if >= 100x over every SKPCA version at the largest m; partly if >= 10x",
     )
     return out
+
+
+def _lemma_2_2_claim(rows):
+    """Lemma 2.2's sketch error on the evaluation rows against its bound and FD's certificate."""
+    lem = [r for r in rows if r.get("method") == "SKPCA" and np.isfinite(r.get("sketch_error", np.nan))]
+    if not lem:
+        return ("lemma_2_2_sketch_error", "not measured", "no SKPCA rows with a measured sketch error", "-")
+    worst_cert = max(lem, key=lambda r: r["sketch_error"] / max(r["fd_delta"], 1e-300))
+    worst_bound = max(lem, key=lambda r: r["sketch_error"] / max(r["lemma_bound"], 1e-300))
+    over = sum(r["sketch_error"] > r["lemma_bound"] * (1 + 1e-9) for r in lem)
+    return (
+        "lemma_2_2_sketch_error",
+        _verdict(over == 0),
+        f"{len(lem) - over}/{len(lem)} SKPCA points within ||Z||_F^2/floor(l/2) (all divided by n_eval); largest "
+        f"ratio to that bound {_fmt(worst_bound['sketch_error'] / worst_bound['lemma_bound'])} "
+        f"({worst_bound['method_label']}, m={worst_bound['sample_size']}); to the sketch's certificate Delta "
+        f"{_fmt(worst_cert['sketch_error'] / worst_cert['fd_delta'])} "
+        f"({worst_cert['method_label']}, m={worst_cert['sample_size']})",
+        "holds if ||Z_S Z_S^T - Z_S W W^T Z_S^T||_2 on the n_eval evaluation rows S is below the lemma's bound "
+        "at every (l, m); the certificate ratio is <= 1 whenever W spans the final sketch (basis='sketch')",
+    )
 
 
 # ----------------------------------------------------------------------------- plotting

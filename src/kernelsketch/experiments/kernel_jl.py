@@ -462,76 +462,18 @@ def table2(
             rep.note(f"{title}: dataset not available offline, skipped ({str(exc).splitlines()[0]})")
             layout.append({"dataset": title, **dict.fromkeys(METHODS, "not available (file missing)")})
             continue
-        N = X.shape[0]
-        d, n = 10 * k, min(N, max(200, N // 100))
-        runs = (*METHODS, *READINGS)
-        res = {m: {"ri": [], "t": [], "h": []} for m in runs}
-        jobs = [(r, m) for r in range(reps) for m in runs]
-        for r, m in _progress(jobs, total=len(jobs), desc=f"table2 {name}", enabled=progress):
-            ri, t, h = _cluster_once(m, X, y, k, d, n, n_init, seed=_int_seed(_rng(seed, 3, r)), percentile=percentile)
-            res[m]["ri"].append(ri)
-            res[m]["t"].append(t)
-            res[m]["h"].append(h)
         cells = {"dataset": title}
-        for m in runs:
-            ri, t = np.asarray(res[m]["ri"]), np.asarray(res[m]["t"])
-            paper = PAPER_TABLE2.get(name, {}).get(READINGS.get(m, m))
-            row = {
-                "dataset": title,
-                "method": m,
-                "N": N,
-                "k": k,
-                "d": "" if m == "k-means" else d,
-                "n": "" if m == "k-means" else n,
-                "repetitions": reps,
-                "rand_mean": round(ri.mean(), 4),
-                "rand_std": round(ri.std(ddof=1) if reps > 1 else 0.0, 4),
-                "time_mean_s": "NA" if m == "k-means" else round(float(np.mean(t)), 4),
-            }
-            if paper is not None:
-                p_t, p_mean, p_std = paper
-                diff = ri.mean() - p_mean
-                # Welch's t-test of our runs against the paper's mean and std (30 runs each)
-                p_val = _welch_p(ri, p_mean, p_std, PAPER_REPETITIONS)
-                row.update(
-                    paper_rand_mean=p_mean,
-                    paper_rand_std=p_std,
-                    paper_time_s="NA" if p_t is None else p_t,
-                    diff=round(diff, 4),
-                    welch_p=round(p_val, 4),
-                    consistent_5pct=bool(p_val >= 0.05),
-                )
-                paper_cell = f"{'NA' if p_t is None else f'{p_t:.3f}s'} / {p_mean:.3f} ± {p_std:.4g}"
-            else:
-                paper_cell = "-"
-            ours_t = "NA" if m == "k-means" else f"{np.mean(t):.3f}s"
+        for m, (ri, t, d, n) in _table2_runs(name, X, y, k, reps, n_init, seed, percentile, progress).items():
+            row, cell = _table2_row(name, title, m, ri, t, X.shape[0], k, d, n, reps)
             if m in METHODS:
-                cells[m] = f"ours {ours_t} / {ri.mean():.3f} ± {row['rand_std']:.3f}; paper {paper_cell}"
+                cells[m] = cell
             rows.append(row)
         layout.append(cells)
-    columns = [
-        "dataset",
-        "method",
-        "N",
-        "k",
-        "d",
-        "n",
-        "repetitions",
-        "rand_mean",
-        "rand_std",
-        "paper_rand_mean",
-        "paper_rand_std",
-        "diff",
-        "welch_p",
-        "consistent_5pct",
-        "time_mean_s",
-        "paper_time_s",
-    ]
     pre = "z-scored features" if standardize else "raw features"
     rep.table(
         "table2",
         rows,
-        columns,
+        TABLE2_COLUMNS,
         title=f"Table 2: Rand index (mean ± std over {reps} runs) and mapping time; {pre}, k-means n_init={n_init}",
     )
     rep.table(
@@ -541,6 +483,76 @@ def table2(
         title="Table 2 in the paper's layout: preprocessing time / Rand index (ours; paper)",
     )
     return rep.finish()
+
+
+#: the columns of kjl-table2's table2.csv, in order
+TABLE2_COLUMNS = [
+    "dataset",
+    "method",
+    "N",
+    "k",
+    "d",
+    "n",
+    "repetitions",
+    "rand_mean",
+    "rand_std",
+    "paper_rand_mean",
+    "paper_rand_std",
+    "diff",
+    "welch_p",
+    "consistent_5pct",
+    "time_mean_s",
+    "paper_time_s",
+]
+
+
+def _table2_runs(name, X, y, k, reps, n_init, seed, percentile, progress):
+    """Every method and reading, ``reps`` times: ``{method: (Rand indices, times, d, n)}``."""
+    N = X.shape[0]
+    d, n = 10 * k, min(N, max(200, N // 100))
+    runs = (*METHODS, *READINGS)
+    res = {m: ([], []) for m in runs}
+    jobs = [(r, m) for r in range(reps) for m in runs]
+    for r, m in _progress(jobs, total=len(jobs), desc=f"table2 {name}", enabled=progress):
+        ri, t, _h = _cluster_once(m, X, y, k, d, n, n_init, seed=_int_seed(_rng(seed, 3, r)), percentile=percentile)
+        res[m][0].append(ri)
+        res[m][1].append(t)
+    return {m: (np.asarray(ri), np.asarray(t), d, n) for m, (ri, t) in res.items()}
+
+
+def _table2_row(name, title, m, ri, t, N, k, d, n, reps):
+    """One method's table2.csv row (with the paper's numbers and Welch's test) and its paper-layout cell."""
+    paper = PAPER_TABLE2.get(name, {}).get(READINGS.get(m, m))
+    row = {
+        "dataset": title,
+        "method": m,
+        "N": N,
+        "k": k,
+        "d": "" if m == "k-means" else d,
+        "n": "" if m == "k-means" else n,
+        "repetitions": reps,
+        "rand_mean": round(ri.mean(), 4),
+        "rand_std": round(ri.std(ddof=1) if reps > 1 else 0.0, 4),
+        "time_mean_s": "NA" if m == "k-means" else round(float(np.mean(t)), 4),
+    }
+    if paper is not None:
+        p_t, p_mean, p_std = paper
+        diff = ri.mean() - p_mean
+        # Welch's t-test of our runs against the paper's mean and std (30 runs each)
+        p_val = _welch_p(ri, p_mean, p_std, PAPER_REPETITIONS)
+        row.update(
+            paper_rand_mean=p_mean,
+            paper_rand_std=p_std,
+            paper_time_s="NA" if p_t is None else p_t,
+            diff=round(diff, 4),
+            welch_p=round(p_val, 4),
+            consistent_5pct=bool(p_val >= 0.05),
+        )
+        paper_cell = f"{'NA' if p_t is None else f'{p_t:.3f}s'} / {p_mean:.3f} ± {p_std:.4g}"
+    else:
+        paper_cell = "-"
+    ours_t = "NA" if m == "k-means" else f"{np.mean(t):.3f}s"
+    return row, f"ours {ours_t} / {ri.mean():.3f} ± {row['rand_std']:.3f}; paper {paper_cell}"
 
 
 # ----------------------------------------------------------------------------- Figure 2

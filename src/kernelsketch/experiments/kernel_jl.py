@@ -641,6 +641,57 @@ def figure2(
     if dataset != "iot":
         rep.note(f"IoT (the paper's dataset for Figure 2) is not available offline; using {dataset!r}")
     X, y, k = _load_clustering_set(dataset, standardize, n_samples, seed)
+    res = _figure2_runs(X, y, k, d_values, n_values, n_fixed, d_fixed, reps, n_init, seed, progress)
+    km = np.asarray(res[("k-means", None, None)])
+    curves = {axis: _figure2_curves(res, axis, values) for axis, values in (("d", d_values), ("n", n_values))}
+    rows = [
+        {
+            "vary": "-",
+            "value": "-",
+            "n": "-",
+            "d": "-",
+            "method": "k-means",
+            "rand_mean": round(km.mean(), 4),
+            "rand_std": round(km.std(ddof=1) if km.size > 1 else 0.0, 4),
+            "repetitions": km.size,
+        }
+    ]
+    for axis, per_method in curves.items():
+        for m, (xs, means, stds, sizes) in per_method.items():
+            rows += [
+                {
+                    "vary": axis,
+                    "value": v,
+                    "n": n_fixed if axis == "d" else v,
+                    "d": v if axis == "d" else d_fixed,
+                    "method": m,
+                    "rand_mean": round(mean, 4),
+                    "rand_std": round(std, 4),
+                    "repetitions": size,
+                }
+                for v, mean, std, size in zip(xs, means, stds, sizes, strict=True)
+            ]
+    fig = _figure2_plot(curves, km.mean(), n_fixed, d_fixed)
+    fig.suptitle(
+        f"Kernel JL paper, Figure 2 on {DATASET_TITLES.get(dataset, dataset)} "
+        f"(N={X.shape[0]}, k={k}, {reps} runs, seed {seed})",
+        fontsize=9,
+    )
+    rep.figure(fig, "figure2")
+    rep.table(
+        "figure2",
+        rows,
+        ["vary", "value", "n", "d", "method", "rand_mean", "rand_std", "repetitions"],
+        title=f"Rand index vs d (n={n_fixed}) and vs n (d={d_fixed}); {X.shape[0]} points of {dataset}",
+    )
+    return rep.finish()
+
+
+def _figure2_runs(X, y, k, d_values, n_values, n_fixed, d_fixed, reps, n_init, seed, progress):
+    """Rand indices of every kernel method at each d (n fixed) and each n (d fixed), and of k-means.
+
+    Returns ``{(method, axis, value): [Rand index per repetition]}`` (k-means under ``(k-means, None, None)``).
+    """
     configs = [("d", dv, n_fixed, dv) for dv in d_values] + [("n", nv, nv, d_fixed) for nv in n_values]
     jobs = [(c, r, m) for c in configs for r in range(reps) for m in KERNEL_METHODS]
     jobs += [(None, r, "k-means") for r in range(reps)]
@@ -655,66 +706,42 @@ def figure2(
             continue  # KPCA has at most n components
         ri, _, _ = _cluster_once(m, X, y, k, d, n, n_init, seed=_int_seed(_rng(seed, 5, r, n, d)))
         res.setdefault((m, axis, value), []).append(ri)
-    rows = []
-    km = np.asarray(res[("k-means", None, None)])
-    rows.append(
-        {
-            "vary": "-",
-            "value": "-",
-            "n": "-",
-            "d": "-",
-            "method": "k-means",
-            "rand_mean": round(km.mean(), 4),
-            "rand_std": round(km.std(ddof=1) if km.size > 1 else 0.0, 4),
-            "repetitions": km.size,
-        }
-    )
+    return res
+
+
+def _figure2_curves(res, axis, values):
+    """``{method: (values, means, stds, repetitions)}`` along one axis (values a method did not run left out)."""
+    curves = {}
+    for m in KERNEL_METHODS:
+        xs, means, stds, sizes = [], [], [], []
+        for v in values:
+            vals = res.get((m, axis, v))
+            if not vals:
+                continue
+            a = np.asarray(vals)
+            xs.append(v)
+            means.append(a.mean())
+            stds.append(a.std(ddof=1) if a.size > 1 else 0.0)
+            sizes.append(a.size)
+        curves[m] = (xs, means, stds, sizes)
+    return curves
+
+
+def _figure2_plot(curves, kmeans_mean, n_fixed, d_fixed):
+    """Figure 2's two panels: Rand index against d and against n, k-means as a dashed line."""
     plt = pyplot()
     fig, axes = plt.subplots(1, 2, figsize=(10, 3.8), sharey=True)
-    for ax, axis, values in ((axes[0], "d", d_values), (axes[1], "n", n_values)):
-        for m, style in zip(KERNEL_METHODS, ("s-", "^-", "o-"), strict=True):
-            xs, means, stds = [], [], []
-            for v in values:
-                vals = res.get((m, axis, v))
-                if not vals:
-                    continue
-                a = np.asarray(vals)
-                xs.append(v)
-                means.append(a.mean())
-                stds.append(a.std(ddof=1) if a.size > 1 else 0.0)
-                rows.append(
-                    {
-                        "vary": axis,
-                        "value": v,
-                        "n": n_fixed if axis == "d" else v,
-                        "d": v if axis == "d" else d_fixed,
-                        "method": m,
-                        "rand_mean": round(a.mean(), 4),
-                        "rand_std": round(stds[-1], 4),
-                        "repetitions": a.size,
-                    }
-                )
+    for ax, axis in zip(axes, ("d", "n"), strict=True):
+        for (m, (xs, means, stds, _)), style in zip(curves[axis].items(), ("s-", "^-", "o-"), strict=True):
             ax.errorbar(xs, means, yerr=stds, fmt=style, capsize=2, label=m, ms=4)
-        ax.axhline(km.mean(), color="grey", ls="--", lw=1, label="k-means (raw)")
+        ax.axhline(kmeans_mean, color="grey", ls="--", lw=1, label="k-means (raw)")
         ax.set_xscale("log")
         ax.set_xlabel(axis)
         ax.set_title(f"vary {axis} ({'n' if axis == 'd' else 'd'} = {n_fixed if axis == 'd' else d_fixed})")
         ax.grid(alpha=0.3)
     axes[0].set_ylabel("Rand index")
     axes[1].legend(fontsize=8)
-    fig.suptitle(
-        f"Kernel JL paper, Figure 2 on {DATASET_TITLES.get(dataset, dataset)} "
-        f"(N={X.shape[0]}, k={k}, {reps} runs, seed {seed})",
-        fontsize=9,
-    )
-    rep.figure(fig, "figure2")
-    rep.table(
-        "figure2",
-        rows,
-        ["vary", "value", "n", "d", "method", "rand_mean", "rand_std", "repetitions"],
-        title=f"Rand index vs d (n={n_fixed}) and vs n (d={d_fixed}); {X.shape[0]} points of {dataset}",
-    )
-    return rep.finish()
+    return fig
 
 
 # ----------------------------------------------------------------------------- Theorem 1

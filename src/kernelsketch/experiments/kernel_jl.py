@@ -275,9 +275,6 @@ def figure1(
     on the raw 2-D data the groups are nested, so it stays well below 1;
     after the kernel maps they should be (almost) linearly separable.
     """
-    from ..decomposition import KernelPCA, SubsampleKPCA
-    from ..maps import KernelJL
-
     if quick:
         n_samples = min(n_samples, 1500)
     reps = n_repetitions if n_repetitions is not None else (3 if quick else 10)
@@ -309,28 +306,8 @@ def figure1(
         X, y = sets[set_name](n_samples, random_state=_rng(seed, 1))
         rng = _rng(seed, 2, r)
         idx = np.sort(rng.choice(n_samples, size=n_landmarks, replace=False))
-        h = _subsample_bandwidth(X, idx)
-        embeddings = {"raw data": X}
-        embeddings[reprs[1]] = (
-            KernelJL(
-                n_components=n_components,
-                centered=True,
-                scaling="paper",
-                landmarks=X[idx],
-                bandwidth=h,
-                random_state=_int_seed(rng),
-            )
-            .fit(X)
-            .transform(X)
-        )
-        embeddings[reprs[2]] = (
-            SubsampleKPCA(n_components=n_components, landmarks=X[idx], bandwidth=h).fit(X).transform(X)
-        )
-        if exact_kpca and r == 0:
-            # deterministic given the data: computed once; the bandwidth is the first subsample's
-            embeddings[reprs[3]] = (
-                KernelPCA(n_components, bandwidth=h, eigen_solver="arpack", random_state=0).fit(X).transform(X)
-            )
+        # exact KPCA is deterministic given the data: computed once; the bandwidth is the first subsample's
+        embeddings = _figure1_embeddings(X, idx, reprs, n_components, rng, with_exact=exact_kpca and r == 0)
         for name, E in embeddings.items():
             acc.setdefault((set_name, name), []).append(_linear_accuracy(E, y))
             if r == 0:
@@ -338,25 +315,9 @@ def figure1(
     for i, set_name in enumerate(sets):
         for j, name in enumerate(reprs):
             a = np.asarray(acc[(set_name, name)])
-            rows.append(
-                {
-                    "dataset": set_name,
-                    "representation": name,
-                    "linear_accuracy_mean": round(a.mean(), 4),
-                    "linear_accuracy_median": round(float(np.median(a)), 4),
-                    "linear_accuracy_min": round(a.min(), 4),
-                    "linear_accuracy_max": round(a.max(), 4),
-                    "fraction_above_0.95": round(float(np.mean(a > 0.95)), 3),
-                    "repetitions": a.size,
-                }
-            )
+            rows.append(_figure1_row(set_name, name, a))
             E, y = shown[(set_name, name)]
-            ax = axes[i, j]
-            for g, c in ((0, "tab:blue"), (1, "tab:orange")):
-                ax.scatter(E[y == g, 0], E[y == g, 1], s=2, c=c, alpha=0.6, linewidths=0)
-            ax.set_title(f"{set_name}\n{name}: lin. acc {a[0]:.3f}", fontsize=8)
-            ax.set_xticks([])
-            ax.set_yticks([])
+            _figure1_panel(axes[i, j], E, y, f"{set_name}\n{name}: lin. acc {a[0]:.3f}")
     fig.suptitle(
         f"Kernel JL paper, Figure 1 (N={n_samples}, n={n_landmarks}, d={n_components}, centred; seed {seed})",
         fontsize=9,
@@ -369,6 +330,56 @@ def figure1(
         "(over independent draws of the subsample and sketch)",
     )
     return rep.finish()
+
+
+def _figure1_embeddings(X, idx, reprs, n_components, rng, with_exact):
+    """Figure 1's representations of ``X``: raw, K-JL and subsample KPCA on the landmarks ``idx`` (and exact KPCA)."""
+    from ..decomposition import KernelPCA, SubsampleKPCA
+    from ..maps import KernelJL
+
+    h = _subsample_bandwidth(X, idx)
+    embeddings = {"raw data": X}
+    embeddings[reprs[1]] = (
+        KernelJL(
+            n_components=n_components,
+            centered=True,
+            scaling="paper",
+            landmarks=X[idx],
+            bandwidth=h,
+            random_state=_int_seed(rng),
+        )
+        .fit(X)
+        .transform(X)
+    )
+    embeddings[reprs[2]] = SubsampleKPCA(n_components=n_components, landmarks=X[idx], bandwidth=h).fit(X).transform(X)
+    if with_exact:
+        embeddings[reprs[3]] = (
+            KernelPCA(n_components, bandwidth=h, eigen_solver="arpack", random_state=0).fit(X).transform(X)
+        )
+    return embeddings
+
+
+def _figure1_row(set_name, name, a):
+    """One figure1.csv row: the linear accuracies ``a`` of one representation over the repetitions."""
+    return {
+        "dataset": set_name,
+        "representation": name,
+        "linear_accuracy_mean": round(a.mean(), 4),
+        "linear_accuracy_median": round(float(np.median(a)), 4),
+        "linear_accuracy_min": round(a.min(), 4),
+        "linear_accuracy_max": round(a.max(), 4),
+        "fraction_above_0.95": round(float(np.mean(a > 0.95)), 3),
+        "repetitions": a.size,
+    }
+
+
+def _figure1_panel(ax, E, y, title):
+    """A scatter of the first two coordinates of ``E``, coloured by class."""
+    for g, c in ((0, "tab:blue"), (1, "tab:orange")):
+        ax.scatter(E[y == g, 0], E[y == g, 1], s=2, c=c, alpha=0.6, linewidths=0)
+    ax.set_title(title, fontsize=8)
+    ax.set_xticks([])
+    ax.set_yticks([])
 
 
 # ----------------------------------------------------------------------------- Table 2

@@ -221,12 +221,44 @@ class KernelPCA(KernelEstimatorMixin, ClassNamePrefixFeaturesOutMixin, Transform
                 raise ValueError("fit_inverse_transform needs the kernel itself, not kernel='precomputed'")
             self.kernel_ = None
         else:
-            self.kernel_ = kern = make_kernel(
+            self.kernel_ = make_kernel(
                 self.kernel, self.bandwidth, self.kernel_params, X, random_state=derive_seed(rng), gamma=self.gamma
             )
         k_req = self.n_components
         if k_req is not None and k_req > n:
             raise ValueError(f"n_components={k_req} must be <= n_samples={n}")
+        solver, k = self._solver_and_rank(n, k_req, precomputed, on_device)
+        A, w, V, kmax, trace = self._centred_gram(X, X_device, solver, k, precomputed, on_device)
+        if on_device is None or solver != "dense":
+            w, V = top_eigenpairs(A, k, solver, rng, tol=self.tol, max_iter=self.max_iter)
+        w, V = drop_noise_eigenpairs(
+            w,
+            V,
+            n=n,
+            kmax=kmax,
+            eigenvalue_tol=self.eigenvalue_tol,
+            requested=k_req,
+            owner="KernelPCA",
+            what="centred Gram matrix",
+        )
+        self.eigenvalues_ = w
+        self.eigenvectors_ = canonical_eigenvectors(w, V)
+        denom = n - 1 if self.covariance == "u_statistic" else n
+        self.explained_variance_ = w / denom
+        self.explained_variance_ratio_ = w / trace if trace > 0 else np.zeros_like(w)
+        self.X_fit_ = None if precomputed else X
+        self._fit_dtype = np.dtype(output_dtype(X))
+        self.n_samples_fit_ = n
+        self._n_features_out = len(w)
+        if self.fit_inverse_transform:
+            self._fit_preimage_map(X)
+        self._solver_used = solver
+        if on_device is not None:  # the model lives on the device of the data it was fitted on
+            move_state_to(self, *on_device)
+        return self
+
+    def _solver_and_rank(self, n, k_req, precomputed, on_device):
+        """The eigensolver and the number of pairs to compute; refuses a Gram matrix that cannot fit."""
         solver = self._choose_solver(n, k_req or n)
         if k_req is None:
             solver, k = "dense", n
@@ -255,6 +287,13 @@ class KernelPCA(KernelEstimatorMixin, ClassNamePrefixFeaturesOutMixin, Transform
                 f"KernelPCA(eigen_solver={solver!r}) forms the {n} x {n} Gram matrix:",
                 "use eigen_solver='operator' (Lanczos, the Gram's blocks recomputed on the device)",
             )
+        return solver, k
+
+    def _centred_gram(self, X, X_device, solver, k, precomputed, on_device):
+        """The centred Gram (a matrix, operator or device matrix) ``A`` -- or, for the dense device path, its top
+        ``k`` pairs ``w, V`` -- with the largest ``|K_ij|`` and the trace; sets the centring means."""
+        kern = self.kernel_
+        A = w = V = None
         if precomputed:
             K = np.array(X, dtype=np.float64)
             kmax = float(np.max(np.abs(np.diag(K))))
@@ -287,33 +326,7 @@ class KernelPCA(KernelEstimatorMixin, ClassNamePrefixFeaturesOutMixin, Transform
             kmax = float(np.max(np.abs(kern.diag(X))))
             A, self._fit_row_means, self._fit_total_mean = centered_gram(K)
             trace = float(np.trace(A))
-        if on_device is None or solver != "dense":
-            w, V = top_eigenpairs(A, k, solver, rng, tol=self.tol, max_iter=self.max_iter)
-        w, V = drop_noise_eigenpairs(
-            w,
-            V,
-            n=n,
-            kmax=kmax,
-            eigenvalue_tol=self.eigenvalue_tol,
-            requested=k_req,
-            owner="KernelPCA",
-            what="centred Gram matrix",
-        )
-        self.eigenvalues_ = w
-        self.eigenvectors_ = canonical_eigenvectors(w, V)
-        denom = n - 1 if self.covariance == "u_statistic" else n
-        self.explained_variance_ = w / denom
-        self.explained_variance_ratio_ = w / trace if trace > 0 else np.zeros_like(w)
-        self.X_fit_ = None if precomputed else X
-        self._fit_dtype = np.dtype(output_dtype(X))
-        self.n_samples_fit_ = n
-        self._n_features_out = len(w)
-        if self.fit_inverse_transform:
-            self._fit_preimage_map(X)
-        self._solver_used = solver
-        if on_device is not None:  # the model lives on the device of the data it was fitted on
-            move_state_to(self, *on_device)
-        return self
+        return A, w, V, kmax, trace
 
     def fit_transform(self, X: ArrayLike, y: object = None) -> FloatArray:
         """Fit, then return the training embedding ``V sqrt(lambda)``."""

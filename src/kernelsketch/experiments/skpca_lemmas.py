@@ -349,8 +349,17 @@ def render_summary(folder, figures_folder=None):
     r24 = read_csv_rows(folder / "lemma_2_4.csv")
     claims = read_csv_rows(folder / "claims.csv")
     fig = read_csv_rows(Path(figures_folder) / "results.csv") if figures_folder is not None else []
-    f = float
     titles = list(dict.fromkeys(r["dataset"] for r in r22 + r24))
+    lines = _lemma_table(r22, r24, claims, fig, titles)
+    lines += _lemma_paragraphs(r22, r24, fig, titles)
+    lines += _broken_proof_paragraph(r24)
+    lines += _same_estimators_paragraph(r24, fig)
+    return "\n".join(lines) + "\n"
+
+
+def _lemma_table(r22, r24, claims, fig, titles):
+    """The per-dataset table of both lemmas' verdicts and ratios."""
+    f = float
     by = {(c["dataset"], c["claim"]): c for c in claims}
     lines = [
         "| dataset | Lemma 2.2 (whole training set) | largest ratio to `‖Z‖²_F/⌊ℓ/2⌋` | "
@@ -373,6 +382,12 @@ def render_summary(folder, figures_folder=None):
             f"{c24p['verdict']} (holds at {c24p['held']}; largest ratio {f(c24p['largest_ratio']):.3g}, "
             f"{c24p['at']}) |"
         )
+    return lines
+
+
+def _lemma_paragraphs(r22, r24, fig, titles):
+    """Lemma 2.2's largest ratios (whole training set, evaluation rows, certificate) and Lemma 2.4's counts."""
+    f = float
     worst22 = max(r22, key=lambda r: f(r["ratio_to_bound"]))
     eval_ratios = [
         f(r["sketch_error"]) / f(r["lemma_bound"])
@@ -383,7 +398,7 @@ def render_summary(folder, figures_folder=None):
     stated_failed = sum(f(r["ratio_stated"]) > 1 + 1e-9 for r in r24)
     ks_ = sorted({int(r["k"]) for r in r24})
     n_eval = sorted({int(r["n_eval"]) for r in r24})
-    lines += [
+    return [
         "",
         f"Lemma 2.2 is measured at {len(r22)} (ℓ, m) points over {len(titles)} datasets. The largest ratio of "
         f"`‖ZZᵀ − ZWWᵀZᵀ‖₂` to the bound is {f(worst22['ratio_to_bound']):.2f} ({worst22['dataset']}, "
@@ -408,45 +423,57 @@ def render_summary(folder, figures_folder=None):
             else ""
         ),
     ]
+
+
+def _broken_proof_paragraph(r24):
+    """Where even the proof's bound of Lemma 2.4 fails, and why (empty when it holds everywhere)."""
+    f = float
     broken = [r for r in r24 if f(r["ratio_proof"]) > 1 + 1e-9]
-    if broken:
-        checks = [f(r["dense_check"]) for r in broken if r.get("dense_check", "") not in ("", "nan")]
-        where = "; ".join(
-            f"{r['dataset']}, {r['method_label']}, m = {r['sample_size']}, k = {r['k']}: "
-            f"{f(r['lhs']):.4g} > {f(r['bound_proof']):.4g}"
-            for r in broken
+    if not broken:
+        return []
+    checks = [f(r["dense_check"]) for r in broken if r.get("dense_check", "") not in ("", "nan")]
+    where = "; ".join(
+        f"{r['dataset']}, {r['method_label']}, m = {r['sample_size']}, k = {r['k']}: "
+        f"{f(r['lhs']):.4g} > {f(r['bound_proof']):.4g}"
+        for r in broken
+    )
+    return [
+        "",
+        f"Even the proof's bound fails at {len(broken)} points ({where}). "
+        + (
+            f"Both sides were recomputed densely there (every eigenvalue of `G − G'`, a full SVD of `Y`), "
+            f"to {max(checks):.1e} relative: the violation is not round-off. "
+            if checks
+            else ""
         )
-        lines += [
+        + "Two steps of the proof need more than they have. The first expands `‖G − G'_k‖²_F` in the "
+        "eigenvectors `v_i` of `G − G'`, which do not diagonalise `G − G'_k`. The third bounds "
+        "`Σ_{i>k} (v_iᵀGv_i)²` by `G`'s own tail `Σ_{i>k} λ_i²`, which needs the `v_i` beyond the k-th to "
+        "miss `G`'s top directions.",
+    ]
+
+
+def _same_estimators_paragraph(r24, fig):
+    """Whether this run refitted skpca-figures' estimators: its spectral errors against this run's epsilon."""
+    f = float
+    if not fig:
+        return []
+    spec = {(r["dataset"], r["method_label"], r["sample_size"]): f(r["spectral_error"]) for r in fig}
+    diffs = [
+        abs(f(r["eps"]) - spec[key]) / spec[key]
+        for r in r24
+        if (key := (r["dataset"], r["method_label"], r["sample_size"])) in spec
+    ]
+    if diffs:
+        same = max(diffs) < 1e-9
+        return [
             "",
-            f"Even the proof's bound fails at {len(broken)} points ({where}). "
-            + (
-                f"Both sides were recomputed densely there (every eigenvalue of `G − G'`, a full SVD of `Y`), "
-                f"to {max(checks):.1e} relative: the violation is not round-off. "
-                if checks
-                else ""
-            )
-            + "Two steps of the proof need more than they have. The first expands `‖G − G'_k‖²_F` in the "
-            "eigenvectors `v_i` of `G − G'`, which do not diagonalise `G − G'_k`. The third bounds "
-            "`Σ_{i>k} (v_iᵀGv_i)²` by `G`'s own tail `Σ_{i>k} λ_i²`, which needs the `v_i` beyond the k-th to "
-            "miss `G`'s top directions.",
+            (
+                f"These are the estimators of skpca-figures: its spectral errors equal this run's ε at all "
+                f"{len(diffs)} (method, m, k) points, to {max(diffs):.1e} relative."
+                if same
+                else f"These are not the estimators of skpca-figures: its spectral errors differ from this "
+                f"run's ε by up to {max(diffs):.2g} relative."
+            ),
         ]
-    if fig:
-        spec = {(r["dataset"], r["method_label"], r["sample_size"]): f(r["spectral_error"]) for r in fig}
-        diffs = [
-            abs(f(r["eps"]) - spec[key]) / spec[key]
-            for r in r24
-            if (key := (r["dataset"], r["method_label"], r["sample_size"])) in spec
-        ]
-        if diffs:
-            same = max(diffs) < 1e-9
-            lines += [
-                "",
-                (
-                    f"These are the estimators of skpca-figures: its spectral errors equal this run's ε at all "
-                    f"{len(diffs)} (method, m, k) points, to {max(diffs):.1e} relative."
-                    if same
-                    else f"These are not the estimators of skpca-figures: its spectral errors differ from this "
-                    f"run's ε by up to {max(diffs):.2g} relative."
-                ),
-            ]
-    return "\n".join(lines) + "\n"
+    return []

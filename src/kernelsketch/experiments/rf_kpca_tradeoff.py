@@ -317,23 +317,11 @@ def tradeoff(
     computational vs. statistical trade-off. Annals of Statistics 50(5), 2022
     (Section 4.2, Theorem 6, Corollaries 7 and A.1).
     """
-    if quick:
-        n_fixed = n_fixed or 200
-        l_fixed = l_fixed or 4
-        m_values = m_values or (8, 32, 128, 512)
-        n_values = n_values or (50, 100, 200)
-        thetas = (0.5, 1.0) if tuple(thetas) == (0.5, 0.75, 1.0) else thetas
-        n_reference, n_test, n_spectrum = n_reference or 200, n_test or 80, n_spectrum or 300
-        n_mean = min(n_mean, 1000)
-        reps_a, reps_b = (n_repetitions or 2), (n_repetitions or 1)
-    else:
-        n_fixed = n_fixed or 1000
-        l_fixed = l_fixed or 10
-        m_values = m_values or (10, 20, 50, 100, 200, 500, 1000, 2000)
-        n_values = n_values or (125, 250, 500, 1000, 2000)
-        n_reference, n_test, n_spectrum = n_reference or 1500, n_test or 300, n_spectrum or 1500
-        reps_a, reps_b = (n_repetitions or 4), (n_repetitions or 3)
-    m_values = tuple(int(m) for m in m_values if m >= l_fixed)
+    n_fixed, l_fixed, m_values, n_values, thetas, n_reference, n_test, n_spectrum, n_mean, reps_a, reps_b = (
+        _tradeoff_grid(
+            quick, n_fixed, l_fixed, m_values, n_values, thetas, n_reference, n_test, n_spectrum, n_mean, n_repetitions
+        )
+    )
     params = dict(
         quick=quick,
         seed=seed,
@@ -398,6 +386,30 @@ def tradeoff(
     )
     _tradeoff_tables(rep, rows_a, rows_b, slopes, spectrum)
     return rep.finish()
+
+
+def _tradeoff_grid(
+    quick, n_fixed, l_fixed, m_values, n_values, thetas, n_reference, n_test, n_spectrum, n_mean, n_repetitions
+):
+    """The sizes of a run (the quick or the full defaults where not given), ``m`` below ``l`` left out."""
+    if quick:
+        n_fixed = n_fixed or 200
+        l_fixed = l_fixed or 4
+        m_values = m_values or (8, 32, 128, 512)
+        n_values = n_values or (50, 100, 200)
+        thetas = (0.5, 1.0) if tuple(thetas) == (0.5, 0.75, 1.0) else thetas
+        n_reference, n_test, n_spectrum = n_reference or 200, n_test or 80, n_spectrum or 300
+        n_mean = min(n_mean, 1000)
+        reps_a, reps_b = (n_repetitions or 2), (n_repetitions or 1)
+    else:
+        n_fixed = n_fixed or 1000
+        l_fixed = l_fixed or 10
+        m_values = m_values or (10, 20, 50, 100, 200, 500, 1000, 2000)
+        n_values = n_values or (125, 250, 500, 1000, 2000)
+        n_reference, n_test, n_spectrum = n_reference or 1500, n_test or 300, n_spectrum or 1500
+        reps_a, reps_b = (n_repetitions or 4), (n_repetitions or 3)
+    m_values = tuple(int(m) for m in m_values if m >= l_fixed)
+    return n_fixed, l_fixed, m_values, n_values, thetas, n_reference, n_test, n_spectrum, n_mean, reps_a, reps_b
 
 
 def _spectrum_row(src, title, n_spectrum, seed, di):

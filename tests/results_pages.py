@@ -1,9 +1,11 @@
-"""The generated sections of ``docs/results/*.md``: rendered from the committed CSVs, never typed.
+"""The results pages ``docs/results/*.md``: rendered from the committed CSVs, never typed.
 
-A page marks a generated section with ``<!-- generated: NAME -->`` and
-``<!-- end generated: NAME -->``; :data:`SECTIONS` says which function renders it from
-which result folders.  ``tests/test_results_pages.py`` fails when a committed section and
-its rendering differ; rewrite them with ``python -m tests.results_pages``.
+A page in :data:`PAGES` is rendered whole from its template
+(``docs/results/templates/PAGE.md.j2``, :mod:`kernelsketch.experiments.pages`) and its
+reproduction's ``page_values``.  A page not yet templated marks generated sections with
+``<!-- generated: NAME -->`` and ``<!-- end generated: NAME -->``; :data:`SECTIONS` says which
+function renders each.  ``tests/test_results_pages.py`` fails when a committed page or section
+and its rendering differ; rewrite them with ``python -m tests.results_pages``.
 """
 
 from __future__ import annotations
@@ -25,6 +27,27 @@ def _nystrom_theorems_2_5():
     from kernelsketch.experiments.nystrom_eigengap import render_theorems_2_5
 
     return render_theorems_2_5(RESULTS / "nystrom-eigengap")
+
+
+def _rf_kpca_values(csv):
+    from kernelsketch.experiments.rf_kpca_tradeoff import page_values
+
+    return page_values(csv)
+
+
+#: page -> the reproduction's page_values (its template is templates/PAGE.j2)
+PAGES = {
+    "rf_kpca_tradeoff.md": _rf_kpca_values,
+}
+
+TEMPLATES = RESULTS / "templates"
+
+
+def render(page):
+    """The page as its template and the committed CSVs give it."""
+    from kernelsketch.experiments.pages import render_page
+
+    return render_page(TEMPLATES / f"{page}.j2", RESULTS, values=PAGES[page])
 
 
 #: (page, section name) -> renderer
@@ -49,11 +72,14 @@ def committed(page, name):
 
 
 def rewrite():
-    for (page, name), render in SECTIONS.items():
+    for page in PAGES:
+        (RESULTS / page).write_text(render(page), encoding="utf-8")
+        print(f"rewrote docs/results/{page} from templates/{page}.j2")
+    for (page, name), render_section in SECTIONS.items():
         path = RESULTS / page
         text = path.read_text(encoding="utf-8")
         committed(page, name)  # the markers must exist
-        body = render()
+        body = render_section()
         text = _pattern(name).sub(lambda m, body=body: m.group(1) + body + m.group(3), text)
         path.write_text(text, encoding="utf-8")
         print(f"rewrote docs/results/{page} section {name}")

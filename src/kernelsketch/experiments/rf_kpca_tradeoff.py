@@ -81,6 +81,7 @@ log-log slope and semi-log rate of the centred-Gram eigenvalues).
 
 from __future__ import annotations
 
+import itertools
 import math
 import time
 import warnings
@@ -697,3 +698,101 @@ def _figures(rep, plt, present, rows_a, rows_b, spectrum, spectra, thetas, seed)
     fig.suptitle(f"Eigenvalue decay of the Gaussian kernel's covariance operator (n={spectrum[0]['n']})", fontsize=10)
     fig.tight_layout()
     rep.figure(fig, "spectrum")
+
+
+# ----------------------------------------------------------------------------- the results page
+def page_values(csv):
+    """What ``docs/results/templates/rf_kpca_tradeoff.md.j2`` states, computed from a run's CSVs.
+
+    ``csv(name)`` reads ``rf-kpca-tradeoff/NAME.csv`` as a :class:`~kernelsketch.experiments.pages.Table`.
+    """
+    vm, vn, sl, sp = (csv(f"rf-kpca-tradeoff/{n}") for n in ("vs_m", "vs_n", "slopes", "spectrum"))
+    sets = {"exp": TITLES["exp"], "poly": TITLES["poly"], "CPU": TITLES["cpu"]}
+    m_max = max(vm.col("m")[1:], key=lambda m: m if m != "" else 0)
+    ekpca = {k: vm.one(dataset=t, method="EKPCA") for k, t in sets.items()}
+    rf = {k: {r["m"]: r for r in vm.where(dataset=t, method="RF-EKPCA")} for k, t in sets.items()}
+    within2 = {
+        k: next((m for m, r in sorted(rf[k].items()) if r["relative_excess_over_EKPCA"] <= 1), None) for k in sets
+    }
+    rules = vn.distinct("l_rule")
+    n_max = max(vn.col("n"))
+    part_b = {}
+    for rule in rules:
+        rule_label = "n^0.333" if rule.startswith("n^") else "log n"
+        for k, t in sets.items():
+            e = sl.one(dataset=t, part="b", curve=f"EKPCA vs n (l = {rule_label})")
+            part_b[(rule, k)] = {
+                "ekpca": e["fitted_slope"],
+                "rf": {
+                    th: sl.one(dataset=t, part="b", curve=f"RF-EKPCA, m = n^{th:g} vs n (l = {rule_label})")
+                    for th in (0.5, 0.75, 1)
+                },
+            }
+    ratio_n = {}
+    for rule in rules:
+        for k, t in sets.items():
+            rows = vn.where(dataset=t, l_rule=rule)
+            e = {r["n"]: r["error_mean"] for r in rows if r["method"] == "EKPCA"}
+            ratio_n[(rule, k)] = {
+                th: [r["error_mean"] / e[r["n"]] for r in rows if r["method"] == "RF-EKPCA" and r["theta"] == th]
+                for th in (0.5, 0.75, 1.0)
+            }
+    rises = []  # (set, rule, theta, n, next n) where an error curve goes up with n
+    for rule in rules:
+        for k, t in sets.items():
+            for method, th in [("EKPCA", ""), *(("RF-EKPCA", th) for th in (0.5, 0.75, 1.0))]:
+                cur = vn.where(dataset=t, l_rule=rule, method=method, theta=th)
+                up = [(a["n"], b["n"]) for a, b in itertools.pairwise(cur) if b["error_mean"] > a["error_mean"]]
+                rises += [(k, rule, th, n0, n1) for n0, n1 in up]
+    at_max = vn.where(n=n_max)
+    secs = {
+        "ekpca": [r["seconds_mean"] for r in at_max if r["method"] == "EKPCA"],
+        **{th: [r["seconds_mean"] for r in at_max if r["theta"] == th] for th in (0.5, 0.75, 1.0)},
+    }
+    return {
+        "sets": sets,
+        "spectrum": {k: sp.one(dataset=t) for k, t in sets.items()},
+        "m_max": m_max,
+        "ekpca": ekpca,
+        "rf": rf,
+        "slope_a": {k: sl.one(dataset=t, part="a")["fitted_slope"] for k, t in sets.items()},
+        "c": [rf[k][m_max]["excess_over_EKPCA"] * m_max for k in sets],
+        "within2": within2,
+        "rules": rules,
+        "part_b": part_b,
+        "ratio_n": ratio_n,
+        "rises": _grouped_rises(rises, len(rules)),
+        "n_max": n_max,
+        "n_min": min(vn.col("n")),
+        "l_range": {rule: (min(vn.where(l_rule=rule).col("l")), max(vn.where(l_rule=rule).col("l"))) for rule in rules},
+        "m_at_max": {th: vn.where(n=n_max, theta=th)[0]["m"] for th in (0.5, 0.75, 1.0)},
+        "secs": secs,
+        "mu_floor": ekpca["CPU"]["mu_mc_floor"],
+        "theta075_factors": [
+            part_b[(rule, k)]["rf"][0.75]["ratio_to_EKPCA_at_n_max"] for rule in rules for k in ("poly", "CPU")
+        ],
+        "cost_ratio": [a / b for a, b in zip(secs[1.0], secs["ekpca"], strict=True)],
+    }
+
+
+def _grouped_rises(rises, n_rules):
+    """Rising steps of the error curves, one entry per (set, theta, steps) with the rules they occur under."""
+    names = {"exp": "exponential-decay", "poly": "polynomial-decay", "CPU": "CPU"}
+    groups = {}
+    for k, rule, th, n0, n1 in rises:
+        groups.setdefault((k, th), {}).setdefault(rule, []).append((n0, n1))
+    out = []
+    for (k, th), per_rule in groups.items():
+        by_steps = {}
+        for rule, steps in per_rule.items():
+            by_steps.setdefault(tuple(steps), []).append(rule)
+        for steps, rules in by_steps.items():
+            out.append(
+                {
+                    "what": "EKPCA" if th == "" else f"RF-EKPCA with `theta = {th:g}`",
+                    "set": names[k],
+                    "steps": " and from ".join(f"{a} to {b}" for a, b in steps),
+                    "rules": "both rules" if len(rules) == n_rules == 2 else ", ".join(f"`l = {r}`" for r in rules),
+                }
+            )
+    return out

@@ -29,15 +29,22 @@ def _nystrom_theorems_2_5():
     return render_theorems_2_5(RESULTS / "nystrom-eigengap")
 
 
-def _rf_kpca_values(csv):
+def _rf_kpca_values(csv, params):
     from kernelsketch.experiments.rf_kpca_tradeoff import page_values
 
-    return page_values(csv)
+    return page_values(csv, params)
 
 
-#: page -> the reproduction's page_values (its template is templates/PAGE.j2)
+def _nystrom_values(csv, params):
+    from kernelsketch.experiments.nystrom_eigengap import page_values
+
+    return page_values(csv, params)
+
+
+#: page -> (the reproduction's page_values, the sections its template includes); the template is templates/PAGE.j2
 PAGES = {
-    "rf_kpca_tradeoff.md": _rf_kpca_values,
+    "rf_kpca_tradeoff.md": (_rf_kpca_values, {}),
+    "nystrom_eigengap.md": (_nystrom_values, {"nystrom-theorems-2-5": _nystrom_theorems_2_5}),
 }
 
 TEMPLATES = RESULTS / "templates"
@@ -47,13 +54,13 @@ def render(page):
     """The page as its template and the committed CSVs give it."""
     from kernelsketch.experiments.pages import render_page
 
-    return render_page(TEMPLATES / f"{page}.j2", RESULTS, values=PAGES[page])
+    values, sections = PAGES[page]
+    return render_page(TEMPLATES / f"{page}.j2", RESULTS, values=values, sections=sections)
 
 
 #: (page, section name) -> renderer
 SECTIONS = {
     ("streaming_kpca.md", "skpca-lemmas"): _skpca_lemmas,
-    ("nystrom_eigengap.md", "nystrom-theorems-2-5"): _nystrom_theorems_2_5,
 }
 
 

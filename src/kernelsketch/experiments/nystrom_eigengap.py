@@ -764,3 +764,77 @@ def render_theorems_2_5(folder):
         ),
     ]
     return "\n".join(lines) + "\n"
+
+
+# ----------------------------------------------------------------------------- the results page
+def page_values(csv, params):
+    """What ``docs/results/templates/nystrom_eigengap.md.j2`` states, computed from a run's CSVs and params."""
+    import re
+    sp = csv("nystrom-eigengap/figure1_spearman")
+    t6 = csv("nystrom-eigengap/theorem6")
+    summ = csv("nystrom-eigengap/theorem6_summary")
+    rate = csv("nystrom-eigengap/rate_in_m")
+    curves = csv("nystrom-eigengap/figure1_curves")
+    sets = sp.distinct("dataset")
+    m_grid = sorted(set(sp.col("m")))
+    defined = [r for r in sp if r["partial_spearman_given_r"] == r["partial_spearman_given_r"]]  # not NaN
+    holds = [r for r in t6 if not str(r["condition_holds_draws"]).startswith("0/")]
+    first_gap = {d: t6.one(dataset=d, m=min(t6.where(dataset=d).col("m")), r=1)["Delta_r"] for d in sets}
+    r_max = max(t6.col("r"))
+
+    def gap_ratio(d, r):
+        m0 = min(t6.where(dataset=d).col("m"))
+        return t6.one(dataset=d, m=m0, r=r)["Delta_r"] / first_gap[d]
+
+    bound_ratio = [r["hs_max"] / r["theorem1_bound_delta_0.05"] for r in summ]
+    rises = {}
+    for d in sets:
+        m0 = min(curves.where(dataset=d).col("m"))
+        g = curves.where(dataset=d, m=m0).col("eigengap")
+        rises[d] = [r + 1 for r in range(1, len(g)) if g[r] > g[r - 1]]
+    m_cv = 400
+    cv = [
+        r["additional_error_std"] / r["additional_error_mean"]
+        for r in curves.where(m=m_cv, r=r_max)
+        if r["additional_error_mean"] > 0
+    ]
+    within = [tuple(int(x) for x in r["draws_within_theorem1"].split("/")) for r in summ]
+    not_half = [(r["dataset"].split(" ")[0], r["r"], r["loglog_slope"]) for r in rate if r["loglog_slope"] > -0.5]
+    return {
+        "sets": sets,
+        "m_grid": m_grid,
+        "spearman": sp,
+        "n_pairs": len(sp),
+        "undefined": len(sp) - len(defined),
+        "collinear": sum(1 for r in defined if r["r2_error_ranks_on_r"] >= 0.96),
+        "partial_range": [r["partial_spearman_given_r"] for r in defined],
+        "rank_corr_m100": [r["spearman_error_vs_rank"] for r in sp if r["m"] >= 100],
+        "gap_rank": [r["spearman_eigengap_vs_rank"] for r in sp],
+        "error_gap": [r["spearman_error_vs_eigengap"] for r in sp],
+        "error_gap_m100": [r["spearman_error_vs_eigengap"] for r in sp if r["m"] >= 100],
+        "weakest": max(sp, key=lambda r: r["spearman_error_vs_eigengap"]),
+        "same_digits": {d: sp.one(dataset=d, m=100) for d in sets},
+        "holds": holds,
+        "first_gap": first_gap,
+        "three_hs": {m: [r["three_hs_mean"] for r in t6.where(m=m, r=1)] for m in m_grid},
+        "gap_ratio_2": [gap_ratio(d, 2) for d in sets],
+        "gap_ratio_rmax": [gap_ratio(d, r_max) for d in sets],
+        "r_max": r_max,
+        "summary": summ,
+        "bound_ratio": bound_ratio,
+        "within": (sum(a for a, _ in within), sum(b for _, b in within)),
+        "rate": rate,
+        "rate_r": rate.distinct("r"),
+        "not_half": not_half,
+        "rises": rises,
+        "cv": cv,
+        "m_cv": m_cv,
+        "slopes": rate.col("loglog_slope"),
+        "rate_rows": [(d, [rate.one(dataset=d, r=r)["loglog_slope"] for r in rate.distinct("r")]) for d in sets],
+        "times": [
+            (m.group(1).split(" ")[0], float(m.group(2)), float(m.group(3)))
+            for note in params("nystrom-eigengap")["notes"]
+            if (m := re.match(r"(.+?): N=.*top eigenvalues ([\d.]+) s, Nystroem errors ([\d.]+) s", note))
+        ],
+        "slowest": min(sets, key=lambda d: min(-r["loglog_slope"] for r in rate.where(dataset=d))),
+    }

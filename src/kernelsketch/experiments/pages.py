@@ -16,8 +16,9 @@ What a template sees:
 * filters: ``x | fmt(".3f")`` (Python's format), ``x | bare(".3f")`` (no leading zero:
   ``.698``; a minus sign as in print, ``−.001``), ``x | signed(".3f")``, ``x | pct``,
   ``x | thousands``, ``x | sci(2)`` (``2.65e-4``), ``x | sig(2)`` (``160``, ``4.8``),
-  ``values | span(".2f")`` (``lo-hi``), ``n | words`` (``one`` .. ``ten``, then digits);
-* ``values`` -- what the reproduction's ``page_values(csv)`` computes from the CSVs (derived
+  ``values | span(".2f")`` (``lo-hi``), ``n | words`` (``one`` .. ``ten``, then digits),
+  ``ints | runs(6)`` (``7, 9-12, 16, ...``), ``x | isnan``;
+* ``values`` -- what the reproduction's ``page_values(csv, params)`` computes from the CSVs (derived
   statistics: ratios, first crossings, ranges);
 * ``paper`` -- the numbers the papers print (the experiments' ``PAPER_*`` constants).
 
@@ -29,6 +30,7 @@ from __future__ import annotations
 
 import csv as _csv
 import json
+import math
 import re
 from pathlib import Path
 from typing import Any
@@ -120,6 +122,20 @@ def _words(n):
     return names[n] if 0 <= n < len(names) else str(n)
 
 
+def _runs(values, limit=None):
+    """Sorted integers as runs: ``7, 9-12, 16`` (the first ``limit`` runs, then ``...``)."""
+    runs, out = [], sorted(values)
+    for v in out:
+        if runs and v == runs[-1][1] + 1:
+            runs[-1][1] = v
+        else:
+            runs.append([v, v])
+    text = [f"{a}" if a == b else f"{a}-{b}" for a, b in runs]
+    if limit is not None and len(text) > limit:
+        text = [*text[:limit], "..."]
+    return ", ".join(text)
+
+
 def _thousands(x):
     return f"{x:,}"
 
@@ -135,7 +151,7 @@ def render_page(template: str | Path, results_dir: str | Path, *, values=None, s
     ----------
     template : path of a ``.md.j2`` file
     results_dir : the folder of the runs (``docs/results``)
-    values : callable ``values(csv) -> dict``, exposed as ``values`` (a reproduction's ``page_values``)
+    values : callable ``values(csv, params) -> dict``, exposed as ``values`` (a reproduction's ``page_values``)
     sections : dict of name -> callable returning Markdown, for ``section(name)``
     paper : mapping of the papers' printed numbers, exposed as ``paper``
     """
@@ -169,10 +185,11 @@ def render_page(template: str | Path, results_dir: str | Path, *, values=None, s
         autoescape=False,
     )
     env.filters.update(fmt=_fmt, bare=_bare, signed=_signed, thousands=_thousands, pct=_pct, sci=_sci)
-    env.filters.update(span=_span, sig=_sig, words=_words)
+    env.filters.update(span=_span, sig=_sig, words=_words, runs=_runs, isnan=lambda x: x != x)
+    env.filters["log10"] = lambda x: math.log10(x)
     env.globals.update(csv=csv, params=params, section=section, paper=paper or {}, max=max, min=min, len=len)
     env.globals.update(sum=sum, abs=abs, round=round, sorted=sorted, zip=zip)
-    env.globals["values"] = values(csv) if values is not None else {}
+    env.globals["values"] = values(csv, params) if values is not None else {}
     return env.get_template(Path(template).name).render()
 
 

@@ -701,7 +701,7 @@ def _figures(rep, plt, present, rows_a, rows_b, spectrum, spectra, thetas, seed)
 
 
 # ----------------------------------------------------------------------------- the results page
-def page_values(csv):
+def page_values(csv, params=None):
     """What ``docs/results/templates/rf_kpca_tradeoff.md.j2`` states, computed from a run's CSVs.
 
     ``csv(name)`` reads ``rf-kpca-tradeoff/NAME.csv`` as a :class:`~kernelsketch.experiments.pages.Table`.

@@ -41,9 +41,16 @@ def _nystrom_values(csv, params):
     return page_values(csv, params)
 
 
+def _kernel_jl_values(csv, params):
+    from kernelsketch.experiments.kernel_jl import page_values
+
+    return page_values(csv, params)
+
+
 #: page -> (the reproduction's page_values, the sections its template includes); the template is templates/PAGE.j2
 PAGES = {
     "rf_kpca_tradeoff.md": (_rf_kpca_values, {}),
+    "kernel_jl.md": (_kernel_jl_values, {}),
     "nystrom_eigengap.md": (_nystrom_values, {"nystrom-theorems-2-5": _nystrom_theorems_2_5}),
 }
 

@@ -59,6 +59,10 @@ class Table(list):
         super().__init__(rows)
         self.name = name
 
+    def __getitem__(self, i):
+        got = super().__getitem__(i)
+        return Table(got, self.name) if isinstance(i, slice) else got
+
     def where(self, **match):
         """The rows whose columns equal ``match`` (a list, possibly empty)."""
         return Table([r for r in self if all(r.get(k) == v for k, v in match.items())], self.name)

@@ -1,15 +1,13 @@
-"""Every results page, or generated section, is what its renderer makes of the committed CSVs."""
+"""Every results page is what its template makes of the committed CSVs."""
 
 import pytest
 
-from .results_pages import PAGES, RESULTS, SECTIONS, TEMPLATES, committed, render
+from .results_pages import PAGES, RESULTS, TEMPLATES, render
 
 
-@pytest.mark.parametrize(("page", "name"), sorted(SECTIONS))
-def test_generated_section_matches_the_committed_results(page, name):
-    assert committed(page, name) == SECTIONS[(page, name)](), (
-        f"docs/results/{page} section {name} is stale: run python -m tests.results_pages"
-    )
+def test_every_results_page_has_a_template():
+    pages = {p.name for p in RESULTS.glob("*.md")} - {"scaling.md"}  # (written whole by benchmarks/scaling.py)
+    assert pages == set(PAGES)
 
 
 @pytest.mark.parametrize("page", sorted(PAGES))
@@ -34,7 +32,8 @@ def test_the_page_renderer_fails_on_a_missing_row_and_finds_typed_numbers(tmp_pa
     (tmp_path / "run").mkdir()
     (tmp_path / "run" / "t.csv").write_text("method,error\nA,0.25\nB,0.5\n", encoding="utf-8")
     (tmp_path / "p.md.j2").write_text(
-        '{% set t = csv("run/t") %}A {{ t.one(method="A").error|bare(".2f") }}, B {{ t.one(method="B").error|sci(1) }}\n',
+        '{% set t = csv("run/t") %}A {{ t.one(method="A").error|bare(".2f") }}, '
+        'B {{ t.one(method="B").error|sci(1) }}\n',
         encoding="utf-8",
     )
     assert render_page(tmp_path / "p.md.j2", tmp_path) == "A .25, B 5.0e-1\n"
@@ -42,3 +41,4 @@ def test_the_page_renderer_fails_on_a_missing_row_and_finds_typed_numbers(tmp_pa
     with pytest.raises(KeyError, match="0 rows match"):
         render_page(tmp_path / "q.md.j2", tmp_path)
     assert typed_numbers("error 0.25 and {{ x|fmt('.3f') }} and `h = 0.5` and 4.3.1 and 30 runs") == ["0.25"]
+    assert typed_numbers("Lemmas 2.1-2.2 and Theorem 6 and Section 1.2, but 0.18 of it") == ["0.18"]

@@ -770,6 +770,7 @@ def render_theorems_2_5(folder):
 def page_values(csv, params):
     """What ``docs/results/templates/nystrom_eigengap.md.j2`` states, computed from a run's CSVs and params."""
     import re
+
     sp = csv("nystrom-eigengap/figure1_spearman")
     t6 = csv("nystrom-eigengap/theorem6")
     summ = csv("nystrom-eigengap/theorem6_summary")

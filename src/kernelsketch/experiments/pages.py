@@ -200,13 +200,19 @@ def render_page(template: str | Path, results_dir: str | Path, *, values=None, s
 _TAG = re.compile(r"\{\{.*?\}\}|\{%.*?%\}|\{#.*?#\}", flags=re.S)
 _CODE = re.compile(r"```.*?```|`[^`\n]*`", flags=re.S)
 _DECIMAL = re.compile(r"(?<![\w.])[-−+]?\d*\.\d+(?![\w.])")
+#: numbered parts of a paper ("Lemma 2.2", "Lemmas 2.1-2.2", "Section 1.2"): labels, not measurements
+_CITED = re.compile(
+    r"\b(?:Lemma|Theorem|Section|Corollary|Corollarie|Remark|Figure|Table|Algorithm|Proposition|Eq)s?\.?"
+    r"\s+\d+(?:\.\d+)*(?:\s*(?:[-–,]|and)\s*\d+(?:\.\d+)*)*"
+)
 
 
 def typed_numbers(template_text: str) -> list[str]:
     """Decimal numbers in a template's prose: outside ``{{ }}`` / ``{% %}`` / ``{# #}`` and code spans.
 
-    A results page may state parameters (integers, code such as ``h = 0.5``) in its prose,
-    but every decimal number -- an error, a ratio, a Rand index -- comes from the CSVs.
+    A results page may state parameters (integers, code such as ``h = 0.5``) and cite the
+    papers' numbered parts ("Lemma 2.2") in its prose, but every decimal number -- an error, a
+    ratio, a Rand index -- comes from the CSVs.
     """
-    text = _CODE.sub(" ", _TAG.sub(" ", template_text))
+    text = _CITED.sub(" ", _CODE.sub(" ", _TAG.sub(" ", template_text)))
     return _DECIMAL.findall(text)

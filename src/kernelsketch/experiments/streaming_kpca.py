@@ -462,15 +462,7 @@ def _time_and_lemma_claims(g):
     """Train times over the whole m grid, Lemma 2.2 on the evaluation rows, test times at the largest m."""
     rows, sk_labels, sizes, at = g.rows, g.sk_labels, g.sizes, g.at
     m1 = sizes[-1]
-    per_m = []
-    for m in sizes:
-        sk = {lab: at[(lab, m)]["train_time_s"] for lab in sk_labels if (lab, m) in at}
-        if not sk or ("RNCA", m) not in at:
-            continue
-        rn = at[("RNCA", m)]["train_time_s"]
-        ny = at[("Nystrom", m)]["train_time_s"] if ("Nystrom", m) in at else -np.inf
-        r = np.array([rn / v for v in sk.values()])
-        per_m.append((m, bool(r.min() > 1 and np.median(r) >= 2), bool(rn >= max(ny, *sk.values()))))
+    per_m = _train_time_by_m(g)
     far = [m for m, f, _ in per_m if f]
     slow = [m for m, _, sl in per_m if sl]
     sk_train = {lab: at[(lab, m1)]["train_time_s"] for lab in sk_labels if (lab, m1) in at}
@@ -506,6 +498,20 @@ def _time_and_lemma_claims(g):
         )
     )
     return out
+
+
+def _train_time_by_m(g):
+    """Per m of the grid: ``(m, RNCA slower than every SKPCA version and >= 2x the median one, RNCA slowest)``."""
+    at, per_m = g.at, []
+    for m in g.sizes:
+        sk = {lab: at[(lab, m)]["train_time_s"] for lab in g.sk_labels if (lab, m) in at}
+        if not sk or ("RNCA", m) not in at:
+            continue
+        rn = at[("RNCA", m)]["train_time_s"]
+        ny = at[("Nystrom", m)]["train_time_s"] if ("Nystrom", m) in at else -np.inf
+        r = np.array([rn / v for v in sk.values()])
+        per_m.append((m, bool(r.min() > 1 and np.median(r) >= 2), bool(rn >= max(ny, *sk.values()))))
+    return per_m
 
 
 def _lemma_2_2_claim(rows):
@@ -964,3 +970,132 @@ def _result_row(meth, l, m, vals, d, h, shared):
         "fd_delta": float(v[7]),
         "lemma_bound": float(v[8]),
     }
+
+
+# ----------------------------------------------------------------------------- the results page
+def page_values(csv, params):
+    """What ``docs/results/templates/streaming_kpca.md.j2`` states, from skpca-figures' CSVs and its supplements."""
+    res = csv("skpca-figures/results")
+    claims = csv("skpca-figures/claims")
+    checks = csv("skpca-figures/metric_check")
+    sets = res.distinct("dataset")
+    sizes = sorted(set(res.col("sample_size")))
+    m0, m1 = sizes[0], sizes[-1]
+    grids = {d: _ClaimGrid(list(res.where(dataset=d))) for d in sets}
+
+    def at(d, label, m, key):
+        r = grids[d].at.get((label, m))
+        return None if r is None else r[key]
+
+    def ratios(d, m, num, key):
+        g = grids[d]
+        return [at(d, num, m, key) / at(d, lab, m, key) for lab in g.sk_labels if (lab, m) in g.at]
+
+    same_size = {}
+    for d, g in grids.items():
+        for key in ("spectral_error", "frobenius_error"):
+            pairs = [
+                (g.at[(lab, m)][key], g.at[("RNCA", m)][key])
+                for lab in g.sk_labels
+                for m in g.sizes
+                if (lab, m) in g.at and ("RNCA", m) in g.at
+            ]
+            same_size[(d, key)] = sum(a <= b for a, b in pairs) / max(len(pairs), 1)
+    train = {d: _train_time_by_m(g) for d, g in grids.items()}
+    rnca_faster_upto = {
+        d: max(
+            (m for m in sizes if at(d, "RNCA", m, "train_time_s") < min(_sk_train_times(grids[d], m))),
+            default=None,
+        )
+        for d in sets
+    }
+    sk = res.where(method="SKPCA")
+    lemma = [r for r in sk if r["sketch_error"] == r["sketch_error"]]
+    sup = {
+        name: csv(f"skpca-figures/supplement-cpu-{name}/results")
+        for name in ("nystroem-rank10", "shrink-l", "basis-sketch", "basis-last_full_buffer")
+    }
+    r10 = sup["nystroem-rank10"]
+    ny10 = {r["sample_size"]: r for r in r10.where(method="Nystrom")}
+    rn10 = {r["sample_size"]: r for r in r10.where(method="RNCA")}
+    cross10 = next((m for m in sorted(rn10) if rn10[m]["frobenius_error"] < ny10[m]["frobenius_error"]), None)
+    cross10_spec = next((m for m in sorted(rn10) if rn10[m]["spectral_error"] < ny10[m]["spectral_error"]), None)
+    bs, bl = sup["basis-sketch"], sup["basis-last_full_buffer"]
+    basis_pairs = [
+        (a, bl.one(method_label=a["method_label"], sample_size=a["sample_size"])) for a in bs.where(method="SKPCA")
+    ]
+    dims = {d: res.where(dataset=d)[0]["d"] for d in sets}
+    return {
+        "sets": sets,
+        "m0": m0,
+        "m1": m1,
+        "at": at,
+        "ratios": ratios,
+        "claims": claims,
+        "claim_keys": claims.distinct("claim"),
+        "metric_check": max(checks.col("max_rel_diff")),
+        "l2": [r["spectral_error"] for r in sk.where(sketch_size=2)],
+        "frac_small": {
+            d: (
+                np.mean([r["spectral_error"] < 0.01 for r in res.where(dataset=d)]),
+                np.mean([r["frobenius_error"] < 0.01 for r in res.where(dataset=d)]),
+            )
+            for d in sets
+        },
+        "same_size": same_size,
+        "train": train,
+        "rnca_faster_upto": rnca_faster_upto,
+        "test_ratio": {d: ratios(d, m1, "Nystrom", "test_time_per_point_s") for d in sets},
+        "train_ratio": {d: ratios(d, m1, "RNCA", "train_time_s") for d in sets},
+        "dims": dims,
+        "lemma_bound_ratio": max(r["sketch_error"] / r["lemma_bound"] for r in lemma),
+        "lemma_delta_ratio": max(r["sketch_error"] / r["fd_delta"] for r in lemma),
+        "lemma_points": len(lemma),
+        "rnca_m1": [at(d, "RNCA", m1, "spectral_error") for d in sets],
+        "max_frob": max(res.col("frobenius_error")),
+        "n_fits": len(res),
+        "elapsed": params("skpca-figures")["elapsed_seconds"],
+        "ny10": ny10,
+        "rn10": rn10,
+        "sk50_10": {r["sample_size"]: r for r in r10.where(method_label="SKPCA l=50")},
+        "cross10": cross10,
+        "cross10_spec": cross10_spec,
+        "test10": [
+            r10.one(method="Nystrom", sample_size=m1)["test_time_per_point_s"] / r["test_time_per_point_s"]
+            for r in r10.where(method="SKPCA", sample_size=m1)
+        ],
+        "shrink_l": {
+            r["method_label"]: r for r in sup["shrink-l"].where(sample_size=m1) if r["method"] in ("SKPCA", "RNCA")
+        },
+        "basis": {(a["sketch_size"], a["sample_size"]): (a, b) for a, b in basis_pairs},
+        "basis_spec_wins": sum(b["spectral_error"] < a["spectral_error"] for a, b in basis_pairs),
+        "basis_frob_wins": sum(b["frobenius_error"] < a["frobenius_error"] for a, b in basis_pairs),
+        "basis_n": len(basis_pairs),
+        "basis_l5_sketch_wins_from": min(
+            (
+                m
+                for m in sorted({a["sample_size"] for a, _ in basis_pairs if a["sketch_size"] == 5})
+                if all(
+                    a["spectral_error"] < b["spectral_error"]
+                    for a, b in basis_pairs
+                    if a["sketch_size"] == 5 and a["sample_size"] >= m
+                )
+            ),
+            default=None,
+        ),
+        "basis_l50_agree": max(
+            abs(a["spectral_error"] / b["spectral_error"] - 1) for a, b in basis_pairs if a["sketch_size"] == 50
+        ),
+        "basis_seconds": [
+            params(f"skpca-figures/supplement-cpu-basis-{b}")["elapsed_seconds"] for b in ("sketch", "last_full_buffer")
+        ],
+        "ny_train_m1": {d: at(d, "Nystrom", m1, "train_time_s") for d in sets},
+        "sk_train_m1": {
+            d: [at(d, lab, m1, "train_time_s") for lab in grids[d].sk_labels if (lab, m1) in grids[d].at] for d in sets
+        },
+    }
+
+
+def _sk_train_times(g, m):
+    """The SKPCA versions' train times at ``m`` (an empty list when none ran there)."""
+    return [g.at[(lab, m)]["train_time_s"] for lab in g.sk_labels if (lab, m) in g.at] or [np.inf]

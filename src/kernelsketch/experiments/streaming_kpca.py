@@ -1011,19 +1011,6 @@ def page_values(csv, params):
     }
     sk = res.where(method="SKPCA")
     lemma = [r for r in sk if r["sketch_error"] == r["sketch_error"]]
-    sup = {
-        name: csv(f"skpca-figures/supplement-cpu-{name}/results")
-        for name in ("nystroem-rank10", "shrink-l", "basis-sketch", "basis-last_full_buffer")
-    }
-    r10 = sup["nystroem-rank10"]
-    ny10 = {r["sample_size"]: r for r in r10.where(method="Nystrom")}
-    rn10 = {r["sample_size"]: r for r in r10.where(method="RNCA")}
-    cross10 = next((m for m in sorted(rn10) if rn10[m]["frobenius_error"] < ny10[m]["frobenius_error"]), None)
-    cross10_spec = next((m for m in sorted(rn10) if rn10[m]["spectral_error"] < ny10[m]["spectral_error"]), None)
-    bs, bl = sup["basis-sketch"], sup["basis-last_full_buffer"]
-    basis_pairs = [
-        (a, bl.one(method_label=a["method_label"], sample_size=a["sample_size"])) for a in bs.where(method="SKPCA")
-    ]
     dims = {d: res.where(dataset=d)[0]["d"] for d in sets}
     return {
         "sets": sets,
@@ -1055,6 +1042,28 @@ def page_values(csv, params):
         "max_frob": max(res.col("frobenius_error")),
         "n_fits": len(res),
         "elapsed": params("skpca-figures")["elapsed_seconds"],
+        "ny_train_m1": {d: at(d, "Nystrom", m1, "train_time_s") for d in sets},
+        "sk_train_m1": {d: _sk_train_times(grids[d], m1) for d in sets},
+        **_supplement_values(csv, params, m1),
+    }
+
+
+def _supplement_values(csv, params, m1):
+    """The CPU supplements' numbers the page states: rank-10 Nystroem, the l-shrink, the two bases of ``W``."""
+    sup = {
+        name: csv(f"skpca-figures/supplement-cpu-{name}/results")
+        for name in ("nystroem-rank10", "shrink-l", "basis-sketch", "basis-last_full_buffer")
+    }
+    r10 = sup["nystroem-rank10"]
+    ny10 = {r["sample_size"]: r for r in r10.where(method="Nystrom")}
+    rn10 = {r["sample_size"]: r for r in r10.where(method="RNCA")}
+    cross10 = next((m for m in sorted(rn10) if rn10[m]["frobenius_error"] < ny10[m]["frobenius_error"]), None)
+    cross10_spec = next((m for m in sorted(rn10) if rn10[m]["spectral_error"] < ny10[m]["spectral_error"]), None)
+    bs, bl = sup["basis-sketch"], sup["basis-last_full_buffer"]
+    basis_pairs = [
+        (a, bl.one(method_label=a["method_label"], sample_size=a["sample_size"])) for a in bs.where(method="SKPCA")
+    ]
+    return {
         "ny10": ny10,
         "rn10": rn10,
         "sk50_10": {r["sample_size"]: r for r in r10.where(method_label="SKPCA l=50")},
@@ -1089,10 +1098,6 @@ def page_values(csv, params):
         "basis_seconds": [
             params(f"skpca-figures/supplement-cpu-basis-{b}")["elapsed_seconds"] for b in ("sketch", "last_full_buffer")
         ],
-        "ny_train_m1": {d: at(d, "Nystrom", m1, "train_time_s") for d in sets},
-        "sk_train_m1": {
-            d: [at(d, lab, m1, "train_time_s") for lab in grids[d].sk_labels if (lab, m1) in grids[d].at] for d in sets
-        },
     }
 
 

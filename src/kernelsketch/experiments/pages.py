@@ -109,9 +109,11 @@ def _sci(x, digits=2):
     return f"{mant}e{int(exp)}"
 
 
-def _span(values, spec=".2f", sep="-"):
-    """``lo-hi`` of some values (one value when they agree to the format)."""
-    lo, hi = format(min(values), spec), format(max(values), spec)
+def _span(values, spec=".2f", sep="-", bare=False):
+    """``lo-hi`` of some values (one value when they agree to the format); ``bare``: as :func:`_bare` (``.03``)."""
+    values = list(values)
+    fmt = _bare if bare else format
+    lo, hi = fmt(min(values), spec), fmt(max(values), spec)
     return lo if lo == hi else f"{lo}{sep}{hi}"
 
 

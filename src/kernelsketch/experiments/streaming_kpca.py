@@ -429,15 +429,7 @@ def _skpca_vs_rnca_claims(g):
             f"{name}: SKPCA <= RNCA in {wins}/{total} (space point, l) pairs, best l in "
             f"{best_wins}/{best_total} space points"
         )
-    eq_size = []
-    for key in ("spectral_error", "frobenius_error"):
-        pairs = [
-            (at[(lab, m)][key], at[("RNCA", m)][key])
-            for lab in sk_labels
-            for m in sizes
-            if (lab, m) in at and ("RNCA", m) in at
-        ]
-        eq_size.append(sum(a <= b for a, b in pairs) / max(len(pairs), 1))
+    eq_size = [_same_size_fraction(g, key) for key in ("spectral_error", "frobenius_error")]
     n_pairs = len([1 for lab in sk_labels for m in sizes if (lab, m) in at and ("RNCA", m) in at])
     ok_all = all(f >= 0.5 for f in fracs if np.isfinite(f))
     return [
@@ -498,6 +490,17 @@ def _time_and_lemma_claims(g):
         )
     )
     return out
+
+
+def _same_size_fraction(g, key):
+    """Fraction of the (l, m) pairs where an SKPCA version's ``key`` error is <= RNCA's at the same m."""
+    pairs = [
+        (g.at[(lab, m)][key], g.at[("RNCA", m)][key])
+        for lab in g.sk_labels
+        for m in g.sizes
+        if (lab, m) in g.at and ("RNCA", m) in g.at
+    ]
+    return sum(a <= b for a, b in pairs) / max(len(pairs), 1)
 
 
 def _train_time_by_m(g):
@@ -991,16 +994,8 @@ def page_values(csv, params):
         g = grids[d]
         return [at(d, num, m, key) / at(d, lab, m, key) for lab in g.sk_labels if (lab, m) in g.at]
 
-    same_size = {}
-    for d, g in grids.items():
-        for key in ("spectral_error", "frobenius_error"):
-            pairs = [
-                (g.at[(lab, m)][key], g.at[("RNCA", m)][key])
-                for lab in g.sk_labels
-                for m in g.sizes
-                if (lab, m) in g.at and ("RNCA", m) in g.at
-            ]
-            same_size[(d, key)] = sum(a <= b for a, b in pairs) / max(len(pairs), 1)
+    errors = ("spectral_error", "frobenius_error")
+    same_size = {(d, key): _same_size_fraction(g, key) for d, g in grids.items() for key in errors}
     train = {d: _train_time_by_m(g) for d, g in grids.items()}
     rnca_faster_upto = {
         d: max(

@@ -13,6 +13,8 @@ import kernelsketch as ks_lib
 from kernelsketch.cli.main import main
 from kernelsketch.datasets import load_dataset
 
+from .subprocesses import INTERRUPTIBLE
+
 ENV = {**os.environ, "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MPLBACKEND": "Agg"}
 
 
@@ -375,6 +377,7 @@ def test_cluster_sigint_during_assignment_keeps_the_previous_output(tmp_path):
         env=ENV,
         stderr=subprocess.PIPE,
         text=True,
+        **INTERRUPTIBLE,
     )
     deadline = time.time() + 120
     while time.time() < deadline and not any(p.name.endswith(".part") for p in tmp_path.iterdir()):

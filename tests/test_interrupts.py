@@ -13,6 +13,8 @@ import time
 import numpy as np
 import pytest
 
+from .subprocesses import INTERRUPTIBLE
+
 pytestmark = pytest.mark.skipif(os.name != "posix", reason="SIGINT semantics are POSIX")
 
 
@@ -50,6 +52,7 @@ def _interrupt_embed(src, out, extra=()):
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         env=env,
+        **INTERRUPTIBLE,
     )
     # wait until the temporary output exists: the run is mid-write
     deadline = time.monotonic() + 60

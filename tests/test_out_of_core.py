@@ -20,6 +20,8 @@ from kernelsketch.io.source import ArraySource
 from kernelsketch.maps.landmarks import AUTO_MAX_LANDMARKS, auto_n_landmarks
 from kernelsketch.out_of_core import PairCounts, open_engine
 
+from .subprocesses import INTERRUPTIBLE
+
 
 def _blobs(n=6000, k=5, d=6, seed=0, std=1.0):
     X, y = make_blobs(n_samples=n, centers=k, n_features=d, cluster_std=std, random_state=seed)
@@ -284,6 +286,7 @@ def test_sigint_during_assignment_leaves_the_previous_output(tmp_path):
         text=True,
         timeout=300,
         env={**os.environ, "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1"},
+        **INTERRUPTIBLE,
     )
     assert "interrupted" in r.stdout, r.stderr
     assert np.load(out).tolist() == [42]

@@ -18,6 +18,8 @@ import kernelsketch as ks
 from kernelsketch.cli.main import main
 from kernelsketch.io.atomic import AtomicPath, SameFileError
 
+from .subprocesses import INTERRUPTIBLE
+
 posix = pytest.mark.skipif(os.name != "posix", reason="POSIX file modes, links and signals")
 
 
@@ -152,7 +154,7 @@ def test_sigint_during_embed_keeps_the_previous_model(tmp_path):
     env = dict(os.environ, OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1")
     cmd = [sys.executable, "-m", "kernelsketch.cli", "embed", str(src), "-o", str(out), "--method", "rff", "-d", "64",
            "--bandwidth", "1.0", "--save", str(model), "--force", "--quiet"]  # fmt: skip
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, **INTERRUPTIBLE)
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline and proc.poll() is None:
         if any(p.name.startswith(".emb.npy.") for p in tmp_path.iterdir()):

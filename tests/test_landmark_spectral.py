@@ -193,16 +193,17 @@ def test_cli_cluster_spectral_matches_the_library(tmp_path):
 
 
 def test_the_threaded_nearest_landmark_search_gives_the_single_threaded_graph(monkeypatch):
-    # the affinity search runs row chunks on every core; each row depends on itself alone, so the
+    # the affinity search runs row tiles on every core; each row depends on itself alone, so the
     # statistics (and the labels) are those of one thread, bit for bit
+    import kernelsketch.kernels.neighbors as nb
     import kernelsketch.maps.landmark_spectral as ls
 
     X = np.random.default_rng(3).normal(size=(6000, 5))
     emb = ls.LandmarkSpectralEmbedding(n_components=4, n_landmarks=300, random_state=0).fit(X[:2000])
-    monkeypatch.setattr(ls, "CHUNK_ROWS", 256)
-    monkeypatch.setattr(ls, "blas_num_threads", lambda: 3)  # many chunks on three threads
+    monkeypatch.setattr(nb, "MAX_TILE_ROWS", 256)
+    monkeypatch.setattr(nb, "blas_num_threads", lambda: 3)  # many tiles on three threads
     G3, d3, n3 = emb._statistics(X)
-    monkeypatch.setattr(ls, "blas_num_threads", lambda: 1)
+    monkeypatch.setattr(nb, "blas_num_threads", lambda: 1)
     G1, d1, n1 = emb._statistics(X)
     assert n3 == n1 == 6000
     assert (G3 != G1).nnz == 0

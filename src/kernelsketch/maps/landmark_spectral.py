@@ -12,7 +12,7 @@ pass after the landmarks are drawn -- on a file, in memory or on Dask alike.
 from __future__ import annotations
 
 import numbers
-from contextlib import nullcontext
+import warnings
 from typing import ClassVar, Self
 
 import numpy as np
@@ -21,21 +21,27 @@ from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, Transfo
 from sklearn.utils.validation import check_is_fitted
 
 from .._typing import ArrayLike, FloatArray, RandomStateLike
+from ..kernels.neighbors import nearest
 from ..kernels.selection import make_kernel
 from ..utils.chunking import gen_row_slices, get_chunk_n_rows
 from ..utils.dispatch import maybe_dask_transform
 from ..utils.estimator_checks import Interval, StrOptions
-from ..utils.threads import blas_num_threads, run_claim_loops, single_threaded_blas
 from ..utils.validation import check_input, check_random_state, derive_seed
 from ..utils.warnings import warn as _warn
 from .landmarks import resolve_n_landmarks, sample_row_indices, take_rows
 
 #: bandwidth heuristics resolved on the data, as for the other estimators (``"local"`` is per row)
 _HEURISTICS = ("median", "percentile", "mean_sq")
+#: Chen & Cai's global bandwidth: sqrt(2) x the mean distance of a row to its r nearest landmarks
+_KNN_MEAN = "knn_mean"
+#: landmark selections: a uniform sample of rows, or k-means centres of a larger one (LSC-K / U-SPEC)
+LANDMARK_SELECTIONS = ("uniform", "kmeans")
+#: the k-means selection clusters a uniform sample of this many rows per landmark (U-SPEC's hybrid: ~10 m)
+KMEANS_SAMPLE_FACTOR = 10
+#: Lloyd iterations of the k-means landmark selection (U-SPEC: a few; the centres need not converge)
+KMEANS_LANDMARK_ITER = 10
 #: an eigenvalue of the normalized affinity this close to 1 marks a connected component
 _COMPONENT_TOL = 1e-9
-#: rows of one chunk of the affinity search (one thread's piece), whatever the number of threads
-CHUNK_ROWS = 2048
 #: eigenvalues kept in ``eigenvalues_`` beyond ``n_components`` (for the eigengap)
 _EXTRA_EIGENVALUES = 10
 
@@ -44,20 +50,28 @@ class GraphWarning(UserWarning):
     """The landmark affinity graph cannot carry the clusters asked for (disconnected, or uninformative)."""
 
 
-def _sq_distances(X, L, l_sq):
-    """Squared Euclidean distances between the rows of ``X`` (dense or CSR) and ``L`` (dense), >= 0."""
-    if sp.issparse(X):
-        x_sq = np.asarray(X.multiply(X).sum(axis=1)).ravel()
-        cross = np.asarray(X @ L.T)
-    else:
-        x_sq = np.einsum("ij,ij->i", X, X)
-        cross = X @ L.T
-    D2 = cross
-    D2 *= -2.0
-    D2 += x_sq[:, None]
-    D2 += l_sq[None, :]
-    np.maximum(D2, 0.0, out=D2)
-    return D2
+def _unit_rows(U):
+    """Each row of ``U`` scaled to unit length in place (Ng, Jordan & Weiss); a zero row stays 0."""
+    norms = np.sqrt(np.einsum("ij,ij->i", U, U))
+    np.divide(U, norms[:, None], out=U, where=norms[:, None] > 0)
+    return U
+
+
+def _kmeans_landmarks(sample, m, seed):
+    """``m`` k-means centres of ``sample`` (k-means++ and a few Lloyd steps): the LSC-K / U-SPEC landmarks.
+
+    Deterministic for a seed: the same sample gives the same centres in memory, on a file and
+    on Dask.  Fewer distinct rows than ``m``: those rows.
+    """
+    from sklearn.cluster import KMeans
+
+    distinct = np.unique(sample, axis=0)
+    if distinct.shape[0] <= m:
+        return distinct
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # convergence within KMEANS_LANDMARK_ITER steps is not the aim
+        km = KMeans(m, n_init=1, max_iter=KMEANS_LANDMARK_ITER, random_state=seed % (2**32)).fit(sample)
+    return np.ascontiguousarray(km.cluster_centers_, dtype=np.float64)
 
 
 class LandmarkSpectralEmbedding(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
@@ -160,7 +174,13 @@ class LandmarkSpectralEmbedding(ClassNamePrefixFeaturesOutMixin, TransformerMixi
         "n_components": [Interval(numbers.Integral, 1, None, closed="left"), None],
         "n_landmarks": [Interval(numbers.Integral, 1, None, closed="left"), StrOptions({"auto"})],
         "n_neighbors": [Interval(numbers.Integral, 1, None, closed="left")],
-        "bandwidth": [Interval(numbers.Real, 0, None, closed="neither"), StrOptions({"local", *_HEURISTICS})],
+        "bandwidth": [
+            Interval(numbers.Real, 0, None, closed="neither"),
+            StrOptions({"local", _KNN_MEAN, *_HEURISTICS}),
+        ],
+        "landmarks": [StrOptions(set(LANDMARK_SELECTIONS))],
+        "unit_rows": ["boolean"],
+        "trivial": [StrOptions({"keep", "drop"})],
         "random_state": ["random_state", np.random.Generator],
     }
 
@@ -171,12 +191,18 @@ class LandmarkSpectralEmbedding(ClassNamePrefixFeaturesOutMixin, TransformerMixi
         n_landmarks: int | str = 1000,
         n_neighbors: int = 10,
         bandwidth: float | str = "local",
+        landmarks: str = "uniform",
+        unit_rows: bool = False,
+        trivial: str = "keep",
         random_state: RandomStateLike = None,
     ) -> None:
         self.n_components = n_components
         self.n_landmarks = n_landmarks
         self.n_neighbors = n_neighbors
         self.bandwidth = bandwidth
+        self.landmarks = landmarks
+        self.unit_rows = unit_rows
+        self.trivial = trivial
         self.random_state = random_state
 
     # -- the seams the out-of-core driver calls ------------------------------------
@@ -195,49 +221,67 @@ class LandmarkSpectralEmbedding(ClassNamePrefixFeaturesOutMixin, TransformerMixi
             raise ValueError(f"{self.n_components} clusters (eigenvectors) must be <= the number of rows ({n_rows})")
         if self.n_components > m:
             raise ValueError(f"{self.n_components} clusters (eigenvectors) must be <= the number of landmarks ({m})")
+        self._planned_landmarks = m
+        self._kmeans_seed = landmark_seed
+        if self.landmarks == "kmeans":  # the rows whose k-means centres become the landmarks
+            return sample_row_indices(n_rows, KMEANS_SAMPLE_FACTOR * m, [landmark_seed, 0x4B4D]), bandwidth_seed
         return sample_row_indices(n_rows, m, [landmark_seed, 0x5350]), bandwidth_seed
 
     def _set_landmarks(self, L, idx, bandwidth):
-        """Seam 2: the landmark rows ``L`` (indices ``idx``) and the global bandwidth (None: local)."""
-        L = np.ascontiguousarray(L.toarray() if sp.issparse(L) else L, dtype=np.float64)
+        """Seam 2: the rows ``L`` that :meth:`_plan` asked for (indices ``idx``) and the global bandwidth.
+
+        Uniform landmarks are those rows.  For ``landmarks="kmeans"`` they are the sample of
+        :data:`KMEANS_SAMPLE_FACTOR` ``m`` rows whose k-means centres become the landmarks (not
+        rows: ``landmark_indices_`` is None).  ``bandwidth`` None: local, or Chen & Cai's, resolved
+        here from the landmarks (and the sample).
+        """
+        S = np.ascontiguousarray(L.toarray() if sp.issparse(L) else L, dtype=np.float64)
+        if self.landmarks == "kmeans":
+            L = _kmeans_landmarks(S, self._planned_landmarks, self._kmeans_seed)
+            idx = None
+        else:
+            L, S = S, None
         self.landmarks_ = L
         self.landmark_indices_ = None if idx is None else np.asarray(idx, dtype=np.int64)
+        if self.bandwidth == _KNN_MEAN:
+            bandwidth = self._knn_mean_bandwidth(L, S)
         self.bandwidth_ = None if bandwidth is None else float(bandwidth)
+
+    def _knn_mean_bandwidth(self, L, sample):
+        """Chen & Cai's ``h``: the mean distance of a row to its ``r`` nearest landmarks, times sqrt(2).
+
+        Their weights are ``exp(-d^2 / (2 sigma^2))`` with ``sigma`` that mean; ours are
+        ``exp(-d^2 / h^2)``, hence the factor.  Measured on the k-means sample's rows, or, for
+        uniform landmarks (themselves a uniform sample of rows), on each landmark's ``r``
+        nearest other landmarks.
+        """
+        m = L.shape[0]
+        if sample is not None:
+            r = min(self.n_neighbors, m)
+            d2, _ = nearest(sample, L, r)
+        else:
+            r = min(self.n_neighbors, m - 1)
+            if r < 1:
+                raise ValueError("bandwidth='knn_mean' needs at least 2 landmarks")
+            d2 = nearest(L, L, r + 1)[0][:, 1:]  # each landmark's nearest is itself
+        sigma = float(np.sqrt(d2).mean())
+        if not sigma > 0:
+            raise ValueError("bandwidth='knn_mean': every row coincides with its nearest landmarks (distance 0)")
+        return np.sqrt(2.0) * sigma
 
     def _affinity(self, X):
         """``Z`` of the rows of ``X``: CSR ``(n, m)``, ``r`` Gaussian weights per row summing to 1."""
         L = self.landmarks_
-        l_sq = np.einsum("ij,ij->i", L, L)  # O(m D): recomputed, so the fitted state stays what is saved
         m = L.shape[0]
         r = min(self.n_neighbors, m)
         n = X.shape[0]
-        indices = np.empty((n, r), dtype=np.int64)
-        weights = np.empty((n, r), dtype=np.float64)
-        # row chunks on every core (the nearest-landmark search is numpy's single-threaded argpartition;
-        # BLAS is pinned to one thread meanwhile); each row's result depends on that row alone
-        # chunk boundaries never depend on the thread count: BLAS may round a row differently in
-        # another chunk shape, and the graph must not change with the machine's cores
-        chunk = min(get_chunk_n_rows(3 * 8 * m, n), CHUNK_ROWS)
-        slices = list(gen_row_slices(n, chunk))
-        workers = max(1, min(blas_num_threads(), len(slices)))
-
-        def piece(t, _state):
-            s = slices[t]
-            Xc = X[s]
-            if not sp.issparse(Xc):
-                Xc = np.asarray(Xc, dtype=np.float64)
-            D2 = _sq_distances(Xc, L, l_sq)
-            idx = np.argpartition(D2, r - 1, axis=1)[:, :r] if r < m else np.broadcast_to(np.arange(m), D2.shape)
-            d2 = np.take_along_axis(D2, idx, axis=1)
-            if self.bandwidth_ is None:
-                scale = d2.max(axis=1, keepdims=True)  # the r-th nearest landmark's squared distance
-                w = np.exp(-np.divide(d2, scale, out=np.zeros_like(d2), where=scale > 0))
-            else:
-                w = np.exp(-d2 / self.bandwidth_**2)
-            indices[s], weights[s] = idx, w
-
-        with single_threaded_blas() if workers > 1 else nullcontext():
-            run_claim_loops(piece, len(slices), workers)
+        d2, indices = nearest(X, L, r)  # ascending: d2[:, -1] is the r-th nearest
+        d2 = d2.astype(np.float64, copy=False)
+        if self.bandwidth_ is None:
+            scale = d2[:, -1:]  # the r-th nearest landmark's squared distance
+            weights = np.exp(-np.divide(d2, scale, out=np.zeros_like(d2), where=scale > 0))
+        else:
+            weights = np.exp(-d2 / self.bandwidth_**2)
         sums = weights.sum(axis=1)
         empty = ~(sums > 0)
         if empty.any():
@@ -281,16 +325,28 @@ class LandmarkSpectralEmbedding(ClassNamePrefixFeaturesOutMixin, TransformerMixi
         used = degrees > 0
         inv_sqrt[used] = 1.0 / np.sqrt(degrees[used])
         S = G * inv_sqrt[:, None] * inv_sqrt[None, :]
+        drop = self.trivial == "drop"
+        if drop:
+            # the trivial eigenvector of S (eigenvalue 1) is known exactly: sqrt(degrees), normalized; with
+            # several connected parts it is one direction of the eigenvalue-1 space, not "column 0"
+            v0 = np.sqrt(np.clip(degrees, 0.0, None))
+            v0 /= np.linalg.norm(v0)
+            S = S - np.outer(v0, v0)
         lam, V = np.linalg.eigh(S)
         lam, V = lam[::-1], V[:, ::-1]
         lam = np.clip(lam, 0.0, None)
-        if not lam[k - 1] > 1e-12 * max(lam[0], 1e-300):
+        if drop:  # S's own eigenvalues: S' and S share all but v0's (0 in S', 1 in S), and 1 is S's largest
+            lam_S = np.concatenate([[1.0], lam[:-1]])
+        else:
+            lam_S = lam
+        if not lam[k - 1] > 1e-12 * max(lam_S[0], 1e-300):
             raise ValueError(
-                f"the landmark graph has rank {int(np.sum(lam > 1e-12 * lam[0]))}, fewer than the {k} clusters "
-                "(eigenvectors) asked for: too few distinct rows or landmarks for this many clusters"
+                f"the landmark graph has rank {int(np.sum(lam_S > 1e-12 * lam_S[0]))}, fewer than the "
+                f"{k + drop} eigenvectors needed for {k} clusters: too few distinct rows or landmarks for this "
+                "many clusters"
             )
-        self.n_connected_components_ = int(np.sum(lam > 1.0 - _COMPONENT_TOL))
-        if self.n_connected_components_ > k:
+        self.n_connected_components_ = int(np.sum(lam_S > 1.0 - _COMPONENT_TOL))
+        if self.n_connected_components_ > k + drop:
             _warn(
                 f"the landmark affinity graph has {self.n_connected_components_} disconnected parts, more than "
                 f"n_components={k}: the eigenvectors kept are an arbitrary choice among them and the clusters "
@@ -298,6 +354,7 @@ class LandmarkSpectralEmbedding(ClassNamePrefixFeaturesOutMixin, TransformerMixi
                 GraphWarning,
             )
         self.projection_ = np.sqrt(n_rows) * inv_sqrt[:, None] * V[:, :k] / np.sqrt(lam[:k])[None, :]
+        lam = lam_S
         self.eigenvalues_ = lam[: min(m, k + _EXTRA_EIGENVALUES)].copy()
         self.landmark_degrees_ = degrees
         self.n_samples_seen_ = int(n_rows)
@@ -305,7 +362,7 @@ class LandmarkSpectralEmbedding(ClassNamePrefixFeaturesOutMixin, TransformerMixi
         return self
 
     def _resolve_bandwidth(self, X, seed):
-        if self.bandwidth == "local":
+        if self.bandwidth in ("local", _KNN_MEAN):  # (knn_mean: from the landmarks, in _set_landmarks)
             return None
         if isinstance(self.bandwidth, str):
             return make_kernel("gaussian", self.bandwidth, None, X, random_state=seed).bandwidth
@@ -329,6 +386,8 @@ class LandmarkSpectralEmbedding(ClassNamePrefixFeaturesOutMixin, TransformerMixi
         check_is_fitted(self)
         X = check_input(X, accept_sparse=("csr",), estimator=self, reset=False)
         U = np.asarray(self._affinity(X) @ self.projection_)
+        if self.unit_rows:
+            _unit_rows(U)
         return U.astype(X.dtype, copy=False) if X.dtype == np.float32 else U
 
     def __sklearn_tags__(self):

@@ -334,7 +334,7 @@ def _fit_landmarks_then_pass(est, engine):
     N = engine.n_rows
     idx, seed = est._plan(N)
     h = None
-    if est.bandwidth != "local":
+    if est.bandwidth not in ("local", "knn_mean"):  # (knn_mean: the estimator's own, from its landmarks)
         h = resolve_kernel("gaussian", est.bandwidth, None, engine, seed).bandwidth
     L, n_read = _take(engine, idx)
     check_input(L, accept_sparse=("csr",), estimator=est, reset=True)  # n_features_in_ from the rows

@@ -153,13 +153,30 @@ def test_disconnected_graph_warns():
     assert sorted(np.bincount(est.labels_)) == [30, 30, 30, 30]
 
 
+def test_a_tiny_global_bandwidth_joins_each_row_to_its_nearest_landmark_instead_of_vanishing():
+    # exp(-d^2 / h^2) underflows to 0 for every landmark of a row; the weights, scaled to sum 1, have a limit:
+    # all of the row's weight on its nearest landmark -- computed as exp(-(d^2 - d_1^2) / h^2), it is reached
+    Y, _ = make_blobs(100, random_state=0)
+    emb = LandmarkSpectralEmbedding(n_components=2, n_landmarks=20, bandwidth=1e-8, random_state=0).fit(Y + 0.5)
+    Z = emb._affinity(Y + 0.5).toarray()
+    nearest_landmark = np.argmin((((Y + 0.5)[:, None, :] - emb.landmarks_[None]) ** 2).sum(-1), axis=1)
+    np.testing.assert_allclose(Z[np.arange(100), nearest_landmark], 1.0)
+    np.testing.assert_allclose(Z.sum(axis=1), 1.0)
+    wide = LandmarkSpectralEmbedding(n_components=2, n_landmarks=20, bandwidth=3.0, random_state=0).fit(Y)
+    Zw = wide._affinity(Y)
+    d2 = ((Y[:, None, :] - wide.landmarks_[None]) ** 2).sum(-1)
+    ref = np.zeros_like(d2)
+    for i in range(100):  # the textbook weights, where nothing underflows
+        j = np.argsort(d2[i])[:10]
+        ref[i, j] = np.exp(-d2[i, j] / 9.0) / np.exp(-d2[i, j] / 9.0).sum()
+    np.testing.assert_allclose(Zw.toarray(), ref, rtol=1e-12, atol=1e-15)
+
+
 def test_bad_input_is_named():
     X = np.repeat(np.array([[0.0, 0.0], [1.0, 1.0]]), 20, axis=0)  # two distinct points
     with pytest.raises(ValueError, match="too few distinct rows"):
         LandmarkSpectralClustering(3, n_landmarks=40, random_state=0).fit(X)
     Y, _ = make_blobs(100, random_state=0)
-    with pytest.raises(ValueError, match="bandwidth h=1e-08 makes every affinity"):
-        LandmarkSpectralClustering(2, n_landmarks=20, bandwidth=1e-8, random_state=0).fit(Y + 0.5)
     with pytest.raises(ValueError, match="n_clusters=200 must be <= n_samples=100"):
         LandmarkSpectralClustering(200, random_state=0).fit(Y)
     Y[3, 1] = np.nan

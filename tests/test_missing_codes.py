@@ -96,10 +96,10 @@ def test_local_preprocessing_composes_in_the_order_set():
 
 @pytest.mark.parametrize("embedding", ["spectral", None])
 def test_cluster_file_clusters_the_imputed_rows(embedding):
-    """The default equals clustering the SimpleImputer-imputed data; the coded rows no longer form a cluster."""
+    """Imputation when asked equals clustering the SimpleImputer-imputed data."""
     X = _pressure()
     with pytest.warns(MissingValueCodeWarning, match="read as its column's median"):
-        res = ks.cluster_file(X, 2, embedding=embedding, random_state=0)
+        res = ks.cluster_file(X, 2, embedding=embedding, random_state=0, missing_codes="impute")
     with warnings.catch_warnings():
         warnings.simplefilter("error", MissingValueCodeWarning)
         ref = ks.cluster_file(_imputed(X, 0, 0.0), 2, embedding=embedding, random_state=0, missing_codes=None)
@@ -111,10 +111,35 @@ def test_cluster_file_clusters_the_imputed_rows(embedding):
         assert res.scaler is not None and res.scaler.mean_[0] == pytest.approx(_imputed(X, 0, 0.0)[:, 0].mean())
 
 
+def _zero_inflated(n=3000, seed=0):
+    """Customers: 30% spent nothing (genuine zeros), the rest 10-40; a category column coded 1-5 and 99 ("other")."""
+    rng = np.random.default_rng(seed)
+    spent = np.where(rng.random(n) < 0.3, 0.0, np.round(rng.uniform(10, 40, n)))
+    category = np.where(rng.random(n) < 0.1, 99.0, rng.integers(1, 6, n).astype(np.float64))
+    return np.column_stack([spent, category, rng.normal(size=n)])
+
+
+@pytest.mark.parametrize("embedding", ["spectral", None])
+def test_by_default_values_that_look_like_codes_are_named_and_left_as_given(embedding):
+    """A column of genuine zeros and a category code 99 look like missing-value codes: the default warns,
+    says how to impute, and clusters exactly the rows it was given."""
+    X = _zero_inflated()
+    before = X.copy()
+    with pytest.warns(MissingValueCodeWarning, match=r"--missing-codes impute") as record:
+        res = ks.cluster_file(X, 3, embedding=embedding, random_state=0)
+    assert "column 0" in str(record[0].message)
+    assert res.missing_codes and not any(c["replaced"] for c in res.missing_codes)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", MissingValueCodeWarning)
+        untouched = ks.cluster_file(X, 3, embedding=embedding, random_state=0, missing_codes=None)
+    np.testing.assert_array_equal(res.labels, untouched.labels)
+    np.testing.assert_array_equal(X, before)
+
+
 @pytest.mark.data
-def test_diabetes_codes_imputed_by_default_no_longer_split_off_and_beat_raw_kmeans():
-    """Pima diabetes' 0 = "not measured" (5 columns): kept, its 35 blood-pressure-0 rows are the small cluster;
-    imputed (the default), the default's ARI passes raw k-means' (the clustering-quality benchmark's row)."""
+def test_diabetes_codes_kept_by_default_and_imputed_when_asked_beat_raw_kmeans():
+    """Pima diabetes' 0 = "not measured" (5 columns): kept (the default), its 35 blood-pressure-0 rows are the
+    small cluster; imputed when asked, the ARI passes raw k-means'."""
     from sklearn.cluster import KMeans
 
     from kernelsketch.datasets import load_dataset
@@ -124,22 +149,26 @@ def test_diabetes_codes_imputed_by_default_no_longer_split_off_and_beat_raw_kmea
     X, y = load_dataset("diabetes")
     X = np.asarray(X, dtype=np.float64)
     with pytest.warns(MissingValueCodeWarning, match=r"column 2: 35 rows hold 0"):
-        kept = ks.cluster_file(X, 2, random_state=0, missing_codes="warn").labels
+        kept = ks.cluster_file(X, 2, random_state=0).labels
     small = np.argmin(np.bincount(kept))
     assert set(np.flatnonzero(kept == small)) == set(np.flatnonzero(X[:, 2] == 0))
     with pytest.warns(MissingValueCodeWarning, match="read as its column's median"):
-        res = ks.cluster_file(X, 2, random_state=0)
+        res = ks.cluster_file(X, 2, random_state=0, missing_codes="impute")
     assert {c["column"] for c in res.missing_codes} == {1, 2, 3, 4, 5} and min(res.cluster_sizes) > 100
     raw = adjusted_rand_score(y, KMeans(2, n_init=10, random_state=0).fit_predict(X))
     assert adjusted_rand_score(y, res.labels) > raw > adjusted_rand_score(y, kept)
 
 
-def test_the_cli_imputes_by_default_and_says_so_and_off_turns_it_off(tmp_path):
+def test_the_cli_warns_by_default_imputes_when_asked_and_off_turns_it_off(tmp_path):
     np.save(tmp_path / "x.npy", _pressure())
     cmd = [sys.executable, "-m", "kernelsketch.cli", "cluster", str(tmp_path / "x.npy"), "-k", "2"]
     done = subprocess.run(cmd, capture_output=True, text=True, check=False)
     assert done.returncode == 0, done.stderr
-    assert "read as their column's median: column 0: 0 -> 72" in done.stdout + done.stderr
+    assert "MissingValueCodeWarning" in done.stderr and "--missing-codes impute" in done.stderr
+    assert "read as their column's median: column 0" not in done.stdout + done.stderr
+    imputed = subprocess.run([*cmd, "--missing-codes", "impute"], capture_output=True, text=True, check=False)
+    assert imputed.returncode == 0, imputed.stderr
+    assert "read as their column's median: column 0: 0 -> 72" in imputed.stdout + imputed.stderr
     off = subprocess.run([*cmd, "--missing-codes", "off"], capture_output=True, text=True, check=False)
     assert off.returncode == 0 and "MissingValueCodeWarning" not in off.stderr
     bad = subprocess.run([*cmd, "--missing-codes", "drop"], capture_output=True, text=True, check=False)
@@ -154,8 +183,10 @@ def test_dask_imputes_the_same_codes_and_gives_the_same_labels(tmp_path):
     X = _pressure(n=6000, every=25)
     np.save(tmp_path / "x.npy", X)
     with pytest.warns(MissingValueCodeWarning):
-        local = ks.cluster_file(tmp_path / "x.npy", 3, random_state=1)
+        local = ks.cluster_file(tmp_path / "x.npy", 3, random_state=1, missing_codes="impute")
     with connect(n_workers=2) as client, pytest.warns(MissingValueCodeWarning):
-        on_dask = ks.cluster_file(tmp_path / "x.npy", 3, random_state=1, client=client, chunk_rows=1000)
+        on_dask = ks.cluster_file(
+            tmp_path / "x.npy", 3, random_state=1, client=client, chunk_rows=1000, missing_codes="impute"
+        )
     assert on_dask.missing_codes == local.missing_codes
     assert adjusted_rand_score(local.labels, on_dask.labels) >= 0.999

@@ -671,8 +671,9 @@ def _advice_text(n_clusters, spread, standardize, m, graphs, best, ranking, code
         text += (
             f" Missing-value codes? {listed}. Rows sharing such a code are far from all others and tend to take a "
             "cluster of their own (the benchmark's diabetes set, and this graph, which is built on the rows as they "
-            "are). `kernelsketch cluster` reads each code as its column's median (--missing-codes impute, the "
-            "default), as sklearn.impute.SimpleImputer(missing_values=CODE, strategy='median') on those columns would."
+            "are). `kernelsketch cluster` warns of them and clusters the rows as given; --missing-codes impute reads "
+            "each code as its column's median, as sklearn.impute.SimpleImputer(missing_values=CODE, "
+            "strategy='median') on those columns would."
         )
     return text
 

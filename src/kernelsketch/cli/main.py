@@ -326,9 +326,10 @@ def _add_cluster(sub, parents):
     p.add_argument(
         "--missing-codes",
         choices=("impute", "warn", "off"),
-        default="impute",
+        default="warn",
         help="missing-value codes (a blood pressure of 0 for 'not measured') found in 5000 sampled rows: "
-        "read as their column's median (impute, the default), only warned of (warn), or not looked for (off)",
+        "only warned of (warn, the default: the rows are clustered as given), read as their column's median "
+        "(impute), or not looked for (off)",
     )
     p.add_argument(
         "-o", "--output", help="labels file: .npy, .csv, .tsv or .parquet (default: write nothing, print the scores)"

@@ -281,15 +281,10 @@ class LandmarkSpectralEmbedding(ClassNamePrefixFeaturesOutMixin, TransformerMixi
             scale = d2[:, -1:]  # the r-th nearest landmark's squared distance
             weights = np.exp(-np.divide(d2, scale, out=np.zeros_like(d2), where=scale > 0))
         else:
-            weights = np.exp(-d2 / self.bandwidth_**2)
-        sums = weights.sum(axis=1)
-        empty = ~(sums > 0)
-        if empty.any():
-            raise ValueError(
-                f"bandwidth h={self.bandwidth_:.4g} makes every affinity of {int(empty.sum())} of {n} rows 0 "
-                f"(their {r} nearest landmarks are further than ~27 h); use a larger bandwidth or "
-                "bandwidth='local'"
-            )
+            # exp(-(d^2 - d_1^2) / h^2): the same weights once each row is scaled to sum 1, without the
+            # underflow of exp(-d^2 / h^2) for a row far from every landmark (its nearest one weighs 1)
+            weights = np.exp(-(d2 - d2[:, :1]) / self.bandwidth_**2)
+        sums = weights.sum(axis=1)  # >= 1: the nearest landmark's weight is exp(0) (or exp(-d1/dr) > 0)
         weights /= sums[:, None]
         return sp.csr_matrix(
             (weights.ravel(), indices.ravel(), np.arange(0, n * r + 1, r, dtype=np.int64)), shape=(n, m)

@@ -434,7 +434,7 @@ def cluster_file(
     block_rows: int | None = None,
     plot_rows: int = 0,
     landmark_target: float | None = None,
-    missing_codes: str | None = "impute",
+    missing_codes: str | None = "warn",
     **read_options: Any,
 ) -> ClusterResult:
     """Kernel clustering of data of any size: embed, k-means on a sample, stream the labels.
@@ -482,12 +482,12 @@ def cluster_file(
     landmark_target : float in (0, 1), optional
         Choose a landmark embedding's landmark count from this Gram error target
         (:func:`choose_landmarks`; not for ``"spectral"``, whose landmarks define a graph).
-    missing_codes : "impute", "warn" or None, default="impute"
-        Missing-value codes (a blood pressure of 0 for "not measured") found in a uniform
-        sample of 5,000 rows (:func:`replace_missing_codes`) are read as their column's
-        median (``"impute"``; the clustering-quality benchmark's evidence: rows sharing a
-        code otherwise take a cluster of their own), or only warned of (``"warn"``);
-        None does not look.  Either way a ``MissingValueCodeWarning`` names them.
+    missing_codes : "impute", "warn" or None, default="warn"
+        Missing-value codes (a blood pressure of 0 for "not measured") are looked for in a
+        uniform sample of 5,000 rows (:func:`replace_missing_codes`).  ``"warn"``: a
+        ``MissingValueCodeWarning`` names them and the rows are clustered as given (a
+        column of genuine zeros looks the same as a code, and no value is changed without
+        being asked); ``"impute"``: each is read as its column's median; None: do not look.
 
     Returns
     -------

@@ -50,3 +50,35 @@ def test_landmark_estimators_lanczos_branch_equals_dense(rng):
     sk = SubsampleKPCA(n_components=20, n_landmarks=800, bandwidth=2.0, random_state=0).fit(X)
     Kc, _, _ = centered_gram(pairwise_kernel(sk.landmarks_, kernel=sk.kernel_))
     np.testing.assert_allclose(sk.eigenvalues_, np.linalg.eigvalsh(Kc)[::-1][:20], rtol=1e-9)
+
+
+# -- clustered eigenvalues: LAPACK's subset driver and ARPACK may return fewer pairs than asked -----------
+def test_top_eigenpairs_returns_every_pair_asked_for_when_eigenvalues_cluster():
+    from kernelsketch.utils.eigen import top_eigenpairs
+
+    n = 200
+    A = np.eye(n) - np.full((n, n), 1.0 / n)  # eigenvalue 1 with multiplicity n - 1: syevr returns 0 pairs for k=1
+    for solver in ("dense", "arpack", "randomized"):
+        for k in (1, 3):
+            w, V = top_eigenpairs(A, k, solver, np.random.default_rng(0))
+            assert w.shape == (k,) and V.shape == (n, k), solver
+            np.testing.assert_allclose(w, 1.0, atol=1e-8)
+            np.testing.assert_allclose(A @ V, V * w, atol=1e-8)
+
+
+def test_kernel_pca_keeps_the_components_asked_for_on_clustered_spectra(tmp_path):
+    import kernelsketch as ks
+    from kernelsketch.cli.main import main
+
+    assert ks.KernelPCA(n_components=3).fit_transform(np.eye(40)).shape == (40, 3)
+    assert ks.SubsampleKPCA(n_components=5, n_landmarks=70, random_state=0).fit_transform(np.eye(70)).shape == (70, 5)
+    X = np.random.default_rng(0).normal(size=(200, 3))
+    for solver in ("dense", "arpack", "randomized"):  # a tiny bandwidth: K = I, every eigenvalue of the centred K 1
+        kpca = ks.KernelPCA(n_components=2, bandwidth=1e-3, eigen_solver=solver).fit(X)
+        np.testing.assert_allclose(kpca.eigenvalues_, 1.0, atol=1e-8)
+    np.save(tmp_path / "eye40.npy", np.eye(40))
+    assert (
+        main(["embed", str(tmp_path / "eye40.npy"), "--method", "kpca", "-d", "3", "-o", str(tmp_path / "Z.npy"), "-q"])
+        == 0
+    )
+    assert np.load(tmp_path / "Z.npy").shape == (40, 3)

@@ -725,9 +725,8 @@ def clustering_advice(X, n_clusters, *, random_state=0, n_landmarks=1000, neighb
     graphs = []
     import warnings
 
-    for r in neighbor_grid:
-        if r > m:
-            continue
+    grid = [r for r in neighbor_grid if r <= m] or [m]  # a sample smaller than the grid: every landmark
+    for r in grid:
         with warnings.catch_warnings():  # a disconnected graph is reported in the table, not warned twice
             warnings.simplefilter("ignore")
             emb = LandmarkSpectralEmbedding(

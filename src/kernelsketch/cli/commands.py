@@ -331,6 +331,8 @@ def cmd_cluster(args, ui):
         if res.scaler is not None:
             ui.say(f"standardized {res.scaler.n_features_in_} columns over {int(res.scaler.n_samples_seen_)} rows")
             ui.record(column_means=res.scaler.mean_.tolist(), column_scales=res.scaler.scale_.tolist())
+        elif standardize == "auto" and getattr(engine, "sparse", False):
+            ui.say("sparse columns left unscaled (z-scoring centres them, which would make them dense)")
         elif standardize == "auto":
             ui.say("columns left unscaled (their magnitudes are within 10x of each other)")
         if res.fit is not None:

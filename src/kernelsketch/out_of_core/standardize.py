@@ -117,6 +117,8 @@ def standardize_source(
     from sklearn.preprocessing import StandardScaler
 
     engine = open_engine(data, client=client, **read_options)
+    if getattr(engine, "sparse", False) and when == "auto":
+        return engine, None  # the automatic choice never densifies: sparse data stay as given
     if getattr(engine, "sparse", False):
         raise TypeError(
             "standardizing centres the columns, which would make sparse data dense; "

@@ -116,6 +116,8 @@ def top_eigenpairs(A, k, solver, rng, tol=0.0, max_iter=None):
         require_finite(A, "Gram matrix")
     if solver == "dense":
         w, V = scipy.linalg.eigh(A, subset_by_index=[n - k, n - 1], check_finite=False)
+        if w.shape[0] < k:  # LAPACK's ?syevr may return fewer pairs than asked when eigenvalues cluster
+            w, V = _all_eigenpairs_top(A, k)
     elif solver in ("arpack", "operator"):
         v0 = rng.uniform(-1, 1, n)
         dense = isinstance(A, np.ndarray)
@@ -133,6 +135,10 @@ def top_eigenpairs(A, k, solver, rng, tol=0.0, max_iter=None):
                 f"ARPACK did not converge to {k} eigenpairs ({exc}); raise max_iter or use eigen_solver='dense'"
             ) from None
         except ArpackError as exc:
+            if dense:  # ARPACK fails on a matrix with one eigenvalue of high multiplicity (I - 11^T / n)
+                w, V = _all_eigenpairs_top(A, k)
+                order = np.argsort(w)[::-1]
+                return w[order], np.ascontiguousarray(V[:, order])
             raise ValueError(
                 f"the centred Gram matrix is numerically zero or the eigensolver failed "
                 f"({exc}); check the bandwidth against the data's spread"
@@ -145,8 +151,16 @@ def top_eigenpairs(A, k, solver, rng, tol=0.0, max_iter=None):
         V = U
     else:  # pragma: no cover - validated before
         raise ValueError(solver)
+    if w.shape[0] != k:  # pragma: no cover - every solver above returns k pairs or raises
+        raise ValueError(f"the eigensolver returned {w.shape[0]} eigenpairs where {k} were asked for")
     order = np.argsort(w)[::-1]
     return w[order], np.ascontiguousarray(V[:, order])
+
+
+def _all_eigenpairs_top(A, k):
+    """The top ``k`` pairs from the whole dense eigendecomposition (divide and conquer: every pair, always)."""
+    w, V = scipy.linalg.eigh(np.asarray(A), check_finite=False, driver="evd")
+    return w[-k:], V[:, -k:]
 
 
 #: entries within this relative distance of a column's largest magnitude tie for its sign

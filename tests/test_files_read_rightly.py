@@ -148,3 +148,35 @@ def test_libsvm_transform_reads_the_models_width(tmp_path, capsys):
     assert "more than the 5 features" in capsys.readouterr().err
     with pytest.raises(ValueError, match="applies to libsvm"):
         ks.io.open_matrix(out, n_features=3)
+
+
+# -- a first line that could be either: refused with the flags that decide it, never guessed -----------------
+@pytest.mark.parametrize(
+    ("text", "why"),
+    [
+        ("0,1\n1,0\n1,1\n0,0\n1,0\n0,1\n", "0, 1, ..., n-1"),  # binary data whose first row is pandas' header
+        ("0\n1\n1\n0\n", "0, 1, ..., n-1"),  # one column starting with 0
+        ("400,410,420\n0.1,0.2,0.3\n0.4,0.5,0.6\n", "whole number 400"),  # wavelengths as names
+        ("species,400,410\nsetosa,0.5,0.25\nvirginica,1.5,0.75\n", "whole number 400"),
+    ],
+)
+def test_a_first_line_that_may_be_header_or_data_is_refused_naming_the_flags(tmp_path, text, why):
+    path = tmp_path / "x.csv"
+    path.write_text(text)
+    with pytest.raises(ValueError, match=rf"cannot tell whether the first line.*{why}.*--header or --no-header"):
+        ks.io.open_matrix(path)
+    n_lines = text.count("\n")
+    label = {"label_column": 0} if "species" in text else {}
+    assert ks.io.open_matrix(path, header=False, **label).read()[0].shape[0] == n_lines  # no row lost
+    assert ks.io.open_matrix(path, header=True, **label).read()[0].shape[0] == n_lines - 1  # no row invented
+
+
+def test_the_cli_refuses_to_guess_and_clusters_every_row_once_told(tmp_path, capsys):
+    from kernelsketch.cli.main import main
+
+    path = tmp_path / "bin.csv"
+    path.write_text("0,1\n1,0\n1,1\n0,0\n1,0\n0,1\n")
+    assert main(["cluster", str(path), "-k", "2", "-o", str(tmp_path / "lab.csv")]) == 1
+    assert "--no-header" in capsys.readouterr().err and not (tmp_path / "lab.csv").exists()
+    assert main(["cluster", str(path), "-k", "2", "--no-header", "-o", str(tmp_path / "lab.npy"), "-q"]) == 0
+    assert np.load(tmp_path / "lab.npy").size == 6

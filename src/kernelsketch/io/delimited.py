@@ -56,6 +56,9 @@ def _lines(f, path):
         yield lineno, line
 
 
+#: lines read to decide whether the first one is a header
+_HEADER_LINES = 20
+
 #: cells that mean "missing", never a column name: a first row holding one is data (and then an error)
 _MISSING = {"", "na", "n/a", "nan", "null", "none", "?", "-", "#n/a", "missing"}
 
@@ -68,15 +71,49 @@ def _is_name(s: str) -> bool:
 def _is_pandas_header(fields, second) -> bool:
     """The header pandas writes for an unnamed frame: ``0,1,...`` or, with the index, ``,0,1,...``.
 
-    A first line ``0,1,...,n-1`` is taken for data when the second line continues
-    it as a sequence (``1,2,...,n``, a ramp of integers is data, not names).
+    Certain with the index (an empty first cell is never data in a file of numbers).  Without
+    it, ``0,1,...,n-1`` is a header only when the line below holds a number that is not a
+    whole number (pandas writes a float frame's values as ``1.0``, ``0.25``); above whole
+    numbers it is as likely to be data (:func:`_ambiguous_first_line` then refuses to guess).
     """
     names = fields[1:] if fields and fields[0] == "" else fields
     if not names or names != [str(j) for j in range(len(names))]:
         return False
     if fields[0] == "":
-        return True  # an empty first cell is never data in a file of numbers
-    return second is None or second != [str(j + 1) for j in range(len(names))]
+        return True
+    return second is not None and any(_is_number(c) and not _is_int_token(c) for c in second)
+
+
+def _is_int_token(s: str) -> bool:
+    """A cell written as a whole number (``7``, ``-3``), not ``7.0`` or ``7e0``."""
+    t = s.lstrip("+-")
+    return t.isdigit()
+
+
+def _ambiguous_first_line(fields, rest):
+    """Why the first line, read as data by the rules above, may be a header of numbers; None if it cannot be.
+
+    Whole numbers where every line below (of those read) writes a fraction in the same column
+    (wavelengths ``400,410,...`` over measurements), or the ``0,1,...,n-1`` of pandas over whole
+    numbers: such a line is a header as often as data, and a guess loses a row or invents one.
+    """
+    if not rest:
+        return None
+    numeric = [j for j, c in enumerate(fields) if _is_number(c)]
+    if not numeric or not all(_is_int_token(fields[j]) for j in numeric):
+        return None
+    if fields == [str(j) for j in range(len(fields))]:
+        if len(fields) > 1 and rest[0] == [str(j + 1) for j in range(len(fields))]:
+            return None  # a ramp 0, 1, ... continued by 1, 2, ...: data
+        return "it is 0, 1, ..., n-1 (the header pandas writes) over rows of whole numbers"
+    for j in numeric:
+        column = [r[j] for r in rest if j < len(r)]
+        if column and all(_is_number(c) and not _is_int_token(c) for c in column):
+            return (
+                f"its column {j} holds the whole number {fields[j]} where every line below holds a fraction "
+                "(numbers as column names?)"
+            )
+    return None
 
 
 def _is_number(s: str) -> bool:
@@ -131,7 +168,7 @@ class DelimitedSource(MatrixSource):
     def __init__(self, path, *, delimiter=None, header=None, columns=None, label_column=None, dtype=np.float64):
         self.path = Path(os.fspath(path))
         self.dtype = np.dtype(dtype)
-        first = self._first_lines(2)
+        first = self._first_lines(_HEADER_LINES)
         if not first:
             raise ValueError(f"{self.path}: the file is empty (no data rows)")
         (lineno, line) = first[0]
@@ -149,6 +186,13 @@ class DelimitedSource(MatrixSource):
                 header = header or (all(_is_name(a) for a in fields) and not any(map(_is_number, second)))
             else:
                 header = any(_is_name(a) for a in fields)
+            rest = [_split(t, self.delimiter) for _, t in first[1:]]
+            why = None if header else _ambiguous_first_line(fields, rest)
+            if why is not None:
+                raise ValueError(
+                    f"{self.path}: cannot tell whether the first line ({line.strip()[:60]!r}) is a header or data: "
+                    f"{why}; say which with --header or --no-header (header=True / header=False)"
+                )
         self.header = bool(header)
         self.n_columns = len(fields)
         if self.n_columns > MAX_COLUMNS:

@@ -11,12 +11,16 @@ The protocol, fixed before any number was looked at (and not to be changed after
   at a time, in the order of :data:`STEPS`: the value with the best mean ARI over the tuning
   sets (3 seeds each) is taken if it beats the current one by more than :data:`MIN_GAIN`;
   otherwise the current value stays.
+* **The gate** (added after the first run had shown the confirmation half, and before any default
+  was changed; so the confirmation half can only reject a change, never choose one): the tuned
+  recipe is shipped only if on no confirmation set its mean ARI falls below the former default's
+  by more than one standard deviation (the larger of the two); otherwise the former default stays.
 * **What is reported.** On every set, both halves marked: the chosen recipe, the shipped default
   (``ks.cluster_file(X, k)``: it must equal the chosen recipe), scikit-learn's ``KMeans`` on raw
   and standardized features, Chen & Cai's recipe (:mod:`benchmarks.lsc_reference`: LSC-R and
   LSC-K) on raw and standardized features, scikit-learn's kNN ``SpectralClustering`` and
   ``HDBSCAN`` on raw and standardized features where they fit (N <= 25,000); and an ablation
-  table: each switch changed alone from the chosen recipe, on every set.
+  table: each switch changed alone from the shipped recipe, on every set.
 
 Usage (writes ``benchmarks/results/spectral-recipe.md`` and ``.csv``)::
 
@@ -225,8 +229,18 @@ def tune(runner, sets):
     return current, log
 
 
+def gate(chosen, runner, sets):
+    """``(passed, failures)``: the tuned recipe against the former default on the confirmation ``sets``."""
+    failures = []
+    for s in sets:
+        new, old = runner.ari(s, chosen), runner.ari(s, BASELINE)
+        if np.mean(new) < np.mean(old) - max(np.std(new), np.std(old)):
+            failures.append((s, float(np.mean(new)), float(np.mean(old))))
+    return not failures, failures
+
+
 def ablation(chosen):
-    """Each switch changed alone from the chosen recipe: ``(label, config)``."""
+    """Each switch changed alone from the shipped recipe: ``(label, config)``."""
     out = []
     for step, candidates in STEPS:
         for change in candidates:
@@ -237,7 +251,7 @@ def ablation(chosen):
     return out
 
 
-def render(chosen, log, table, abl, seeds, quick):
+def render(chosen, log, table, abl, seeds, quick, gated=None):
     half = dict.fromkeys(TUNING, "tuning") | dict.fromkeys(CONFIRMATION, "confirmation")
     sets = [s for s in (*TUNING, *CONFIRMATION) if s in table]
     lines = [
@@ -261,8 +275,26 @@ def render(chosen, log, table, abl, seeds, quick):
         lines.append(f"| {entry['step']} | {cands} | {'yes' if entry['taken'] else 'no (kept)'} |")
     lines += [
         "",
-        "Chosen: " + ", ".join(f"`{k}={v}`" for k, v in chosen.items()) + ".",
+        "Chosen on the tuning half: " + ", ".join(f"`{k}={v}`" for k, v in chosen.items()) + ".",
         "",
+    ]
+    if gated is not None:
+        passed, failures, shipped = gated
+        lines += [
+            "## The gate (confirmation half: the tuned recipe against the former default)",
+            "",
+            (
+                "Passed: no confirmation set loses more than one standard deviation; the tuned recipe is shipped."
+                if passed
+                else "Failed on "
+                + "; ".join(f"{s} ({new:.3f} against {old:.3f})" for s, new, old in failures)
+                + ": the former default stays. The columns `chosen` and `former default` below show both."
+            ),
+            "",
+            "Shipped: " + ", ".join(f"`{k}={v}`" for k, v in shipped.items()) + ".",
+            "",
+        ]
+    lines += [
         "## Every set, both halves: the chosen recipe against the references",
         "",
         "| data | half | chosen | shipped default | former default | " + " | ".join(REFERENCES) + " |",
@@ -298,11 +330,11 @@ def render(chosen, log, table, abl, seeds, quick):
         f"On the confirmation half the default holds against both k-means references on {n_km} of {n} sets and "
         f"against the better LSC-K on {n_lsc} of {n}.",
         "",
-        "## Ablation: each switch alone, from the chosen recipe",
+        "## Ablation: each switch alone, from the shipped recipe (mean ARI; `T` tuning, `C` confirmation)",
         "",
-        "| switch | " + " | ".join(sets) + " |",
+        "| switch | " + " | ".join(f"{s} ({half[s][0].upper()})" for s in sets) + " |",
         "|---" * (len(sets) + 1) + "|",
-        "| (chosen) | " + " | ".join(f"{np.mean(table[s]['chosen']):.3f}" for s in sets) + " |",
+        "| (shipped) | " + " | ".join(f"{np.mean(table[s]['shipped']):.3f}" for s in sets) + " |",
     ]
     for label, per in abl.items():
         lines.append(f"| {label} | " + " | ".join(f"{np.mean(per[s]):.3f}" if per.get(s) else "-" for s in sets) + " |")
@@ -331,11 +363,14 @@ def main(argv=None):
         table[s]["former"] = runner.ari(s, BASELINE)
         for ref in REFERENCES:
             table[s][ref] = runner.ari(s, ref)
+    passed, failures = gate(chosen, runner, confirmation)
+    shipped = chosen if passed else dict(BASELINE)
+    print("gate:", "passed" if passed else f"failed on {failures}", flush=True)
     abl = {}
     if not args.no_ablation:
-        for label, cfg in ablation(chosen):
+        for label, cfg in ablation(shipped):
             abl[label] = {s: runner.ari(s, cfg) for s in (*tuning, *confirmation)}
-    md = render(chosen, log, table, abl, seeds, args.quick)
+    md = render(chosen, log, table, abl, seeds, args.quick, gated=(passed, failures, shipped))
     md = md.replace("); 20", f"); commit {machine_info().get('kernelsketch', '')}, 20", 1)
     with open(args.output, "w") as fh:
         fh.write(md)

@@ -21,7 +21,7 @@ LAYERS = [
     ("foundation", {"_config", "_lazy", "_typing", "_version", "utils"}),
     ("kernels and data", {"kernels", "io", "datasets"}),
     ("feature maps and sketches", {"maps", "sketches"}),
-    ("estimators and metrics", {"decomposition", "cluster", "metrics"}),
+    ("estimators and metrics", {"decomposition", "cluster", "preprocessing", "metrics"}),
     ("whole jobs", {"out_of_core", "estimators", "persistence"}),
     ("engines and tools", {"distributed", "diagnostics"}),
     ("applications", {"experiments", "cli"}),

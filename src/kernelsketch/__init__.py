@@ -54,6 +54,8 @@ _LAZY = {
     "cluster_file": "out_of_core",
     # clustering
     "StreamingKMeans": "cluster",
+    # preprocessing a fitted clustering carries
+    "MissingValueCodeImputer": "preprocessing",
     # persistence
     "save": "persistence",
     "load": "persistence",
@@ -70,6 +72,7 @@ _SUBPACKAGES = (
     "sketches",
     "decomposition",
     "cluster",
+    "preprocessing",
     "metrics",
     "datasets",
     "experiments",

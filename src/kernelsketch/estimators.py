@@ -6,10 +6,10 @@ needs to learn its name.
 
 from __future__ import annotations
 
-from . import cluster, decomposition, maps, sketches
+from . import cluster, decomposition, maps, preprocessing, sketches
 
 #: the subpackages whose exported classes are estimators
-PACKAGES = (maps, sketches, decomposition, cluster)
+PACKAGES = (maps, sketches, decomposition, cluster, preprocessing)
 
 
 def estimator_locations() -> dict[str, tuple[str, str]]:

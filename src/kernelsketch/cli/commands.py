@@ -177,7 +177,7 @@ def _maybe_standardize(args, ui, engine):
     return engine, scaler
 
 
-def _transform_to_output(est, engine, args, ui):
+def _transform_to_output(est, engine, args, ui, method="transform"):
     from ..out_of_core import transform_source
 
     res = transform_source(
@@ -185,13 +185,15 @@ def _transform_to_output(est, engine, args, ui):
         engine,
         args.output,
         force=args.force,
-        sample_rows=pipeline.PLOT_ROWS if getattr(args, "plot", None) else 0,
+        sample_rows=pipeline.PLOT_ROWS if getattr(args, "plot", None) and method == "transform" else 0,
         random_state=args.seed,
+        method=method,
     )
     if res.reordered is not None:
         ui.say(f"columns matched to the model's by name (the input's order: {', '.join(res.reordered)})")
     ui.wrote(args.output)
-    ui.say(f"wrote {res.n_rows} x {res.n_columns} embedding to {args.output} in {res.seconds:.2f} s")
+    what = "labels" if method == "predict" else f"{res.n_rows} x {res.n_columns} embedding"
+    ui.say(f"wrote {what} of {res.n_rows} rows to {args.output} in {res.seconds:.2f} s")
     ui.record(**res.to_dict())
     if getattr(engine, "stats", None) and engine.name == "dask":
         ui.record(dask=dict(engine.stats))
@@ -212,14 +214,24 @@ def _transform_to_output(est, engine, args, ui):
         ui.record(plot=str(args.plot))
 
 
-def cmd_transform(args, ui):
+def cmd_transform(args, ui, method="transform"):
+    """``transform`` (the embedding of a saved model) and ``predict`` (the labels of a saved clustering)."""
     from ..persistence import load
 
     _check_suffix(args.output)
     _check_outputs(args, [args.output, args.plot], [args.input, args.model])
-    if args.plot and pipeline.wants_dask(args):
-        raise UsageError("--plot is not supported with --scheduler/--workers or a shard directory")
+    if args.plot and (pipeline.wants_dask(args) or method == "predict"):
+        raise UsageError(
+            f"--plot is not supported by {method} with --scheduler/--workers or a shard directory"
+            if method == "transform"
+            else "--plot applies to transform, not predict"
+        )
     est = load(args.model)
+    if method == "predict" and not callable(getattr(est, "predict", None)):
+        raise UsageError(
+            f"{args.model} holds a {type(est).__name__}, which does not label rows; predict takes a model "
+            "saved by `kernelsketch cluster --save MODEL`"
+        )
     if getattr(args, "n_features", None) is None and not pipeline.wants_dask(args):
         from ..out_of_core import model_read_options
 
@@ -234,13 +246,13 @@ def cmd_transform(args, ui):
                 f"{args.model} was fitted on {expected}"
             )
         ui.record(
-            command="transform",
+            command=method,
             model=str(args.model),
             input=str(args.input),
             estimator=type(est).__name__,
             engine=engine.name,
         )
-        _transform_to_output(est, engine, args, ui)
+        _transform_to_output(est, engine, args, ui, method=method)
     return 0
 
 
@@ -290,7 +302,7 @@ def cmd_cluster(args, ui):
 
     if args.output is not None:
         _check_suffix(args.output)
-    _check_outputs(args, [args.output, args.plot], [args.input])
+    _check_outputs(args, [args.output, args.plot, args.save], [args.input])
     if args.plot and pipeline.wants_dask(args):
         raise UsageError("--plot is not supported with --scheduler/--workers or a shard directory")
     k = args.k
@@ -350,6 +362,13 @@ def cmd_cluster(args, ui):
         if args.output is not None:
             ui.wrote(args.output)
             ui.say(f"labels written to {args.output}")
+        if args.save:
+            from ..persistence import save
+
+            save(res.model, args.save, overwrite=args.force)
+            ui.wrote(args.save)
+            ui.say(f"model saved to {args.save} (`kernelsketch predict {args.save} FILE -o labels` labels new rows)")
+            ui.record(model=str(args.save))
         if res.rand_index is not None:
             ui.say(
                 f"Rand index {res.rand_index:.4f}   adjusted Rand index {res.adjusted_rand_index:.4f}   "

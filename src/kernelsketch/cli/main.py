@@ -290,6 +290,23 @@ def _add_transform(sub, common, inp, out):
     p.set_defaults(seed=0)
 
 
+def _add_predict(sub, common, inp, out):
+    """``predict``: label a data file with a clustering saved by ``cluster --save``."""
+    p = sub.add_parser(
+        "predict",
+        parents=[common],
+        help="label a data file with a saved clustering",
+        description="Label every row of a data file with a clustering saved by `cluster --save MODEL` "
+        "(streamed: any size, bounded memory).",
+    )
+    p.add_argument("model", metavar="MODEL")
+    for a in inp._actions:
+        p._add_action(a)
+    for a in out._actions:
+        p._add_action(a)
+    p.set_defaults(seed=0)
+
+
 def _add_cluster(sub, parents):
     """``cluster``: embed, k-means, labels."""
     from .commands import CLUSTER_METHODS
@@ -336,6 +353,12 @@ def _add_cluster(sub, parents):
     )
     p.add_argument("--force", action="store_true", help="overwrite existing outputs (never an input)")
     p.add_argument("--plot", metavar="FILE.png", help="scatter plot of the embedding of a sample, by cluster")
+    p.add_argument(
+        "--save",
+        metavar="MODEL",
+        help="also save the fitted clustering (.ksm: codes, scaling, embedding, k-means); "
+        "`kernelsketch predict MODEL FILE` labels new rows with it",
+    )
     p.add_argument(
         "--init-size",
         type=_positive_int,
@@ -453,6 +476,7 @@ def build_parser():
     _add_embed(sub, [common, inp, model, out], methods, method_help)
     _add_fit(sub, [common, inp, model], methods, method_help)
     _add_transform(sub, common, inp, out)
+    _add_predict(sub, common, inp, out)
     _add_cluster(sub, [common, inp, model])
     _add_diagnose(sub, [common, inp])
     _add_tools(sub, common)
@@ -576,6 +600,8 @@ def _dispatch(args, ui):
             return commands.cmd_embed(args, ui, save_only=True)
         if args.command == "transform":
             return commands.cmd_transform(args, ui)
+        if args.command == "predict":
+            return commands.cmd_transform(args, ui, method="predict")
         if args.command == "cluster":
             return commands.cmd_cluster(args, ui)
         if args.command == "diagnose":

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numba
 
-from ..maps._cosine_constants import _install_cache_locator
+from ..utils.numba_cache import _install_cache_locator
 
 CACHE = _install_cache_locator(numba, __file__)
 

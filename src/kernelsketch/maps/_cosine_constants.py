@@ -6,7 +6,10 @@ Shared by :mod:`kernelsketch.maps.fast_cosine` (the numpy route) and
 
 from __future__ import annotations
 
-import os
+# where the compiled kernels are cached: one place for every compiled module of the package
+from ..utils.numba_cache import _install_cache_locator, numba_cache_dir
+
+__all__ = ["_install_cache_locator", "numba_cache_dir"]
 
 _MAGIC = 6755399441055744.0  # 1.5 * 2**52: x + MAGIC rounds x to an integer
 _INV_PI = 0.3183098861837907  # float64(1 / pi); its error only moves r by O(eps * |k|)
@@ -38,52 +41,3 @@ _SIN = (
     -7.642945513445522e-13,
     2.7207127033978593e-15,
 )
-
-
-def numba_cache_dir() -> str:
-    """Where the compiled kernel is cached: ``$KERNELSKETCH_CACHE_DIR/numba``, else the user's cache folder.
-
-    Never inside the installed package (which may be read-only, shared between users,
-    or removed by ``pip uninstall`` without its caches).  ``$NUMBA_CACHE_DIR``, when set,
-    still wins: numba's own setting for every library.
-    """
-    root = os.environ.get("KERNELSKETCH_CACHE_DIR")
-    if not root:
-        from numba.misc.appdirs import AppDirs
-
-        root = AppDirs(appname="kernelsketch", appauthor=False).user_cache_dir
-    return os.path.join(os.path.expanduser(root), "numba")
-
-
-def _install_cache_locator(numba, source):
-    """Make numba cache the compiled code of the module ``source`` under :func:`numba_cache_dir`.
-
-    Returns False if this numba lacks the (private) hook: the kernel is then compiled in every process.
-    """
-    try:
-        from numba.core import caching
-
-        base, classes = caching.UserWideCacheLocator, caching.CacheImpl._locator_classes
-    except (ImportError, AttributeError):  # a numba without this (private) hook: compile per process
-        return False
-    if any(getattr(c, "_kernelsketch", False) for c in classes):
-        return True
-    source = os.path.abspath(source)
-
-    class KernelsketchCacheLocator(base):
-        _kernelsketch = True
-
-        def __init__(self, py_func, py_file):
-            super().__init__(py_func, py_file)
-            self._cache_path = os.path.join(numba_cache_dir(), self.get_suitable_cache_subpath(py_file))
-
-        @classmethod
-        def from_function(cls, py_func, py_file):
-            if os.path.abspath(py_file) != source:
-                return None  # another library's function: numba's own locators
-            return super().from_function(py_func, py_file)
-
-    # after numba's user-provided location ($NUMBA_CACHE_DIR), before its in-tree one
-    provided = [i for i, c in enumerate(classes) if c.__name__ == "UserProvidedCacheLocator"]
-    classes.insert(provided[0] + 1 if provided else 0, KernelsketchCacheLocator)
-    return True

@@ -236,8 +236,10 @@ class LandmarkSpectralEmbedding(ClassNamePrefixFeaturesOutMixin, TransformerMixi
         here from the landmarks (and the sample).
         """
         S = np.ascontiguousarray(L.toarray() if sp.issparse(L) else L, dtype=np.float64)
+        planned = vars(self).pop("_planned_landmarks", None)  # (the plan's, not fitted state: never saved)
+        seed = vars(self).pop("_kmeans_seed", None)
         if self.landmarks == "kmeans":
-            L = _kmeans_landmarks(S, self._planned_landmarks, self._kmeans_seed)
+            L = _kmeans_landmarks(S, planned, seed)
             idx = None
         else:
             L, S = S, None

@@ -90,6 +90,16 @@ def _apply_transform(X, est):
     return _transform_block(est, X)
 
 
+def _apply_predict(X, est):
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message=_NAMES_WARNING, category=UserWarning)
+        return np.asarray(est.predict(_dense_if_needed(est, X)), dtype=np.int64)
+
+
+#: what :func:`transform_source` computes of each block: ``method`` -> the block function
+_METHODS = {"transform": _apply_transform, "predict": _apply_predict}
+
+
 def transform_source(
     estimator: Any,
     data: DataLike,
@@ -101,6 +111,7 @@ def transform_source(
     column_names: Any = None,
     sample_rows: int = 0,
     random_state: RandomStateLike = 0,
+    method: str = "transform",
     **read_options: Any,
 ) -> TransformResult:
     """Map every row of ``data`` through a fitted ``estimator`` into ``output``, block by block.
@@ -122,6 +133,9 @@ def transform_source(
         Output columns (default ``c0, c1, ...``).
     sample_rows : int, default=0
         Keep a uniform sample of this many output rows (first two columns) and labels, e.g. for a plot.
+    method : {"transform", "predict"}, default="transform"
+        ``"predict"``: the estimator's ``predict`` of each block (a clustering's labels, one
+        int64 column named ``cluster``), e.g. a :attr:`ClusterResult.model` on new rows.
 
     Returns
     -------
@@ -138,10 +152,16 @@ def transform_source(
     >>> bool(np.allclose(np.load(out), est.transform(X))), res.n_rows
     (True, 1000)
     """
+    if method not in _METHODS:
+        raise ValueError(f"method must be one of {sorted(_METHODS)}, got {method!r}")
+    if not callable(getattr(estimator, method, None)):
+        raise TypeError(f"{type(estimator).__name__} has no {method}()")
     engine = open_engine(
         data, client=client, block_rows=block_rows, **model_read_options(estimator, data, read_options)
     )
     reordered = align_columns(estimator, engine)
+    if column_names is None and method == "predict":
+        column_names = ["cluster"]
     sink = _make_sink(output, force=force, protect=_inputs_of(data), column_names=column_names)
     sample = RowReservoir(sample_rows, seed=derive_seed(random_state)) if sample_rows else None
     counts = {"rows": 0, "cols": 0}
@@ -161,7 +181,7 @@ def transform_source(
 
     t0 = time.perf_counter()
     try:
-        engine.foreach(_apply_transform, consume, state=estimator, desc="transform")
+        engine.foreach(_METHODS[method], consume, state=estimator, desc=method)
     except BaseException:
         sink.abort()
         raise
@@ -354,6 +374,36 @@ class ClusterResult:
     sample_rows: int = 0
     scaler: Any = None
     missing_codes: list = field(default_factory=list)
+
+    @property
+    def model(self):
+        """The whole fitted clustering as one scikit-learn :class:`~sklearn.pipeline.Pipeline`.
+
+        Its steps repeat what :func:`cluster_file` did to every row: the missing-value codes it
+        replaced (``"codes"``, a :class:`~kernelsketch.preprocessing.MissingValueCodeImputer`, only
+        with ``missing_codes="impute"``), the column scaling (``"scaler"``), the embedding
+        (``"embedding"``) and k-means (``"kmeans"``); ``model.predict(X)`` gives the labels
+        ``cluster_file`` wrote for the rows of ``X``, and of any new rows.  ``ks.save(res.model,
+        path)`` writes it; ``ks.transform_source(model, data, output, method="predict")`` (or
+        ``kernelsketch predict MODEL FILE``) labels a file of any size with it.
+        """
+        from sklearn.pipeline import Pipeline
+
+        from ..preprocessing import MissingValueCodeImputer
+
+        first = next(s for s in (self.scaler, self.embedding, self.kmeans) if s is not None)
+        steps = []
+        replaced = [c for c in self.missing_codes if c["replaced"]]
+        if replaced:
+            steps.append(("codes", MissingValueCodeImputer.from_codes(replaced, first.n_features_in_)))
+            if hasattr(first, "feature_names_in_"):
+                steps[0][1].feature_names_in_ = first.feature_names_in_
+        if self.scaler is not None:
+            steps.append(("scaler", self.scaler))
+        if self.embedding is not None:
+            steps.append(("embedding", self.embedding))
+        steps.append(("kmeans", self.kmeans))
+        return Pipeline(steps)
 
     def to_dict(self):
         d = {

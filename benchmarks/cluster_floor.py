@@ -1,0 +1,187 @@
+"""The default ``cluster`` against its floor: the nearest-landmark search beside faiss, the whole job beside
+scikit-learn's ``MiniBatchKMeans``.
+
+Side by side in one run:
+
+1. **The search** (2,000,000 x 10 float64 rows, 1,000 landmarks drawn from them, the 10 nearest of
+   each row): :func:`kernelsketch.kernels.neighbors.nearest` (numba, and its numpy fallback) against
+   faiss's exact ``IndexFlatL2.search`` on the same rows and landmarks, interleaved, median of 3;
+   the fraction of rows whose 10 neighbours are the same set.  Target (issue): ours <= 1.3 x faiss.
+2. **The job** (5,000,000 x 20 float32 ``.npy``, 8 Gaussian blobs, k = 8), each command in a fresh
+   process with its own peak RSS: ``kernelsketch cluster X.npy -k 8 -o labels.npy`` (the default),
+   the same with ``--workers 2``, and scikit-learn ``MiniBatchKMeans(8)`` on the same file (reading it
+   included).  Targets: wall <= 2 x MiniBatchKMeans, peak RSS <= 1 GiB, identical labels on Dask.
+
+faiss is a benchmark-only reference (the ``bench`` extra); without it part 1 reports ours alone.
+
+Usage (writes ``benchmarks/results/cluster-floor.md``)::
+
+    python -m benchmarks.cluster_floor [--search-rows 2000000] [--rows 5000000] [--no-dask]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+import numpy as np
+
+from ._harness import MiB, call_in_child, machine_info, render_header, time_interleaved
+from .cluster_scale import _ari, _cli, _json_of
+
+RESULTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "results")
+
+
+def write_blobs(path, n_rows, n_features, k, dtype="float32", chunk=500_000):
+    """``n_rows`` rows of ``k`` Gaussian blobs (centres ~ N(0, 16 I), unit noise) into ``path`` and its labels."""
+    rng = np.random.default_rng(38)
+    centers = rng.normal(0.0, 4.0, (k, n_features))
+    X = np.lib.format.open_memmap(path, mode="w+", dtype=np.dtype(dtype), shape=(n_rows, n_features))
+    y = np.lib.format.open_memmap(path[:-4] + "_y.npy", mode="w+", dtype=np.int64, shape=(n_rows,))
+    for start in range(0, n_rows, chunk):
+        stop = min(start + chunk, n_rows)
+        lab = rng.integers(0, k, stop - start)
+        X[start:stop] = centers[lab] + rng.standard_normal((stop - start, n_features))
+        y[start:stop] = lab
+    X.flush()
+    y.flush()
+
+
+def search_floor(n_rows, n_landmarks=1000, r=10, repeats=3):
+    from kernelsketch.kernels.neighbors import nearest
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(n_rows, 10))
+    L = X[rng.choice(n_rows, n_landmarks, replace=False)]
+    fns = {"ours (numba)": lambda: nearest(X, L, r, backend="numba")}
+    try:
+        import faiss
+
+        faiss.omp_set_num_threads(os.cpu_count() or 1)
+        index = faiss.IndexFlatL2(X.shape[1])
+        index.add(np.ascontiguousarray(L, dtype=np.float32))
+        X32 = np.ascontiguousarray(X, dtype=np.float32)
+        fns["faiss IndexFlatL2 (float32)"] = lambda: index.search(X32, r)
+    except ImportError:
+        faiss = None
+    times = time_interleaved(fns, repeats)
+    out = {"times": {k: v.median for k, v in times.items()}}
+    t0 = time.perf_counter()
+    nearest(X, L, r, backend="numpy")
+    out["times"]["ours (numpy fallback)"] = time.perf_counter() - t0
+    if faiss is not None:
+        _, ours = nearest(X32, L.astype(np.float32), r)
+        _, theirs = index.search(X32, r)
+        same = np.sort(ours, axis=1) == np.sort(theirs, axis=1)
+        out["same_sets"] = float(same.all(axis=1).mean())
+    return out
+
+
+MINIBATCH = """
+import sys, time, numpy as np
+from sklearn.cluster import MiniBatchKMeans
+X = np.load(sys.argv[1])
+labels = MiniBatchKMeans({k}, random_state=0).fit_predict(X)
+np.save(sys.argv[2], labels)
+"""
+
+
+def job(n_rows, k, dask):
+    tmp = tempfile.mkdtemp(prefix="ks-floor-")
+    try:
+        X = os.path.join(tmp, "X.npy")
+        call_in_child("benchmarks.cluster_floor", "write_blobs", X, int(n_rows), 20, int(k))
+        y = np.load(X[:-4] + "_y.npy", mmap_mode="r")
+        out = {}
+        lab = os.path.join(tmp, "labels.npy")
+        out["ours"] = _json_of([*_cli(), "cluster", X, "-k", str(k), "-o", lab])
+        out["ari_ours"] = _ari(y, lab)
+        mb = os.path.join(tmp, "mb.npy")
+        t0 = time.perf_counter()
+        proc = subprocess.Popen([sys.executable, "-c", MINIBATCH.format(k=k), X, mb])
+        _, status, usage = os.wait4(proc.pid, 0)
+        out["minibatch"] = (time.perf_counter() - t0, usage.ru_maxrss * 1024 / MiB)
+        out["ari_minibatch"] = _ari(y, mb)
+        if dask:
+            lab_d = os.path.join(tmp, "labels_dask.npy")
+            out["dask"] = _json_of([*_cli(), "cluster", X, "-k", str(k), "-o", lab_d, "--workers", "2"])
+            out["same_dask"] = bool(np.array_equal(np.load(lab), np.load(lab_d)))
+        return out
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def render(search, jobs, args):
+    t = search["times"]
+    lines = [
+        "## The default cluster against its floor",
+        "",
+        f"`python -m benchmarks.cluster_floor --search-rows {args.search_rows} --rows {args.rows}"
+        f"{' --no-dask' if args.no_dask else ''}`",
+        "",
+        f"### 1. Nearest-landmark search: {args.search_rows:,} x 10 rows, 1,000 landmarks, the 10 nearest",
+        "",
+        "| search | seconds |",
+        "|---|---|",
+    ]
+    lines += [f"| {name} | {sec:.2f} |" for name, sec in t.items()]
+    if "faiss IndexFlatL2 (float32)" in t:
+        ratio = t["ours (numba)"] / t["faiss IndexFlatL2 (float32)"]
+        lines += [
+            "",
+            f"Ours / faiss: **{ratio:.2f}x** (target <= 1.3x: {'met' if ratio <= 1.3 else 'NOT met'}); the same "
+            f"10-neighbour set on {100 * search['same_sets']:.2f}% of rows (float32 both; the rest differ by ties "
+            "and rounding at the 10th place).",
+        ]
+    ours, wall, rss = jobs["ours"]
+    mb_wall, mb_rss = jobs["minibatch"]
+    lines += [
+        "",
+        f"### 2. The job: {args.rows:,} x 20 float32 `.npy`, 8 Gaussian blobs, k = 8",
+        "",
+        "| command | wall (s) | peak RSS (MiB) | ARI vs the blobs |",
+        "|---|---|---|---|",
+        f"| `kernelsketch cluster X.npy -k 8 -o labels.npy` | {wall:.1f} | {rss:,.0f} | {jobs['ari_ours']:.4f} |",
+        f"| scikit-learn `MiniBatchKMeans(8)` (np.load + fit_predict) | {mb_wall:.1f} | {mb_rss:,.0f} | "
+        f"{jobs['ari_minibatch']:.4f} |",
+    ]
+    if "dask" in jobs:
+        _, dwall, drss = jobs["dask"]
+        lines.append(
+            f"| the same `cluster` with `--workers 2` | {dwall:.1f} | {drss:,.0f} (client) | identical labels: "
+            f"{'yes' if jobs['same_dask'] else 'NO'} |"
+        )
+    lines += [
+        "",
+        f"Ours / MiniBatchKMeans wall: **{wall / mb_wall:.2f}x** (target <= 2x: "
+        f"{'met' if wall <= 2 * mb_wall else 'NOT met'}); peak RSS {rss:,.0f} MiB (target <= 1,024: "
+        f"{'met' if rss <= 1024 else 'NOT met'}). Phases of ours (s): {ours.get('seconds')}.",
+        "",
+    ]
+    return "\n".join(lines)
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--search-rows", type=int, default=2_000_000)
+    ap.add_argument("--rows", type=int, default=5_000_000)
+    ap.add_argument("--no-dask", action="store_true")
+    ap.add_argument("--output", default=os.path.join(RESULTS, "cluster-floor.md"))
+    args = ap.parse_args(argv)
+    search = search_floor(args.search_rows)
+    print(search, flush=True)
+    jobs = job(args.rows, 8, dask=not args.no_dask)
+    text = render_header(machine_info(), False) + "\n" + render(search, jobs, args)
+    with open(args.output, "w") as fh:
+        fh.write(text)
+    print(text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

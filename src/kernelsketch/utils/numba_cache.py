@@ -1,0 +1,57 @@
+"""numba's disk cache for the package's compiled kernels, outside the installed package."""
+
+from __future__ import annotations
+
+import os
+
+#: the source files whose compiled functions are cached under :func:`numba_cache_dir`
+_SOURCES: set[str] = set()
+
+
+def numba_cache_dir() -> str:
+    """Where the compiled kernel is cached: ``$KERNELSKETCH_CACHE_DIR/numba``, else the user's cache folder.
+
+    Never inside the installed package (which may be read-only, shared between users,
+    or removed by ``pip uninstall`` without its caches).  ``$NUMBA_CACHE_DIR``, when set,
+    still wins: numba's own setting for every library.
+    """
+    root = os.environ.get("KERNELSKETCH_CACHE_DIR")
+    if not root:
+        from numba.misc.appdirs import AppDirs
+
+        root = AppDirs(appname="kernelsketch", appauthor=False).user_cache_dir
+    return os.path.join(os.path.expanduser(root), "numba")
+
+
+def _install_cache_locator(numba, source):
+    """Make numba cache the compiled code of the module ``source`` under :func:`numba_cache_dir`.
+
+    Returns False if this numba lacks the (private) hook: the kernel is then compiled in every process.
+    """
+    try:
+        from numba.core import caching
+
+        base, classes = caching.UserWideCacheLocator, caching.CacheImpl._locator_classes
+    except (ImportError, AttributeError):  # a numba without this (private) hook: compile per process
+        return False
+    _SOURCES.add(os.path.abspath(source))
+    if any(getattr(c, "_kernelsketch", False) for c in classes):
+        return True  # installed by an earlier module: it serves every registered source
+
+    class KernelsketchCacheLocator(base):
+        _kernelsketch = True
+
+        def __init__(self, py_func, py_file):
+            super().__init__(py_func, py_file)
+            self._cache_path = os.path.join(numba_cache_dir(), self.get_suitable_cache_subpath(py_file))
+
+        @classmethod
+        def from_function(cls, py_func, py_file):
+            if os.path.abspath(py_file) not in _SOURCES:
+                return None  # another library's function: numba's own locators
+            return super().from_function(py_func, py_file)
+
+    # after numba's user-provided location ($NUMBA_CACHE_DIR), before its in-tree one
+    provided = [i for i, c in enumerate(classes) if c.__name__ == "UserProvidedCacheLocator"]
+    classes.insert(provided[0] + 1 if provided else 0, KernelsketchCacheLocator)
+    return True

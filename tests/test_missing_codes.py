@@ -190,3 +190,23 @@ def test_dask_imputes_the_same_codes_and_gives_the_same_labels(tmp_path):
         )
     assert on_dask.missing_codes == local.missing_codes
     assert adjusted_rand_score(local.labels, on_dask.labels) >= 0.999
+
+
+@pytest.mark.distributed
+def test_dask_reads_an_integer_columns_code_as_the_same_fractional_median_as_local():
+    """A median between two integers (74.5) is kept as such on Dask, not cast back to the column's int64."""
+    pytest.importorskip("dask")
+    import dask.array as da
+
+    rng = np.random.default_rng(0)
+    col = np.concatenate([np.zeros(100), np.repeat(np.arange(60, 90), 60)]).astype(np.int64)
+    X = np.column_stack([rng.permutation(col), rng.integers(0, 50, col.size)])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", MissingValueCodeWarning)
+        local, codes = ks.replace_missing_codes(X, action="impute")
+        on_dask, dask_codes = ks.replace_missing_codes(da.from_array(X, chunks=500), action="impute")
+    assert codes[0]["replacement"] == dask_codes[0]["replacement"] == 74.5
+    idx = np.flatnonzero(X[:, 0] == 0)
+    a, b = local.gather(idx)[0], on_dask.gather(idx)[0]
+    assert (a[:, 0] == 74.5).all() and (b[:, 0] == 74.5).all()
+    np.testing.assert_array_equal(a, b)

@@ -119,8 +119,14 @@ class DaskEngine:
             pass
 
     def set_preprocess(self, fn):
-        """Apply ``fn`` to every chunk from now on (lazily, on the workers: ``X.map_blocks(fn)``)."""
-        self.X = self.X.map_blocks(fn, dtype=self.X.dtype)
+        """Apply ``fn`` to every chunk from now on (lazily, on the workers: ``X.map_blocks(fn)``).
+
+        The chunks' dtype is what ``fn`` returns (a code read as 74.5 in an integer column makes the
+        column float, as on the local engine), found on one row of zeros.
+        """
+        dtype = np.asarray(fn(np.zeros((1, self.X.shape[1]), dtype=self.X.dtype))).dtype
+        self.X = self.X.map_blocks(fn, dtype=dtype)
+        self.dtype = dtype
 
     def gather(self, indices):
         """Rows at sorted distinct ``indices``; each chunk sends back only its selected rows."""

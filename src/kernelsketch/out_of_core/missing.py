@@ -122,8 +122,9 @@ def replace_missing_codes(
         col = sample[:, c["column"]]
         c["replacement"] = float(np.median(col[col != c["value"]]))
         c["replaced"] = action == "impute"
-    if action == "impute":
-        engine.set_preprocess(_replacer(codes, engine.dtype))
+    if action == "impute":  # (integer columns become float: a median may fall between two integers)
+        dtype = engine.dtype if np.dtype(engine.dtype).kind == "f" else np.dtype(np.float64)
+        engine.set_preprocess(_replacer(codes, dtype))
         medians = ", ".join(f"column {c['column']}: {c['replacement']:g}" for c in codes)
         _warn(
             f"columns hold what look like missing-value codes ({describe_codes(codes)}): each is read as its "

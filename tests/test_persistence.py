@@ -543,3 +543,28 @@ def test_set_output_pandas_is_saved_and_restored(tmp_path):
     out = back.transform(X)
     assert isinstance(out, pd.DataFrame)
     np.testing.assert_array_equal(out.to_numpy(), est.transform(X).to_numpy())
+
+
+# -- issue 39, item 8: parameters and fitted state of the wrong kind, checksums recomputed -------------------
+@pytest.mark.parametrize(
+    ("where", "key", "value", "message"),
+    [
+        ("params", "n_neighbors", 0, "n_neighbors"),
+        ("params", "n_neighbors", -3, "n_neighbors"),
+        ("params", "trivial", "sometimes", "trivial"),
+        ("state", "bandwidth_", "x", "bandwidth_ = 'x' is text"),
+        ("state", "bandwidth_", -1.0, "a bandwidth must be a number > 0"),
+        ("state", "n_samples_seen_", -5, "a count must be a whole number"),
+    ],
+)
+def test_a_spectral_model_with_impossible_parameters_or_state_is_refused_on_load(tmp_path, where, key, value, message):
+    X = np.random.default_rng(0).normal(size=(100, 3))
+    path = save(kernelsketch.LandmarkSpectralEmbedding(n_components=2, n_landmarks=20, random_state=0).fit(X),
+                tmp_path / "m.ksm")  # fmt: skip
+
+    def edit(meta):
+        meta["root"][where][key] = value
+
+    _rewrite(path, edit_meta=edit, reseal=True)  # checksums recomputed: only the content check can refuse it
+    with pytest.raises(ModelFormatError, match=message):
+        load(path)

@@ -552,9 +552,11 @@ def _check_loaded(path, est):
             )
         if not type(e).__module__.startswith("kernelsketch."):
             continue
+        _check_loaded_params(path, e)
         declared = getattr(type(e), "_persistent_state", ())
         for k in declared:
             v = e.__dict__.get(k)
+            _check_loaded_state_type(path, e, k, v)
             if sp.issparse(v):
                 v = v.data
             if isinstance(v, np.ndarray) and v.dtype.kind in "fc" and not np.all(np.isfinite(v)):
@@ -564,6 +566,33 @@ def _check_loaded(path, est):
                 )
             if isinstance(v, float) and not np.isfinite(v):
                 raise ModelFormatError(f"{path}: {type(e).__name__}.{k} = {v}, which no fit produces")
+
+
+def _check_loaded_params(path, est):
+    """The parameters as the estimator's own constraints accept them (``fit`` would check them; ``transform`` not)."""
+    from sklearn.utils._param_validation import InvalidParameterError
+
+    if getattr(type(est), "_parameter_constraints", None) is None:
+        return
+    try:
+        est._validate_params()
+    except InvalidParameterError as exc:
+        raise ModelFormatError(f"{path}: {type(est).__name__}: {exc} (a damaged or edited file)") from None
+
+
+def _check_loaded_state_type(path, est, name, value):
+    """A public fitted attribute of the kind a fit makes: never text; counts whole and >= 0; a bandwidth > 0."""
+    if name.startswith("_") or value is None:
+        return
+    where = f"{path}: {type(est).__name__}.{name} = {value!r}"
+    if isinstance(value, str):
+        raise ModelFormatError(f"{where} is text, which no fit produces (a damaged or edited file)")
+    if name.startswith("n_") and not (
+        isinstance(value, (int, np.integer)) and not isinstance(value, bool) and value >= 0
+    ):
+        raise ModelFormatError(f"{where}: a count must be a whole number >= 0 (a damaged or edited file)")
+    if name == "bandwidth_" and not (isinstance(value, (int, float, np.number)) and value > 0):
+        raise ModelFormatError(f"{where}: a bandwidth must be a number > 0 (a damaged or edited file)")
 
 
 def _read_meta(zf, names, path):

@@ -182,7 +182,7 @@ def test_bad_input_is_named():
     Y[3, 1] = np.nan
     with pytest.raises(ValueError, match="NaN"):
         LandmarkSpectralClustering(2, random_state=0).fit(Y)
-    with pytest.raises(ValueError, match="needs n_components"):
+    with pytest.raises(ValueError, match="needs 'n_components'"):
         LandmarkSpectralEmbedding().fit(np.ones((5, 2)))
 
 

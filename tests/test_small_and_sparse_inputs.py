@@ -1,5 +1,8 @@
 """Inputs at the edges that used to crash: a sample smaller than the neighbour grid, sparse files."""
 
+import subprocess
+import sys
+
 import numpy as np
 import scipy.sparse as sp
 
@@ -32,3 +35,29 @@ def test_the_automatic_standardization_leaves_sparse_data_as_given(tmp_path, cap
     out = capsys.readouterr()
     assert rc == 0, out.err
     assert "sparse columns left unscaled" in out.out + out.err
+
+
+def test_messages_name_the_flags_the_user_can_type(tmp_path, capsys):
+    # 2-D points with an "x,y" header: the advice says how to keep y as a feature
+    (tmp_path / "pts.csv").write_text("x,y\n" + "\n".join(f"{i % 7}.5,{i % 5}.25" for i in range(60)) + "\n")
+    assert main(["cluster", str(tmp_path / "pts.csv"), "-k", "2"]) == 2
+    assert "--columns x,y to keep it as a feature" in capsys.readouterr().err
+    assert main(["cluster", str(tmp_path / "pts.csv"), "-k", "2", "--columns", "x,y", "-q"]) == 0
+    # fit --method spectral without -d names the flag
+    assert main(["fit", str(tmp_path / "pts.csv"), "--columns", "x,y", "--method", "spectral",
+                 "-o", str(tmp_path / "m.ksm")]) != 0  # fmt: skip
+    assert "-d/--dim" in capsys.readouterr().err
+    # --header on a libsvm file is refused, as on .npy
+    (tmp_path / "b.svm").write_text("1 1:0.5 2:1.0\n0 1:0.1 3:2.0\n1 2:0.3\n")
+    assert main(["cluster", str(tmp_path / "b.svm"), "-k", "2", "--header"]) != 0
+    assert "header options apply to text files" in capsys.readouterr().err
+
+
+def test_the_disconnected_graph_warning_advises_n_neighbors_not_dim(tmp_path, capsys):
+    rng = np.random.default_rng(0)
+    X = np.vstack([rng.normal(c, 0.01, size=(40, 2)) for c in (0, 10, 20, 30)])  # four far-apart groups
+    np.save(tmp_path / "X.npy", X)
+    cmd = [sys.executable, "-m", "kernelsketch.cli", "cluster", str(tmp_path / "X.npy"), "-k", "2"]
+    done = subprocess.run([*cmd, "--n-neighbors", "3", "-n", "40"], capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stderr
+    assert "GraphWarning" in done.stderr and "'--n-neighbors'" in done.stderr and "-d/--dim" not in done.stderr

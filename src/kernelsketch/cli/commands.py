@@ -97,7 +97,8 @@ def _refuse_label_as_feature(args, engine):
     if suspects:
         raise UsageError(
             f"column {suspects[0]!r} of {args.input} looks like the class labels; pass "
-            f"--label-column {suspects[0]} to leave it out (or --columns to choose the features)"
+            f"--label-column {suspects[0]} to leave it out, or --columns {','.join(map(str, names))} to keep it "
+            "as a feature (e.g. coordinates x,y)"
         )
 
 

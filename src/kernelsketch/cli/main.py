@@ -563,6 +563,7 @@ _FLAG_OF = {
     "working_memory": "--working-memory",
     "random_state": "--seed",
     "init_size": "--init-size",
+    "n_neighbors": "--n-neighbors",
 }
 
 

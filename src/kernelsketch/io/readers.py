@@ -122,7 +122,7 @@ def open_matrix(
             label_column=label_column,
             dtype=dtype or np.float64,
         )
-    if fmt in ("npy", "parquet") and (delimiter is not None or header is not None):
+    if fmt in ("npy", "parquet", "libsvm") and (delimiter is not None or header is not None):
         raise ValueError(f"delimiter/header options apply to text files, not {fmt}")
     if fmt == "npy":
         return NpySource(path, columns=columns, label_column=label_column, dtype=dtype)

@@ -210,7 +210,9 @@ class LandmarkSpectralEmbedding(ClassNamePrefixFeaturesOutMixin, TransformerMixi
         """``(landmark indices, bandwidth seed)`` for ``n_rows`` rows, in fit's order of draws."""
         self._validate_params()
         if self.n_components is None:
-            raise ValueError(f"{type(self).__name__} needs n_components (k eigenvectors for k clusters)")
+            raise ValueError(
+                f"{type(self).__name__} needs 'n_components', the k eigenvectors for k clusters (got None)"
+            )
         if n_rows < 2:
             raise ValueError(f"{type(self).__name__} needs n_samples >= 2, got n_samples = {n_rows}")
         rng = check_random_state(self.random_state)
@@ -346,8 +348,8 @@ class LandmarkSpectralEmbedding(ClassNamePrefixFeaturesOutMixin, TransformerMixi
         if self.n_connected_components_ > k + drop:
             _warn(
                 f"the landmark affinity graph has {self.n_connected_components_} disconnected parts, more than "
-                f"n_components={k}: the eigenvectors kept are an arbitrary choice among them and the clusters "
-                "follow it; raise n_neighbors (or the bandwidth) to connect the graph",
+                f"the {k} eigenvectors kept (one per cluster): they are an arbitrary choice among the parts and the "
+                "clusters follow it; raise 'n_neighbors' (or the bandwidth) to connect the graph",
                 GraphWarning,
             )
         self.projection_ = np.sqrt(n_rows) * inv_sqrt[:, None] * V[:, :k] / np.sqrt(lam[:k])[None, :]

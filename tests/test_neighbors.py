@@ -45,6 +45,8 @@ def test_duplicated_points_tie_in_distance_not_in_validity(backend):
     np.testing.assert_allclose(np.take_along_axis(D, idx.astype(np.int64), axis=1), d2, atol=1e-10)
     assert all(len(set(row)) == 4 for row in idx.tolist())  # four distinct landmarks a row
     assert (d2[:5, 0] < 1e-12).all() and (d2[:5, 1] < 1e-12).all()  # a point and its copy, both at 0
+    _, i_ref = brute(X, L, 4)  # ties go to the lower index: exactly a stable sort's choice
+    np.testing.assert_array_equal(idx, i_ref)
 
 
 def test_backends_agree_and_threads_do_not_change_the_answer(monkeypatch):

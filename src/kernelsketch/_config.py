@@ -43,7 +43,7 @@ def get_config() -> dict:
 def set_config(
     *,
     working_memory: float | None = None,
-    show_progress: bool | None = None,
+    show_progress: bool | str | None = None,
     tile_kib: int | None = None,
     cache_block_mib: float | None = None,
 ) -> None:
@@ -54,8 +54,9 @@ def set_config(
     working_memory : float, optional
         Memory budget in MiB for the temporaries of one chunked computation.
         Must be positive.
-    show_progress : bool, optional
-        Force progress bars on (True) or off (False).
+    show_progress : bool or "lines", optional
+        Force progress bars on (True) or off (False); ``"lines"``: one line on stderr per
+        finished pass over the data (what the command line does off a terminal).
     tile_kib : int, optional
         KiB of output per tile of the fused kernel routes (default 1024: a core's L2
         cache on the benchmark machine). Tune it to your CPU's L2 with
@@ -81,14 +82,14 @@ def set_config(
             raise ValueError(f"working_memory must be a finite number of MiB > 0, got {working_memory}")
         cfg["working_memory"] = float(working_memory)
     if show_progress is not None:
-        cfg["show_progress"] = bool(show_progress)
+        cfg["show_progress"] = "lines" if show_progress == "lines" else bool(show_progress)
 
 
 @contextmanager
 def config_context(
     *,
     working_memory: float | None = None,
-    show_progress: bool | None = None,
+    show_progress: bool | str | None = None,
     tile_kib: int | None = None,
     cache_block_mib: float | None = None,
 ):

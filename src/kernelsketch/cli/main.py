@@ -589,7 +589,7 @@ def _dispatch(args, ui):
     from .._config import config_context
     from . import commands
 
-    cfg = {"show_progress": ui.show_progress}
+    cfg = {"show_progress": ui.pass_progress}
     if getattr(args, "working_memory", None) is not None:
         if not args.working_memory > 0:
             raise UsageError("--working-memory must be > 0 MiB")

@@ -26,6 +26,8 @@ class UI:
         #: the output files this command has committed so far (what an interrupt leaves behind)
         self.written = []
         self.show_progress = not quiet and not json_output and sys.stdout.isatty()
+        #: what the library's passes show: bars on a terminal, a line per pass in a log, nothing with -q/--json
+        self.pass_progress = (True if self.show_progress else "lines") if not (quiet or json_output) else False
 
     def say(self, text=""):
         if not self.quiet and not self.json:

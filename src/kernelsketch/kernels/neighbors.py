@@ -9,8 +9,8 @@ for all of a row's candidates), which is added back to the ``r`` kept.
 
 Backends: ``"numba"`` (the compiled selection, the ``fast`` extra) and ``"numpy"``
 (``argpartition`` of the same keys).  Both compute the keys from the same tiles and return each
-row's neighbours sorted by (distance, index), so they agree exactly except where two candidates
-tie at the ``r``-th place.  Tiles never depend on the number of threads: the answer does not
+row's neighbours sorted by (distance, index), the lower index winning a tie, so they agree
+exactly, and the choice between them (by the search's size) never changes an answer.  Tiles never depend on the number of threads: the answer does not
 change with the machine's cores.
 """
 
@@ -47,10 +47,18 @@ def _numba_kernel():
     return _numba_select or None
 
 
-def resolve_backend(backend: str | None = None) -> str:
-    """``backend`` checked, or the best one installed (None): ``"numba"`` with numba, else ``"numpy"``."""
+#: searches smaller than this (rows x points) run on numpy when the backend is left to choose: loading
+#: numba and its compiled selection costs ~1-3 s once per process, more than such a search takes
+NUMBA_MIN_WORK = 20_000_000
+
+
+def resolve_backend(backend: str | None = None, work: float = float("inf")) -> str:
+    """``backend`` checked, or (None) ``"numba"`` where installed and the search is large, else ``"numpy"``.
+
+    Both give the same neighbours, ties included, so the choice never changes an answer.
+    """
     if backend is None:
-        return "numba" if _numba_kernel() is not None else "numpy"
+        return "numba" if work >= NUMBA_MIN_WORK and _numba_kernel() is not None else "numpy"
     if backend not in BACKENDS:
         raise ValueError(f"backend must be one of {BACKENDS} or None, got {backend!r}")
     if backend == "numba" and _numba_kernel() is None:
@@ -68,6 +76,11 @@ def _select_numpy(G, l_sq, r, keys, idx):
     m = K.shape[1]
     part = np.argpartition(K, r - 1, axis=1)[:, :r] if r < m else np.broadcast_to(np.arange(m), K.shape)
     k = np.take_along_axis(K, part, axis=1)
+    if r < m:  # a tie at the r-th place: the lower index wins, as in the numba kernel (a stable sort of that row)
+        tied = np.flatnonzero(np.count_nonzero(K <= k.max(axis=1, keepdims=True), axis=1) > r)
+        for i in tied:
+            part[i] = np.argsort(K[i], kind="stable")[:r]
+            k[i] = K[i, part[i]]
     order = np.lexsort((part, k), axis=1)  # by key, then index: the numba kernel's order
     keys[:] = np.take_along_axis(k, order, axis=1)
     idx[:] = np.take_along_axis(part, order, axis=1)
@@ -114,7 +127,7 @@ def nearest(X, L, r: int, *, l_sq=None, backend: str | None = None, n_threads: i
     if X.shape[1] != L.shape[1]:
         raise ValueError(f"X has {X.shape[1]} columns but the points searched have {L.shape[1]}")
     l_sq = np.einsum("ij,ij->i", L, L) if l_sq is None else np.asarray(l_sq, dtype=dtype)
-    select = _numba_kernel() if resolve_backend(backend) == "numba" else _select_numpy
+    select = _numba_kernel() if resolve_backend(backend, float(n) * m) == "numba" else _select_numpy
     keys = np.empty((n, r), dtype=dtype)
     idx = np.empty((n, r), dtype=np.int32)
     tile = tile_rows(m, np.dtype(dtype).itemsize)

@@ -122,8 +122,10 @@ class LocalEngine:
                 yield (X if self.preprocess is None else self.preprocess(X)), y
                 n += X.shape[0]
                 bar.update(X.shape[0])
-        finally:
-            bar.close()
+        except BaseException:  # (an error, Ctrl-C, or a caller that stopped early: no "done" line)
+            getattr(bar, "abort", bar.close)()
+            raise
+        bar.close()
         if n == 0:
             raise ValueError(f"{self.source.path}: no data rows")
         self.n_rows = n

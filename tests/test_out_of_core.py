@@ -338,6 +338,7 @@ def test_the_driver_fits_by_the_declared_strategy(tmp_path):
         "LandmarkSpectralEmbedding": "landmarks_then_pass",
         "Nystroem": "landmarks",
         "NystroemKernelKMeans": "landmarks_then_sample",
+        "MissingValueCodeImputer": "sample",
         "RFKPCA": "sketch",
         "RNCA": "sketch",
         "RandomFourierFeatures": "random_features",

@@ -56,7 +56,7 @@ def set_config(
         Must be positive.
     show_progress : bool or "lines", optional
         Force progress bars on (True) or off (False); ``"lines"``: one line on stderr per
-        finished pass over the data (what the command line does off a terminal).
+        finished pass over the data, on stdout (what the command line does off a terminal).
     tile_kib : int, optional
         KiB of output per tile of the fused kernel routes (default 1024: a core's L2
         cache on the benchmark machine). Tune it to your CPU's L2 with

@@ -2,7 +2,7 @@
 
 Shown when ``config_context(show_progress=True)``, or when the setting is
 None (default) and stderr is a terminal.  ``show_progress="lines"`` (the command
-line off a terminal, e.g. a log file) writes one line per finished pass instead.
+line off a terminal, e.g. a log file) writes one line per finished pass to stdout instead.
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ def progress(iterable=None, *, total=None, desc=None, enabled=None, unit="it"):
 
 
 class _LineBar:
-    """One line on stderr when the pass ends: what it did, how much, how fast."""
+    """One line on stdout when the pass ends: what it did, how much, how fast (stderr stays for errors)."""
 
     def __init__(self, desc, unit):
         import time
@@ -48,7 +48,7 @@ class _LineBar:
 
         dt = time.perf_counter() - self.t0
         rate = f", {self.n / dt:,.0f} {self.unit}/s" if dt > 0 and self.n else ""
-        print(f"[{self.desc}] {self.n:,} {self.unit} in {dt:.1f} s{rate}", file=sys.stderr, flush=True)
+        print(f"[{self.desc}] {self.n:,} {self.unit} in {dt:.1f} s{rate}", file=sys.stdout, flush=True)
 
     def abort(self):
         pass

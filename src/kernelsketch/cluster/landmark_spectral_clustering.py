@@ -46,9 +46,16 @@ class LandmarkSpectralClustering(ClusterMixin, BaseEstimator):
         Landmarks ``m`` (a uniform sample of rows, capped at ``N``).
     n_neighbors : int >= 1, default=10
         Nearest landmarks each row is joined to.
-    bandwidth : "local", float or {"median", "percentile", "mean_sq"}, default="local"
+    bandwidth : "local", "knn_mean", float or {"median", "percentile", "mean_sq"}, default="local"
         See :class:`~kernelsketch.maps.LandmarkSpectralEmbedding` (``"local"``: each row's
         distance to its ``n_neighbors``-th nearest landmark).
+    landmarks : {"uniform", "kmeans"}, default="uniform"
+        Uniform rows, or k-means centres of a ``10 m``-row sample (LSC-K); see
+        :class:`~kernelsketch.maps.LandmarkSpectralEmbedding`.
+    unit_rows : bool, default=False
+        Scale each embedded row to unit length before k-means (Ng, Jordan & Weiss).
+    trivial : {"keep", "drop"}, default="keep"
+        Keep the trivial top eigenvector as one of the ``k``, or drop it and keep the next ``k``.
     n_init : int, default=3
         k-means++ starts (the best is kept).
     random_state : int, Generator or None
@@ -99,7 +106,13 @@ class LandmarkSpectralClustering(ClusterMixin, BaseEstimator):
         "n_clusters": [Interval(numbers.Integral, 1, None, closed="left")],
         "n_landmarks": [Interval(numbers.Integral, 1, None, closed="left"), StrOptions({"auto"})],
         "n_neighbors": [Interval(numbers.Integral, 1, None, closed="left")],
-        "bandwidth": [Interval(numbers.Real, 0, None, closed="neither"), StrOptions({"local", *_HEURISTICS})],
+        "bandwidth": [
+            Interval(numbers.Real, 0, None, closed="neither"),
+            StrOptions({"local", "knn_mean", *_HEURISTICS}),
+        ],
+        "landmarks": [StrOptions({"uniform", "kmeans"})],
+        "unit_rows": ["boolean"],
+        "trivial": [StrOptions({"keep", "drop"})],
         "n_init": [Interval(numbers.Integral, 1, None, closed="left")],
         "random_state": ["random_state", np.random.Generator],
     }
@@ -111,6 +124,9 @@ class LandmarkSpectralClustering(ClusterMixin, BaseEstimator):
         n_landmarks: int | str = 1000,
         n_neighbors: int = 10,
         bandwidth: float | str = "local",
+        landmarks: str = "uniform",
+        unit_rows: bool = False,
+        trivial: str = "keep",
         n_init: int = 3,
         random_state: RandomStateLike = None,
     ) -> None:
@@ -118,6 +134,9 @@ class LandmarkSpectralClustering(ClusterMixin, BaseEstimator):
         self.n_landmarks = n_landmarks
         self.n_neighbors = n_neighbors
         self.bandwidth = bandwidth
+        self.landmarks = landmarks
+        self.unit_rows = unit_rows
+        self.trivial = trivial
         self.n_init = n_init
         self.random_state = random_state
 
@@ -132,6 +151,9 @@ class LandmarkSpectralClustering(ClusterMixin, BaseEstimator):
             n_landmarks=self.n_landmarks,
             n_neighbors=self.n_neighbors,
             bandwidth=self.bandwidth,
+            landmarks=self.landmarks,
+            unit_rows=self.unit_rows,
+            trivial=self.trivial,
             random_state=rs,
         )
         km, rng = kmeans_on_embedding(self.n_clusters, n_init=self.n_init, random_state=rs)

@@ -10,8 +10,8 @@ for all of a row's candidates), which is added back to the ``r`` kept.
 Backends: ``"numba"`` (the compiled selection, the ``fast`` extra) and ``"numpy"``
 (``argpartition`` of the same keys).  Both compute the keys from the same tiles and return each
 row's neighbours sorted by (distance, index), the lower index winning a tie, so they agree
-exactly, and the choice between them (by the search's size) never changes an answer.  Tiles never depend on the number of threads: the answer does not
-change with the machine's cores.
+exactly, and the choice between them (by the search's size) never changes an answer.  Tiles never
+depend on the number of threads: the answer does not change with the machine's cores.
 """
 
 from __future__ import annotations

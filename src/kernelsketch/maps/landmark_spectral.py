@@ -86,19 +86,34 @@ class LandmarkSpectralEmbedding(ClassNamePrefixFeaturesOutMixin, TransformerMixi
         :func:`~kernelsketch.maps.landmarks.auto_n_landmarks` (``max(200, N // 100)``, at most 4096).
     n_neighbors : int >= 1, default=10
         Landmarks ``r`` each row is joined to (its nearest ones); capped at ``m``.
-    bandwidth : "local", float or {"median", "percentile", "mean_sq"}, default="local"
+    bandwidth : "local", "knn_mean", float or {"median", "percentile", "mean_sq"}, default="local"
         Affinity ``exp(-||x - u||^2 / h^2)`` between a row and a landmark.  ``"local"``: each
         row's own scale ``h(x)`` = its distance to its ``r``-th nearest landmark (the
-        self-tuning scale of Zelnik-Manor & Perona, per row), which needs no global choice and
-        never makes every affinity of a row vanish; a number or a heuristic of
-        :func:`~kernelsketch.kernels.estimate_bandwidth`: one ``h`` for all rows.
+        self-tuning scale of Zelnik-Manor & Perona, per row), which needs no global choice;
+        ``"knn_mean"``: Chen & Cai's one scale, sqrt(2) times the mean distance of a row to its
+        ``r`` nearest landmarks; a number or a heuristic of
+        :func:`~kernelsketch.kernels.estimate_bandwidth`: one ``h`` for all rows.  A global ``h``
+        is applied as ``exp(-(d^2 - d_1^2) / h^2)`` (``d_1`` the row's nearest landmark), the same
+        weights once each row is scaled to sum 1, so no row's affinities all vanish.
+    landmarks : {"uniform", "kmeans"}, default="uniform"
+        ``"uniform"``: a uniform sample of rows; ``"kmeans"``: the centres of k-means (k-means++
+        and 10 Lloyd steps) on a uniform sample of ``10 m`` rows (Chen & Cai's LSC-K, U-SPEC's
+        hybrid selection), the same for a seed in memory, on a file and on Dask.
+    unit_rows : bool, default=False
+        Scale each embedded row to unit length (Ng, Jordan & Weiss) in ``transform``.
+    trivial : {"keep", "drop"}, default="keep"
+        The top eigenvector of the normalized affinity is trivial (``sqrt`` of the landmark
+        degrees; a constant column of the embedding).  ``"keep"``: it is one of the ``k``
+        kept; ``"drop"``: it is removed exactly (deflated, also when the graph has several
+        parts) and the next ``k`` are kept.
     random_state : int, Generator or None
         Seeds the landmarks and the bandwidth heuristic.
 
     Attributes
     ----------
     landmarks_ : ndarray (m, n_features)
-    landmark_indices_ : ndarray of int64 (m,)
+    landmark_indices_ : ndarray of int64 (m,) or None
+        The landmarks' rows (None for ``landmarks="kmeans"``: centres, not rows).
     bandwidth_ : float or None
         The global ``h`` (None for ``"local"``).
     projection_ : ndarray (m, n_components)

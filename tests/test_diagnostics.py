@@ -294,3 +294,35 @@ def test_no_codes_are_found_in_measurements_without_them(name):
     X = np.asarray(load_dataset(name)[0], dtype=np.float64)
     for step in (1, 7, 14):  # the whole set and the strided samples cluster_file checks
         assert missing_value_codes(X[::step]) == [], step
+
+
+# -- issue 39, item 14: figures whose text does not collide ----------------------------------------------------
+def _overlap(a, b):
+    return a.x0 < b.x1 and b.x0 < a.x1 and a.y0 < b.y1 and b.y0 < a.y1
+
+
+def test_diagnose_figures_print_no_label_over_another(tmp_path):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import kernelsketch as ks
+
+    X, _ = ks.load_dataset("banknote")
+    report = ks.diagnose(X, n_clusters=2, sample_size=600, random_state=0)
+    fig = report._plot_eigengap()
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    left, right = fig.axes[:2]
+    ylabel = right.yaxis.label.get_window_extent(renderer)
+    for t in left.get_xticklabels() + left.get_yticklabels():
+        if t.get_text():
+            assert not _overlap(t.get_window_extent(renderer), ylabel), t.get_text()
+    assert not _overlap(left.get_tightbbox(renderer), right.get_tightbbox(renderer))
+    fig = report._plot_sweep()
+    fig.canvas.draw()
+    ax = fig.axes[0]
+    labels = [t for t in ax.get_xticklabels(minor=True) + ax.get_xticklabels() if t.get_text() and t.get_visible()]
+    boxes = [t.get_window_extent(renderer) for t in labels]
+    for i in range(len(boxes)):
+        for j in range(i + 1, len(boxes)):
+            assert not _overlap(boxes[i], boxes[j]), (labels[i].get_text(), labels[j].get_text())

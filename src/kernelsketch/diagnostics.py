@@ -258,14 +258,16 @@ class DiagnoseResult:
 
     def _plot_errors(self):
         plt = _pyplot()
-        fig, ax = plt.subplots(figsize=(6.5, 3.4))
+        fig, ax = plt.subplots(figsize=(6.5, 3.4), layout="constrained")
         grid = self.recommendation["grid"]
         if grid:
             ax.loglog(
                 [g["n_landmarks"] for g in grid],
                 [g["relative_frobenius"] for g in grid],
                 "o-",
-                label="Nystroem, relative Frobenius",
+                label="Nystroem, relative Frobenius, by landmark count"
+                if len(grid) > 1
+                else f"Nystroem, relative Frobenius (target met at the search's first size, {grid[0]['n_landmarks']})",
             )
         for e in self.errors:
             ax.scatter(
@@ -284,7 +286,7 @@ class DiagnoseResult:
 
     def _plot_sweep(self):
         plt = _pyplot()
-        fig, ax = plt.subplots(figsize=(6.5, 3.4))
+        fig, ax = plt.subplots(figsize=(6.5, 3.4), layout="constrained")
         hs = [s["bandwidth"] for s in self.sweep]
         for r in self.sweep[0]["captured"]:
             ax.semilogx(hs, [s["captured"][r] for s in self.sweep], "o-", label=f"rank {r}")
@@ -293,6 +295,7 @@ class DiagnoseResult:
             ax.annotate(name, (h, 0.02), rotation=90, fontsize=7, color="grey")
         ax.axvline(self.bandwidth, color="k", lw=1)
         ax.set_ylim(0, 1.02)
+        _readable_log_ticks(ax, hs)
         ax.set_xlabel("bandwidth h")
         ax.set_ylabel("fraction of the trace captured")
         ax.legend(fontsize=7)
@@ -305,7 +308,7 @@ class DiagnoseResult:
 
 def _plot_eigengap_figure(c):
     plt = _pyplot()
-    fig, axes = plt.subplots(1, 2, figsize=(9, 3.4))
+    fig, axes = plt.subplots(1, 2, figsize=(9, 3.4), layout="constrained")  # (no label over the other panel)
     k = c["n_clusters"]
     for g in c["graphs"]:
         lam = np.asarray(g["eigenvalues"])
@@ -322,6 +325,18 @@ def _plot_eigengap_figure(c):
     axes[1].set_ylabel("relative eigengap")
     axes[1].set_title(f"the chosen graph (n_neighbors {c['n_neighbors']}) scored for each k", fontsize=9)
     return fig
+
+
+def _readable_log_ticks(ax, values):
+    """Tick labels on a log x axis that never run together: decades only, or the values themselves on a short span."""
+    from matplotlib.ticker import FixedLocator, FuncFormatter, NullFormatter
+
+    lo, hi = min(values), max(values)
+    ax.xaxis.set_minor_formatter(NullFormatter())
+    if hi / lo < 30:  # under a decade and a half: label a few of the swept values, no minor labels
+        step = max(1, len(values) // 5)
+        ax.xaxis.set_major_locator(FixedLocator(sorted(values)[::step]))
+        ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:.3g}"))
 
 
 def _pyplot():

@@ -144,8 +144,17 @@ class LocalEngine:
         return X, y
 
     def reduce(self, fn, merge, state=None, desc="pass"):
-        """``merge([fn(X_block, state) for every block])``."""
-        return merge([fn(X, state) for X, _ in self._blocks(desc)])
+        """``merge([fn(X_block, state) for every block])``, merged as the blocks stream.
+
+        Each block's result is merged into the running one at once (``merge([running, part])``:
+        merges are associative, as Dask's tree of merges needs too), so a pass holds one
+        partial result, not one per block.
+        """
+        running = None
+        for X, _ in self._blocks(desc):
+            part = fn(X, state)
+            running = part if running is None else merge([running, part])
+        return merge([running])
 
     def stream_fit(self, template, desc="partial_fit"):
         """``partial_fit`` of (a copy of) ``template`` on every block in order."""

@@ -60,7 +60,7 @@ class Engine(Protocol):
         ...
 
     def reduce(self, fn: Callable, merge: Callable, state: Any = None, desc: str = "pass") -> Any:
-        """``merge([fn(X_block, state) for every block])`` (a tree of merges on Dask)."""
+        """``merge([fn(X_block, state) for every block])``: a left fold in block order (associative merges)."""
         ...
 
     def stream_fit(self, template: Any, desc: str = "partial_fit") -> Any:

@@ -288,12 +288,13 @@ class LandmarkSpectralEmbedding(ClassNamePrefixFeaturesOutMixin, TransformerMixi
             raise ValueError("bandwidth='knn_mean': every row coincides with its nearest landmarks (distance 0)")
         return np.sqrt(2.0) * sigma
 
-    def _affinity(self, X):
-        """``Z`` of the rows of ``X``: CSR ``(n, m)``, ``r`` Gaussian weights per row summing to 1."""
+    def _graph(self, X):
+        """The graph stage: each row's ``r`` nearest landmarks and its Gaussian weights summing to 1.
+
+        ``(indices int32 (n, r), weights float64 (n, r))``; everything the embedding needs of a row.
+        """
         L = self.landmarks_
-        m = L.shape[0]
-        r = min(self.n_neighbors, m)
-        n = X.shape[0]
+        r = min(self.n_neighbors, L.shape[0])
         d2, indices = nearest(X, L, r)  # ascending: d2[:, -1] is the r-th nearest
         d2 = d2.astype(np.float64, copy=False)
         if self.bandwidth_ is None:
@@ -303,11 +304,26 @@ class LandmarkSpectralEmbedding(ClassNamePrefixFeaturesOutMixin, TransformerMixi
             # exp(-(d^2 - d_1^2) / h^2): the same weights once each row is scaled to sum 1, without the
             # underflow of exp(-d^2 / h^2) for a row far from every landmark (its nearest one weighs 1)
             weights = np.exp(-(d2 - d2[:, :1]) / self.bandwidth_**2)
-        sums = weights.sum(axis=1)  # >= 1: the nearest landmark's weight is exp(0) (or exp(-d1/dr) > 0)
-        weights /= sums[:, None]
+        weights /= weights.sum(axis=1, keepdims=True)  # >= 1 before: the nearest landmark's weight is > 0
+        return indices, weights
+
+    def _csr(self, indices, weights):
+        n, r = indices.shape
         return sp.csr_matrix(
-            (weights.ravel(), indices.ravel(), np.arange(0, n * r + 1, r, dtype=np.int64)), shape=(n, m)
+            (weights.ravel(), indices.ravel(), np.arange(0, n * r + 1, r, dtype=np.int64)),
+            shape=(n, self.landmarks_.shape[0]),
         )
+
+    def _affinity(self, X):
+        """``Z`` of the rows of ``X``: CSR ``(n, m)``, ``r`` Gaussian weights per row summing to 1."""
+        return self._csr(*self._graph(X))
+
+    def _embed_graph(self, indices, weights):
+        """The embed stage: ``Z @ P`` of rows given by their graph (unit rows when asked), float64."""
+        U = np.asarray(self._csr(indices, weights) @ self.projection_)
+        if self.unit_rows:
+            _unit_rows(U)
+        return U
 
     def _statistics(self, X):
         """One block's ``(Z^T Z, Z^T 1, rows)``: what the fit sums over all rows.
@@ -399,9 +415,7 @@ class LandmarkSpectralEmbedding(ClassNamePrefixFeaturesOutMixin, TransformerMixi
             return Z
         check_is_fitted(self)
         X = check_input(X, accept_sparse=("csr",), estimator=self, reset=False)
-        U = np.asarray(self._affinity(X) @ self.projection_)
-        if self.unit_rows:
-            _unit_rows(U)
+        U = self._embed_graph(*self._graph(X))
         return U.astype(X.dtype, copy=False) if X.dtype == np.float32 else U
 
     def __sklearn_tags__(self):

@@ -457,7 +457,8 @@ of classes. The tables below hold the sets of the committed run (see its command
 **Why the default is `spectral`.** It is the method with the best ARI across the table, and the only one that
 follows non-convex clusters. The Kernel JL pipeline stays available by name (`--method kjl`) for fidelity to the
 paper. Every method of ours runs through `cluster_file`, which by default warns of missing-value codes and keeps
-them (`missing_codes="impute"`, `--missing-codes impute` reads them as their column's median): `kernelsketch.diagnostics.missing_value_codes`
+them (`missing_codes="impute"`, `--missing-codes impute` reads them as their column's median):
+`kernelsketch.diagnostics.missing_value_codes`
 finds, in a sample of 5,000 rows, a whole number at a column's end, held by a minority of rows, more than 5 steps
 of the others' grid beyond them, and cut off by more than their interquartile range or a spike. On these sets it
 finds diabetes' five (glucose, blood pressure, skin thickness, insulin and BMI recorded as 0) and one on breast

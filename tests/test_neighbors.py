@@ -81,3 +81,18 @@ def test_refuses_what_it_cannot_search():
         nearest(np.zeros((3, 3)), L, 1)
     with pytest.raises(ValueError, match="backend"):
         resolve_backend("faiss-gpu")
+
+
+def test_graph_gram_is_z_transpose_z_on_both_routes(monkeypatch):
+    import scipy.sparse as sp
+
+    rng = np.random.default_rng(3)
+    n, r, m = 3000, 6, 40
+    indices = np.argsort(rng.random((n, m)), axis=1)[:, :r].astype(np.int32)
+    weights = rng.random((n, r))
+    weights /= weights.sum(axis=1, keepdims=True)
+    Z = sp.csr_matrix((weights.ravel(), indices.ravel(), np.arange(0, n * r + 1, r)), shape=(n, m)).toarray()
+    monkeypatch.setattr(nb, "NUMBA_MIN_WORK", 0)  # the compiled route where numba is installed
+    np.testing.assert_allclose(nb.graph_gram(indices, weights, m).toarray(), Z.T @ Z, rtol=1e-12, atol=1e-15)
+    monkeypatch.setattr(nb, "NUMBA_MIN_WORK", float("inf"))  # scipy's sparse product
+    np.testing.assert_allclose(nb.graph_gram(indices, weights, m).toarray(), Z.T @ Z, rtol=1e-12, atol=1e-15)

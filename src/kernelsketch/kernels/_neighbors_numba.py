@@ -39,3 +39,15 @@ def smallest(G, l_sq, r, keys, idx):  # pragma: no cover - compiled
                 p -= 1
             keys[i, p] = v
             idx[i, p] = j
+
+
+@numba.njit(nogil=True, cache=CACHE)
+def gram_add(indices, weights, G):  # pragma: no cover - compiled
+    """``G += Z^T Z`` for the rows of a graph given as ``r`` (index, weight) pairs per row, in row order."""
+    n, r = indices.shape
+    for i in range(n):
+        for a in range(r):
+            ia = indices[i, a]
+            wa = weights[i, a]
+            for b in range(r):
+                G[ia, indices[i, b]] += wa * weights[i, b]

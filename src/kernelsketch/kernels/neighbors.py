@@ -23,7 +23,7 @@ import scipy.sparse as sp
 
 from ..utils.threads import blas_num_threads, run_claim_loops, single_threaded_blas
 
-__all__ = ["BACKENDS", "nearest", "resolve_backend"]
+__all__ = ["BACKENDS", "graph_gram", "nearest", "resolve_backend"]
 
 #: the search backends, best first
 BACKENDS = ("numba", "numpy")
@@ -33,18 +33,38 @@ TILE_BYTES = 1 << 20
 MIN_TILE_ROWS, MAX_TILE_ROWS = 64, 4096
 
 _numba_select = None
+_numba_gram = None
 
 
 def _numba_kernel():
-    global _numba_select
+    global _numba_select, _numba_gram
     if _numba_select is None:
         try:
             from . import _neighbors_numba
         except ImportError:
-            _numba_select = False
+            _numba_select = _numba_gram = False
         else:
-            _numba_select = _neighbors_numba.smallest
+            _numba_select, _numba_gram = _neighbors_numba.smallest, _neighbors_numba.gram_add
     return _numba_select or None
+
+
+def graph_gram(indices, weights, n_points: int):
+    """``Z^T Z`` (CSR ``(m, m)``) of the graph whose row ``i`` joins ``indices[i]`` with ``weights[i]``.
+
+    With numba, the ``r^2`` products of each row are added into a dense ``m x m`` array in row order
+    (the sparse product costs as much as the nearest-landmark search itself); without it,
+    scipy's sparse product.  The two agree to rounding.
+    """
+    n, r = indices.shape
+    if float(n) * r * r >= NUMBA_MIN_WORK / 10 and _numba_kernel() is not None:
+        G = np.zeros((n_points, n_points))
+        _numba_gram(indices, np.ascontiguousarray(weights, dtype=np.float64), G)
+        return sp.csr_matrix(G)
+    Z = sp.csr_matrix(
+        (np.asarray(weights, dtype=np.float64).ravel(), indices.ravel(), np.arange(0, n * r + 1, r, dtype=np.int64)),
+        shape=(n, n_points),
+    )
+    return (Z.T @ Z).tocsr()
 
 
 #: searches smaller than this (rows x points) run on numpy when the backend is left to choose: loading

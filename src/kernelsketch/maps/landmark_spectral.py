@@ -21,7 +21,7 @@ from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, Transfo
 from sklearn.utils.validation import check_is_fitted
 
 from .._typing import ArrayLike, FloatArray, RandomStateLike
-from ..kernels.neighbors import nearest
+from ..kernels.neighbors import graph_gram, nearest
 from ..kernels.selection import make_kernel
 from ..utils.chunking import gen_row_slices, get_chunk_n_rows
 from ..utils.dispatch import maybe_dask_transform
@@ -331,8 +331,10 @@ class LandmarkSpectralEmbedding(ClassNamePrefixFeaturesOutMixin, TransformerMixi
         ``Z^T Z`` stays sparse (at most ``r^2`` entries a row): a Dask worker sends that, not
         an ``m x m`` dense block, and the sum is densified once in :meth:`_finish`.
         """
-        Z = self._affinity(X)
-        return (Z.T @ Z).tocsr(), np.asarray(Z.sum(axis=0)).ravel(), X.shape[0]
+        indices, weights = self._graph(X)
+        m = self.landmarks_.shape[0]
+        degrees = np.bincount(indices.ravel(), weights=weights.ravel(), minlength=m)
+        return graph_gram(indices, weights, m), degrees, X.shape[0]
 
     @staticmethod
     def _merge(parts):

@@ -100,6 +100,51 @@ def test_a_scheduler_address_that_is_not_dask_is_refused_quickly(http_port, tmp_
     assert not (tmp_path / "l.npy").exists()
 
 
+@pytest.fixture
+def fake_scheduler_port():
+    """A TCP server whose reply starts like a Dask handshake (a small length) and then is not one."""
+    import struct
+
+    srv = socket.socket()
+    srv.bind(("127.0.0.1", 0))
+    srv.listen(4)
+    stop = threading.Event()
+
+    def serve():
+        srv.settimeout(0.2)
+        while not stop.is_set():
+            try:
+                conn, _ = srv.accept()
+            except OSError:
+                continue
+            try:
+                conn.sendall(struct.pack("<Q", 3) + struct.pack("<QQQ", 2**62, 5, 5) + b"\xff" * 64)
+                conn.settimeout(2)
+                conn.recv(65536)
+            except OSError:
+                pass
+            finally:
+                conn.close()
+
+    t = threading.Thread(target=serve, daemon=True)
+    t.start()
+    yield srv.getsockname()[1]
+    stop.set()
+    t.join()
+    srv.close()
+
+
+def test_a_server_that_answers_like_a_scheduler_but_is_not_one_is_named(fake_scheduler_port, tmp_path, capsys):
+    # its first 8 bytes pass the probe; the handshake after them used to escape as struct's own error
+    pytest.importorskip("distributed")
+    np.save(tmp_path / "x.npy", np.zeros((10, 2)))
+    argv = ["cluster", str(tmp_path / "x.npy"), "-k", "2", "--scheduler", f"tcp://127.0.0.1:{fake_scheduler_port}"]
+    assert main([*argv, "-o", str(tmp_path / "l.npy")]) != 0
+    err = capsys.readouterr().err
+    assert "is not a Dask scheduler" in err and "could not be read as a Dask handshake" in err
+    assert len(err.strip().splitlines()) == 1 and not (tmp_path / "l.npy").exists()
+
+
 @pytest.mark.slow
 def test_worker_errors_print_one_message_under_quiet(tmp_path):
     import subprocess
@@ -157,3 +202,30 @@ def test_streaming_kpca_n_components_none_is_what_the_docs_say():
     assert sketch.n_components_ == sketch.transform(X).shape[1] == 19
     assert last.n_components_ == last.transform(X).shape[1] == 20
     assert "sketch_size - 1" in ks.StreamingKPCA.__doc__
+
+
+@pytest.mark.distributed
+def test_a_worker_killed_for_memory_is_a_memory_error_naming_the_step_and_the_limit(tmp_path, capsys, monkeypatch):
+    pytest.importorskip("distributed")
+    import dask
+    from distributed.scheduler import KilledWorker
+
+    import kernelsketch as ks
+    from kernelsketch.distributed import connect
+    from kernelsketch.distributed.engine import DaskEngine
+
+    np.save(tmp_path / "x.npy", np.random.default_rng(0).normal(size=(4000, 3)))
+
+    def killed(*args, **kwargs):  # what dask raises after the nanny restarted a worker over its limit
+        raise KilledWorker("('sum-chunk', 0)", "tcp://127.0.0.1:1", 3)
+
+    with connect(n_workers=1, memory_limit="300MB") as client:
+        engine = DaskEngine.open(tmp_path / "x.npy", client=client, chunk_rows=1000)
+        monkeypatch.setattr(dask, "compute", killed)
+        with pytest.raises(MemoryError, match=r"died during 'check missing-value codes|'gather'|286 MiB per worker"):
+            ks.cluster_file(engine, 2)
+        with pytest.raises(MemoryError, match=r"during 'statistics' \(286 MiB per worker, chunks of 0 MiB\)"):
+            engine.reduce(lambda X, _: X.sum(), sum, desc="statistics")
+    monkeypatch.undo()
+    assert main(["cluster", str(tmp_path / "x.npy"), "-k", "2", "--worker-memory", "1GB"]) == 2
+    assert "--worker-memory sets the memory of --workers" in capsys.readouterr().err

@@ -183,6 +183,12 @@ def _input_options():
         help="run on a running Dask cluster (INPUT: .npy/Parquet file or directory of shards)",
     )
     g.add_argument("--workers", type=_positive_int, metavar="N", help="run on a local Dask cluster of N processes")
+    g.add_argument(
+        "--worker-memory",
+        metavar="SIZE",
+        default=None,
+        help="memory limit of each --workers process (e.g. 2GB; default: the machine's memory shared among them)",
+    )
     return inp
 
 

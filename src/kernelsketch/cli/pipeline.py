@@ -113,6 +113,8 @@ def engine_for(args, ui):
     from ..out_of_core import open_engine
 
     opts = read_options(args)
+    if getattr(args, "worker_memory", None) is not None and not getattr(args, "workers", None):
+        raise UsageError("--worker-memory sets the memory of --workers N processes (a running cluster has its own)")
     if not wants_dask(args):
         yield open_engine(args.input, **opts)
         return
@@ -127,5 +129,6 @@ def engine_for(args, ui):
         return
     from ..distributed import connect
 
-    with connect(args.scheduler, args.workers) as client:
+    memory = getattr(args, "worker_memory", None)
+    with connect(args.scheduler, args.workers, memory_limit=memory or "auto") as client:
         yield DaskEngine.open(args.input, client=client, **opts)

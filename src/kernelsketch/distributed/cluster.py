@@ -102,6 +102,12 @@ def connect(
             client = distributed.Client(scheduler, timeout=connect_timeout)
         except (OSError, TimeoutError) as exc:
             raise ConnectionError(f"cannot connect to the Dask scheduler at {scheduler!r}: {exc}") from exc
+        except Exception as exc:  # a reply that starts like a Dask handshake but is not one (struct / msgpack errors)
+            raise ConnectionError(
+                f"{scheduler!r} is not a Dask scheduler: its reply could not be read as a Dask handshake "
+                f"({type(exc).__name__}: {exc}); start one with `dask scheduler`, or use --workers N for a local "
+                "cluster"
+            ) from None
         with client:
             yield client
         return

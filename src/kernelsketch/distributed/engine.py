@@ -13,6 +13,7 @@ workers read them.
 
 from __future__ import annotations
 
+import functools
 import pickle
 from functools import partial
 
@@ -31,6 +32,26 @@ def _sketch_block(template, block):
 
 def _run(fn, block, state):
     return fn(block, state)
+
+
+def _worker_memory(method):
+    """A worker killed for memory (``distributed.KilledWorker``) becomes a MemoryError naming the step and the limit."""
+
+    @functools.wraps(method)
+    def wrapped(self, *args, **kwargs):
+        try:
+            return method(self, *args, **kwargs)
+        except Exception as exc:
+            if type(exc).__name__ != "KilledWorker":
+                raise
+            step = kwargs.get("desc") or (args[-1] if args and isinstance(args[-1], str) else method.__name__)
+            raise MemoryError(
+                f"a Dask worker died during '{step}' ({self.worker_memory()} per worker, chunks of "
+                f"{self.chunk_mib():.0f} MiB): give each worker more memory (--worker-memory, or "
+                "connect(n_workers, memory_limit=...)), fewer rows per chunk, or fewer workers on this machine"
+            ) from None
+
+    return wrapped
 
 
 class DaskEngine:
@@ -76,6 +97,17 @@ class DaskEngine:
         workers = len(client.scheduler_info()["workers"]) if client is not None else 1
         self.window = window or (2 * max(workers, 1) + 2)
         self.stats = {"tasks": 0, "bytes_to_client": 0, "bytes_broadcast": 0, "passes": 0}
+
+    def worker_memory(self):
+        """The workers' memory limit, as text ("unknown" without a client)."""
+        if self.client is None:
+            return "unknown memory"
+        limits = {w.get("memory_limit") for w in self.client.scheduler_info()["workers"].values()}
+        return ", ".join(f"{v / 2**20:,.0f} MiB" if v else "no limit" for v in sorted(limits, key=lambda v: v or 0))
+
+    def chunk_mib(self):
+        """The largest chunk's size in MiB."""
+        return max(self.X.chunks[0]) * self.n_features * self.dtype.itemsize / 2**20
 
     @classmethod
     def open(cls, data, *, client=None, chunk_rows=None, columns=None, label_column=None, dtype=None, **unused):
@@ -128,6 +160,7 @@ class DaskEngine:
         self.X = self.X.map_blocks(fn, dtype=dtype)
         self.dtype = dtype
 
+    @_worker_memory
     def gather(self, indices):
         """Rows at sorted distinct ``indices``; each chunk sends back only its selected rows."""
         idx = np.asarray(indices, dtype=np.int64)
@@ -144,6 +177,7 @@ class DaskEngine:
     def _blocks(self):
         return list(self.X.to_delayed().ravel())
 
+    @_worker_memory
     def reduce(self, fn, merge, state=None, desc="pass"):
         """``merge`` of ``fn(block, state)`` over every chunk (computed on the workers)."""
         dask = import_dask("dask")
@@ -155,6 +189,7 @@ class DaskEngine:
         self._count(results)
         return merge(list(results))
 
+    @_worker_memory
     def stream_fit(self, template, desc="partial_fit"):
         """Each chunk sketched by ``partial_fit`` on a copy of ``template``, merged up a tree."""
         self.stats["passes"] += 1
@@ -163,6 +198,7 @@ class DaskEngine:
         self._count(merged)
         return merged
 
+    @_worker_memory
     def foreach(self, fn, consume, state=None, desc="transform"):
         """``consume(fn(block, state), y_block)`` for every chunk in row order, ``window`` chunks in flight."""
         dask = import_dask("dask")

@@ -50,9 +50,8 @@ def test_a_truncated_npy_is_refused_not_a_crash(tmp_path):
     np.testing.assert_array_equal(src.take([5, 100])[0], X[[5, 100]])  # the rows still there are read
 
 
-@pytest.fixture
-def http_port():
-    """A TCP server that answers like a web server: waits for a request, then replies in text."""
+def _tcp_server(handle):
+    """A loopback TCP server that runs ``handle(conn)`` for each connection; yields its port, stops afterwards."""
     srv = socket.socket()
     srv.bind(("127.0.0.1", 0))
     srv.listen(4)
@@ -66,9 +65,7 @@ def http_port():
             except OSError:
                 continue
             try:
-                conn.settimeout(5)
-                conn.recv(65536)
-                conn.sendall(b"HTTP/1.0 400 Bad Request\r\n\r\n")
+                handle(conn)
             except OSError:
                 pass
             finally:
@@ -80,6 +77,18 @@ def http_port():
     stop.set()
     t.join()
     srv.close()
+
+
+@pytest.fixture
+def http_port():
+    """A TCP server that answers like a web server: waits for a request, then replies in text."""
+
+    def handle(conn):
+        conn.settimeout(5)
+        conn.recv(65536)
+        conn.sendall(b"HTTP/1.0 400 Bad Request\r\n\r\n")
+
+    yield from _tcp_server(handle)
 
 
 def test_a_scheduler_address_that_is_not_dask_is_refused_quickly(http_port, tmp_path, capsys):
@@ -105,33 +114,12 @@ def fake_scheduler_port():
     """A TCP server whose reply starts like a Dask handshake (a small length) and then is not one."""
     import struct
 
-    srv = socket.socket()
-    srv.bind(("127.0.0.1", 0))
-    srv.listen(4)
-    stop = threading.Event()
+    def handle(conn):
+        conn.sendall(struct.pack("<Q", 3) + struct.pack("<QQQ", 2**62, 5, 5) + b"\xff" * 64)
+        conn.settimeout(2)
+        conn.recv(65536)
 
-    def serve():
-        srv.settimeout(0.2)
-        while not stop.is_set():
-            try:
-                conn, _ = srv.accept()
-            except OSError:
-                continue
-            try:
-                conn.sendall(struct.pack("<Q", 3) + struct.pack("<QQQ", 2**62, 5, 5) + b"\xff" * 64)
-                conn.settimeout(2)
-                conn.recv(65536)
-            except OSError:
-                pass
-            finally:
-                conn.close()
-
-    t = threading.Thread(target=serve, daemon=True)
-    t.start()
-    yield srv.getsockname()[1]
-    stop.set()
-    t.join()
-    srv.close()
+    yield from _tcp_server(handle)
 
 
 def test_a_server_that_answers_like_a_scheduler_but_is_not_one_is_named(fake_scheduler_port, tmp_path, capsys):

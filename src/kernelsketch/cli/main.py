@@ -280,37 +280,42 @@ def _add_fit(sub, parents, methods, method_help):
     p.add_argument("--force", action="store_true", help="overwrite an existing model file")
 
 
-def _add_transform(sub, common, inp, out):
-    """``transform``: embed with a saved model (the input and output flags, no model flags)."""
-    p = sub.add_parser(
-        "transform",
-        parents=[common],
-        help="embed a data file with a saved model",
-        description="Embed a data file with a model saved by `fit -o MODEL`.",
-    )
+def _add_model_command(sub, common, inp, out, name, help, description):
+    """A command that applies a saved MODEL to a data file: the input and output flags, no model flags."""
+    p = sub.add_parser(name, parents=[common], help=help, description=description)
     p.add_argument("model", metavar="MODEL")
     for a in inp._actions:
         p._add_action(a)
     for a in out._actions:
         p._add_action(a)
     p.set_defaults(seed=0)
+
+
+def _add_transform(sub, common, inp, out):
+    """``transform``: embed with a saved model."""
+    _add_model_command(
+        sub,
+        common,
+        inp,
+        out,
+        "transform",
+        help="embed a data file with a saved model",
+        description="Embed a data file with a model saved by `fit -o MODEL`.",
+    )
 
 
 def _add_predict(sub, common, inp, out):
     """``predict``: label a data file with a clustering saved by ``cluster --save``."""
-    p = sub.add_parser(
+    _add_model_command(
+        sub,
+        common,
+        inp,
+        out,
         "predict",
-        parents=[common],
         help="label a data file with a saved clustering",
         description="Label every row of a data file with a clustering saved by `cluster --save MODEL` "
         "(streamed: any size, bounded memory).",
     )
-    p.add_argument("model", metavar="MODEL")
-    for a in inp._actions:
-        p._add_action(a)
-    for a in out._actions:
-        p._add_action(a)
-    p.set_defaults(seed=0)
 
 
 def _add_cluster(sub, parents):

@@ -17,6 +17,7 @@ depend on the number of threads: the answer does not change with the machine's c
 from __future__ import annotations
 
 from contextlib import nullcontext
+from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
@@ -32,8 +33,9 @@ TILE_BYTES = 1 << 20
 #: rows of a tile at least and at most (small m: tiles of many rows; the BLAS call pays off)
 MIN_TILE_ROWS, MAX_TILE_ROWS = 64, 4096
 
-_numba_select = None
-_numba_gram = None
+#: the compiled kernels (None: not loaded yet; False: numba is not installed)
+_numba_select: Any = None
+_numba_gram: Any = None
 
 
 def _numba_kernel():

@@ -44,6 +44,9 @@ class MissingValueCodeImputer(TransformerMixin, BaseEstimator):
 
     _persistent_state: ClassVar[tuple[str, ...]] = ("codes_", "columns_", "replacements_")
     _parameter_constraints: ClassVar[dict] = {}
+    columns_: np.ndarray
+    codes_: np.ndarray
+    replacements_: np.ndarray
 
     def __init__(self) -> None:
         pass
@@ -67,7 +70,7 @@ class MissingValueCodeImputer(TransformerMixin, BaseEstimator):
             col = X[:, c["column"]]
             c["replacement"] = float(np.median(col[col != c["value"]]))
         fitted = self.from_codes(codes, X.shape[1])
-        vars(self).update(vars(fitted))
+        self.columns_, self.codes_, self.replacements_ = fitted.columns_, fitted.codes_, fitted.replacements_
         return self
 
     def transform(self, X: ArrayLike) -> FloatArray:

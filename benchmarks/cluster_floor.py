@@ -37,21 +37,6 @@ from .cluster_scale import _ari, _cli, _json_of
 RESULTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "results")
 
 
-def write_blobs(path, n_rows, n_features, k, dtype="float32", chunk=500_000):
-    """``n_rows`` rows of ``k`` Gaussian blobs (centres ~ N(0, 16 I), unit noise) into ``path`` and its labels."""
-    rng = np.random.default_rng(38)
-    centers = rng.normal(0.0, 4.0, (k, n_features))
-    X = np.lib.format.open_memmap(path, mode="w+", dtype=np.dtype(dtype), shape=(n_rows, n_features))
-    y = np.lib.format.open_memmap(path[:-4] + "_y.npy", mode="w+", dtype=np.int64, shape=(n_rows,))
-    for start in range(0, n_rows, chunk):
-        stop = min(start + chunk, n_rows)
-        lab = rng.integers(0, k, stop - start)
-        X[start:stop] = centers[lab] + rng.standard_normal((stop - start, n_features))
-        y[start:stop] = lab
-    X.flush()
-    y.flush()
-
-
 def search_floor(n_rows, n_landmarks=1000, r=10, repeats=3):
     from kernelsketch.kernels.neighbors import nearest
 
@@ -94,9 +79,9 @@ np.save(sys.argv[2], labels)
 def job(n_rows, k, dask):
     tmp = tempfile.mkdtemp(prefix="ks-floor-")
     try:
-        X = os.path.join(tmp, "X.npy")
-        call_in_child("benchmarks.cluster_floor", "write_blobs", X, int(n_rows), 20, int(k))
-        y = X[:-4] + "_y.npy"
+        X, y = os.path.join(tmp, "X.npy"), os.path.join(tmp, "y.npy")
+        # the blobs of cluster_scale's input: 20 float32 columns, seed 38 (the committed run's data)
+        call_in_child("benchmarks.cluster_scale", "write_input", tmp, int(n_rows), 20, int(k), 500_000, "float32", 38)
         out = {}
         lab = os.path.join(tmp, "labels.npy")
         out["ours"] = _json_of([*_cli(), "cluster", X, "-k", str(k), "-o", lab])

@@ -58,11 +58,12 @@ def _cli():
     return [sys.executable, "-m", "kernelsketch.cli"]
 
 
-def write_input(folder, n_rows, n_features, k, chunk=500_000):
-    rng = np.random.default_rng(11)
+def write_input(folder, n_rows, n_features, k, chunk=500_000, dtype="float64", seed=11):
+    """``folder/X.npy`` (``k`` Gaussian blobs, centres ~ N(0, 16 I), unit noise) and its labels ``folder/y.npy``."""
+    rng = np.random.default_rng(seed)
     centers = rng.normal(0.0, 4.0, (k, n_features))
     X = np.lib.format.open_memmap(
-        os.path.join(folder, "X.npy"), mode="w+", dtype=np.float64, shape=(n_rows, n_features)
+        os.path.join(folder, "X.npy"), mode="w+", dtype=np.dtype(dtype), shape=(n_rows, n_features)
     )
     y = np.lib.format.open_memmap(os.path.join(folder, "y.npy"), mode="w+", dtype=np.int64, shape=(n_rows,))
     for start in range(0, n_rows, chunk):

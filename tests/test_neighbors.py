@@ -92,7 +92,7 @@ def test_graph_gram_is_z_transpose_z_on_both_routes(monkeypatch):
     weights = rng.random((n, r))
     weights /= weights.sum(axis=1, keepdims=True)
     Z = sp.csr_matrix((weights.ravel(), indices.ravel(), np.arange(0, n * r + 1, r)), shape=(n, m)).toarray()
-    monkeypatch.setattr(nb, "NUMBA_MIN_WORK", 0)  # the compiled route where numba is installed
+    monkeypatch.setattr(nb, "GRAM_NUMBA_MIN_PRODUCTS", 0)  # the compiled route where numba is installed
     np.testing.assert_allclose(nb.graph_gram(indices, weights, m).toarray(), Z.T @ Z, rtol=1e-12, atol=1e-15)
-    monkeypatch.setattr(nb, "NUMBA_MIN_WORK", float("inf"))  # scipy's sparse product
+    monkeypatch.setattr(nb, "GRAM_NUMBA_MIN_PRODUCTS", float("inf"))  # scipy's sparse product
     np.testing.assert_allclose(nb.graph_gram(indices, weights, m).toarray(), Z.T @ Z, rtol=1e-12, atol=1e-15)

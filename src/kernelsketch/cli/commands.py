@@ -186,7 +186,7 @@ def _transform_to_output(est, engine, args, ui, method="transform"):
         engine,
         args.output,
         force=args.force,
-        sample_rows=pipeline.PLOT_ROWS if getattr(args, "plot", None) and method == "transform" else 0,
+        sample_rows=pipeline.PLOT_ROWS if getattr(args, "plot", None) else 0,
         random_state=args.seed,
         method=method,
     )
@@ -221,12 +221,10 @@ def cmd_transform(args, ui, method="transform"):
 
     _check_suffix(args.output)
     _check_outputs(args, [args.output, args.plot], [args.input, args.model])
-    if args.plot and (pipeline.wants_dask(args) or method == "predict"):
-        raise UsageError(
-            f"--plot is not supported by {method} with --scheduler/--workers or a shard directory"
-            if method == "transform"
-            else "--plot applies to transform, not predict"
-        )
+    if args.plot and method == "predict":
+        raise UsageError("--plot applies to transform, not predict")
+    if args.plot and pipeline.wants_dask(args):
+        raise UsageError("--plot is not supported with --scheduler/--workers or a shard directory")
     est = load(args.model)
     if method == "predict" and not callable(getattr(est, "predict", None)):
         raise UsageError(

@@ -58,7 +58,7 @@ def graph_gram(indices, weights, n_points: int):
     scipy's sparse product.  The two agree to rounding.
     """
     n, r = indices.shape
-    if float(n) * r * r >= NUMBA_MIN_WORK / 10 and _numba_kernel() is not None:
+    if float(n) * r * r >= GRAM_NUMBA_MIN_PRODUCTS and _numba_kernel() is not None:
         G = np.zeros((n_points, n_points))
         _numba_gram(indices, np.ascontiguousarray(weights, dtype=np.float64), G)
         return sp.csr_matrix(G)
@@ -72,6 +72,8 @@ def graph_gram(indices, weights, n_points: int):
 #: searches smaller than this (rows x points) run on numpy when the backend is left to choose: loading
 #: numba and its compiled selection costs ~1-3 s once per process, more than such a search takes
 NUMBA_MIN_WORK = 20_000_000
+#: Z^T Z of fewer products than this (rows x r^2) stays with scipy: the same reason, the same per-process cost
+GRAM_NUMBA_MIN_PRODUCTS = 2_000_000
 
 
 def resolve_backend(backend: str | None = None, work: float = float("inf")) -> str:

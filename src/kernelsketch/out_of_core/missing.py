@@ -8,7 +8,13 @@ import numpy as np
 import scipy.sparse as sp
 
 from .._typing import DataLike, RandomStateLike
-from ..utils.missing_codes import MissingValueCodeWarning, describe_codes, missing_value_codes
+from ..utils.missing_codes import (
+    MissingValueCodeWarning,
+    describe_codes,
+    missing_value_codes,
+    replace_codes,
+    with_replacements,
+)
 from ..utils.validation import check_random_state, derive_seed
 from ..utils.warnings import warn as _warn
 from .engine import open_engine
@@ -45,11 +51,7 @@ def _replacer(codes, dtype):
     medians = np.asarray([c["replacement"] for c in codes])
 
     def replace(X, columns=columns, values=values, medians=medians, dtype=dtype):
-        X = np.array(X, dtype=dtype, copy=True)
-        for j, v, m in zip(columns, values, medians, strict=True):
-            col = X[:, j]
-            col[col == v] = m
-        return X
+        return replace_codes(X, columns, values, medians, dtype)
 
     return replace
 
@@ -118,9 +120,7 @@ def replace_missing_codes(
     codes = missing_value_codes(sample)
     if not codes:
         return engine, []
-    for c in codes:
-        col = sample[:, c["column"]]
-        c["replacement"] = float(np.median(col[col != c["value"]]))
+    for c in with_replacements(sample, codes):
         c["replaced"] = action == "impute"
     if action == "impute":  # (integer columns become float: a median may fall between two integers)
         dtype = engine.dtype if np.dtype(engine.dtype).kind == "f" else np.dtype(np.float64)

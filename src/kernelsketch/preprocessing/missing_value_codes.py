@@ -9,7 +9,7 @@ from sklearn.base import BaseEstimator, TransformerMixin, _fit_context
 from sklearn.utils.validation import check_is_fitted
 
 from .._typing import ArrayLike, FloatArray
-from ..utils.missing_codes import missing_value_codes
+from ..utils.missing_codes import missing_value_codes, replace_codes, with_replacements
 from ..utils.validation import check_input
 
 
@@ -65,11 +65,7 @@ class MissingValueCodeImputer(TransformerMixin, BaseEstimator):
     def fit(self, X: ArrayLike, y: object = None) -> Self:
         """Find the codes in ``X`` and each one's replacement. Returns self."""
         X = np.asarray(check_input(X, accept_sparse=(), estimator=self, reset=True), dtype=np.float64)
-        codes = missing_value_codes(X)
-        for c in codes:
-            col = X[:, c["column"]]
-            c["replacement"] = float(np.median(col[col != c["value"]]))
-        fitted = self.from_codes(codes, X.shape[1])
+        fitted = self.from_codes(with_replacements(X, missing_value_codes(X)), X.shape[1])
         self.columns_, self.codes_, self.replacements_ = fitted.columns_, fitted.codes_, fitted.replacements_
         return self
 
@@ -77,8 +73,5 @@ class MissingValueCodeImputer(TransformerMixin, BaseEstimator):
         """A copy of ``X`` with every code replaced (the input is never written)."""
         check_is_fitted(self)
         X = check_input(X, accept_sparse=(), estimator=self, reset=False)
-        X = np.array(X, dtype=X.dtype if X.dtype in (np.float32, np.float64) else np.float64, copy=True)
-        for j, v, r in zip(self.columns_, self.codes_, self.replacements_, strict=True):
-            col = X[:, j]
-            col[col == v] = r
-        return X
+        dtype = X.dtype if X.dtype in (np.float32, np.float64) else np.float64
+        return replace_codes(X, self.columns_, self.codes_, self.replacements_, dtype)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["MissingValueCodeWarning", "missing_value_codes"]
+__all__ = ["MissingValueCodeWarning", "missing_value_codes", "replace_codes", "with_replacements"]
 
 
 class MissingValueCodeWarning(UserWarning):
@@ -111,3 +111,21 @@ def describe_codes(codes):
         f"(theirs span {c['range'][0]:.4g} to {c['range'][1]:.4g})"
         for c in codes
     )
+
+
+def with_replacements(X, codes):
+    """``codes`` (from :func:`missing_value_codes` on ``X``), each given ``replacement``: the median of its
+    column's other values in ``X`` -- what ``SimpleImputer(missing_values=CODE, strategy="median")`` uses."""
+    for c in codes:
+        col = X[:, c["column"]]
+        c["replacement"] = float(np.median(col[col != c["value"]]))
+    return codes
+
+
+def replace_codes(X, columns, values, replacements, dtype):
+    """A copy of ``X`` in ``dtype`` with each ``values[i]`` of column ``columns[i]`` set to ``replacements[i]``."""
+    X = np.array(X, dtype=dtype, copy=True)
+    for j, v, r in zip(columns, values, replacements, strict=True):
+        col = X[:, j]
+        col[col == v] = r
+    return X

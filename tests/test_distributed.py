@@ -500,3 +500,36 @@ def test_a_landmark_target_chooses_the_same_count_on_dask(client):
     )
     assert len(local.grid) >= 2 and remote.n_landmarks == local.n_landmarks
     np.testing.assert_allclose(np.array(grid(remote)), np.array(grid(local)), rtol=1e-10)
+
+
+# -- in-memory data in a graph: sent to the workers once, not once a pass ------------------------
+def test_numpy_data_in_the_graph_is_sent_once_and_the_labels_are_the_local_ones(client):
+    """``da.from_array`` of an ndarray holds every chunk in its graph: each pass used to send it again
+    ("Sending large graph of size 76 MiB", five times for one cluster call); the engine persists it once."""
+    import warnings
+
+    import dask
+    from sklearn.metrics import adjusted_rand_score
+
+    import kernelsketch as ks
+    from kernelsketch.distributed._dask import in_memory_bytes
+    from kernelsketch.distributed.engine import DaskEngine
+
+    X = _data(n=40_000, d=5)  # 1.6 MB: above the 1 MB warning threshold set below
+    Xd = da.from_array(X, chunks=(8_000, 5))
+    assert in_memory_bytes(Xd) == X.nbytes
+    engine = DaskEngine(Xd, client=client)
+    assert engine.stats["bytes_persisted"] == X.nbytes and in_memory_bytes(engine.X) == 0
+    with (
+        dask.config.set({"distributed.admin.large-graph-warning-threshold": "1MB"}),
+        warnings.catch_warnings(record=True) as caught,
+    ):
+        warnings.simplefilter("always")
+        on_dask = ks.cluster_file(Xd, 3, client=client, random_state=0)
+    sent = [w for w in caught if "Sending large graph" in str(w.message)]
+    assert len(sent) <= 1, [str(w.message).splitlines()[0] for w in sent]  # the persist itself, at most
+    local = ks.cluster_file(X, 3, random_state=0)
+    assert adjusted_rand_score(local.labels, on_dask.labels) >= 0.999
+    # a dask array that reads its data lazily carries none in its graph and is left as it is
+    lazy = da.ones((1000, 3), chunks=(250, 3))
+    assert in_memory_bytes(lazy) == 0 and DaskEngine(lazy, client=client).stats["bytes_persisted"] == 0

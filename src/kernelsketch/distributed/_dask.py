@@ -44,3 +44,43 @@ def known_n_rows(X):
     if n == 0:
         raise ValueError("X has no rows")
     return X, n
+
+
+def in_memory_bytes(*arrays):
+    """Bytes of NumPy data held in the arrays' task graphs (``dask.array.from_array`` over an ndarray holds
+    every chunk there, and every compute would send them to the scheduler again)."""
+    import numpy as np
+
+    total, seen = 0, set()
+    for arr in arrays:
+        if arr is None:
+            continue
+        for key, value in dict(arr.__dask_graph__()).items():
+            value = getattr(value, "value", value)  # newer dask wraps literal data in a DataNode
+            if isinstance(value, np.ndarray) and key not in seen:
+                seen.add(key)
+                total += value.nbytes
+    return total
+
+
+def persist_in_memory(client, *arrays):
+    """The arrays persisted on ``client``'s workers once if their graphs hold NumPy data, else as given.
+
+    A graph with the data in it is pickled and sent with every compute ("Sending large graph of size ...",
+    once per pass); persisted, the chunks are sent once and every later graph names them by key.
+    Without a client (and no default one: dask's own threads) nothing is sent, and nothing changes.  Returns
+    ``(arrays, bytes_sent)``.
+    """
+    if client is None:
+        try:  # a distributed Client made dask's default scheduler: the computes go there too
+            from distributed import default_client
+
+            client = default_client()
+        except (ImportError, ValueError):
+            return arrays, 0
+    nbytes = in_memory_bytes(*arrays)
+    if nbytes == 0:
+        return arrays, 0
+    present = [a for a in arrays if a is not None]
+    persisted = iter(client.persist(present))
+    return tuple(next(persisted) if a is not None else None for a in arrays), nbytes

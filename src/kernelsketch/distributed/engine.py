@@ -19,7 +19,7 @@ from functools import partial
 
 import numpy as np
 
-from ._dask import check_dask_matrix, import_dask, known_n_rows
+from ._dask import check_dask_matrix, import_dask, known_n_rows, persist_in_memory
 from .mapping import broadcast
 from .reduction import compute_reduced, tree_reduce
 
@@ -74,7 +74,9 @@ class DaskEngine:
     ----------
     stats : dict
         ``tasks`` submitted, ``bytes_to_client`` (results brought back),
-        ``bytes_broadcast`` (pickled state scattered, once per pass) and ``passes``.
+        ``bytes_broadcast`` (pickled state scattered, once per pass), ``passes`` and ``bytes_persisted``
+        (NumPy data found in the input's graph, e.g. ``dask.array.from_array`` of an ndarray, put on the
+        workers once at the start so that no pass sends it again).
     """
 
     name = "dask"
@@ -84,6 +86,8 @@ class DaskEngine:
         X, n = known_n_rows(X)
         if y is not None and tuple(y.chunks[0]) != tuple(X.chunks[0]):
             y = y.rechunk((X.chunks[0],))
+        # arrays built from NumPy data carry it in their graphs: put it on the workers once, not once a pass
+        (X, y), sent = persist_in_memory(client, X, y)
         self.X, self.y, self.client = X, y, client
         self.n_rows = n
         self.n_features = int(X.shape[1])
@@ -96,7 +100,7 @@ class DaskEngine:
         self.split_every = split_every
         workers = len(client.scheduler_info()["workers"]) if client is not None else 1
         self.window = window or (2 * max(workers, 1) + 2)
-        self.stats = {"tasks": 0, "bytes_to_client": 0, "bytes_broadcast": 0, "passes": 0}
+        self.stats = {"tasks": 0, "bytes_to_client": 0, "bytes_broadcast": 0, "passes": 0, "bytes_persisted": sent}
 
     def worker_memory(self):
         """The workers' memory limit, as text ("unknown" without a client)."""

@@ -369,6 +369,8 @@ def test_cluster_sigint_during_assignment_keeps_the_previous_output(tmp_path):
             "3",
             "-n",
             "3000",
+            "--method",
+            "kjl",  # its assignment pass embeds every block (the spectral default's reads a kept graph: too quick)
             "-o",
             str(out),
             "--force",

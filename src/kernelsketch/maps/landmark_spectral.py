@@ -331,10 +331,13 @@ class LandmarkSpectralEmbedding(ClassNamePrefixFeaturesOutMixin, TransformerMixi
         ``Z^T Z`` stays sparse (at most ``r^2`` entries a row): a Dask worker sends that, not
         an ``m x m`` dense block, and the sum is densified once in :meth:`_finish`.
         """
-        indices, weights = self._graph(X)
+        return self._graph_statistics(*self._graph(X))
+
+    def _graph_statistics(self, indices, weights):
+        """:meth:`_statistics` of rows given by their graph (:meth:`_graph`'s output, e.g. kept from a pass)."""
         m = self.landmarks_.shape[0]
         degrees = np.bincount(indices.ravel(), weights=weights.ravel(), minlength=m)
-        return graph_gram(indices, weights, m), degrees, X.shape[0]
+        return graph_gram(indices, weights, m), degrees, indices.shape[0]
 
     @staticmethod
     def _merge(parts):

@@ -33,6 +33,8 @@ and back up once:
 * :mod:`~kernelsketch.out_of_core.standardize` -- z-scoring a source in one pass;
 * :mod:`~kernelsketch.out_of_core.fit` -- :func:`fit_source`, one strategy per kind of estimator,
   and :func:`choose_landmarks`;
+* :mod:`~kernelsketch.out_of_core.graph_cache` -- each row's landmark graph kept from the fit pass
+  (:class:`GraphCache`), so that later passes need no second search;
 * :mod:`~kernelsketch.out_of_core.sinks` -- where output blocks go;
 * :mod:`~kernelsketch.out_of_core.drivers` -- :func:`transform_source`, :func:`embed_file`,
   :func:`cluster_file`.
@@ -53,6 +55,7 @@ from .drivers import (
 )
 from .engine import Engine, LocalEngine, align_columns, open_engine, record_feature_names
 from .fit import FIT_ROWS, FIT_STRATEGIES, FitResult, choose_landmarks, fit_source, fit_strategy, resolve_kernel
+from .graph_cache import GraphCache
 from .missing import CODE_CHECK_ROWS, replace_missing_codes
 from .standardize import UNIT_SPREAD, magnitude_spread, standardize_source
 
@@ -66,6 +69,7 @@ __all__ = [
     "EmptyClusterWarning",
     "Engine",
     "FitResult",
+    "GraphCache",
     "LocalEngine",
     "PairCounts",
     "TransformResult",

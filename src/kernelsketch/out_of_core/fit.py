@@ -327,8 +327,20 @@ def _pass_statistics(X, est):
     return est._statistics(X)
 
 
-def _fit_landmarks_then_pass(est, engine):
-    """Landmark rows by index, the bandwidth as the in-memory fit resolves it, one pass of statistics."""
+def _pass_statistics_kept(X, state):
+    """:func:`_pass_statistics`, keeping each row's graph in the run's :class:`GraphCache` (rows in order)."""
+    est, cache = state
+    indices, weights = est._graph(X)
+    cache.append(indices, weights)
+    return est._graph_statistics(indices, weights)
+
+
+def _fit_landmarks_then_pass(est, engine, graph_cache=None):
+    """Landmark rows by index, the bandwidth as the in-memory fit resolves it, one pass of statistics.
+
+    With ``graph_cache`` the pass also keeps every row's graph there (a local engine's pass reads the
+    blocks in row order), for later passes to read instead of searching again.
+    """
     if engine.n_rows is None:
         engine.reduce(lambda X, _: X.shape[0], sum, desc="count rows")
     N = engine.n_rows
@@ -339,7 +351,12 @@ def _fit_landmarks_then_pass(est, engine):
     L, n_read = _take(engine, idx)
     check_input(L, accept_sparse=("csr",), estimator=est, reset=True)  # n_features_in_ from the rows
     est._set_landmarks(L, idx, h)
-    stats = engine.reduce(_pass_statistics, est._merge, state=est, desc=f"{type(est).__name__} statistics")
+    desc = f"{type(est).__name__} statistics"
+    if graph_cache is None:
+        stats = engine.reduce(_pass_statistics, est._merge, state=est, desc=desc)
+    else:
+        stats = engine.reduce(_pass_statistics_kept, est._merge, state=(est, graph_cache), desc=desc)
+        graph_cache.finish()
     est._finish(stats)
     return FitResult(est, "landmarks_then_pass", N, n_read, int(L.shape[0]), est.bandwidth_)
 
@@ -486,6 +503,7 @@ def fit_source(
     client: Any = None,
     block_rows: int | None = None,
     landmark_target: float | None = None,
+    graph_cache: Any = None,
     **read_options: Any,
 ) -> FitResult:
     """Fit ``estimator`` on a data source without loading it; returns a :class:`FitResult`.
@@ -508,6 +526,12 @@ def fit_source(
         Choose the landmark count first (:func:`choose_landmarks`): the fewest whose
         Nystroem Gram error on held-out rows is at most this; the estimator's
         ``n_landmarks`` is set to it.  For landmark estimators only.
+    graph_cache : GraphCache, optional
+        Keep each row's landmark graph from the fit pass
+        (:class:`~kernelsketch.out_of_core.graph_cache.GraphCache`), so that a later pass over the
+        same engine needs no second nearest-landmark search.  For estimators fitted by one pass
+        of graph statistics (``LandmarkSpectralEmbedding``) on a local engine (whose passes read
+        the blocks in row order); ``cluster_file`` uses it for its assignment pass.
 
     Returns
     -------
@@ -533,6 +557,11 @@ def fit_source(
     engine = open_engine(data, client=client, block_rows=block_rows, **read_options)
     t0 = time.perf_counter()
     strategy = fit_strategy(estimator)
+    if graph_cache is not None and (strategy != "landmarks_then_pass" or getattr(engine, "name", None) != "local"):
+        raise ValueError(
+            "graph_cache keeps the graph of a landmark spectral embedding's fit pass on a local engine; got "
+            f"{type(estimator).__name__} (fitted by '{strategy}') on the {getattr(engine, 'name', '?')} engine"
+        )
     choice = None
     if landmark_target is not None:
         choice = choose_landmarks(estimator, engine, target=landmark_target, random_state=random_state)
@@ -542,7 +571,7 @@ def fit_source(
     elif strategy == "landmarks_then_sample":
         res = _fit_kernel_kmeans(estimator, engine, fit_rows)
     elif strategy == "landmarks_then_pass":
-        res = _fit_landmarks_then_pass(estimator, engine)
+        res = _fit_landmarks_then_pass(estimator, engine, graph_cache)
     elif strategy == "embedding_then_sample":
         res = _fit_embedding_then_sample(estimator, engine)
     elif strategy == "sketch":

@@ -1,0 +1,124 @@
+"""Each row's landmark graph, kept from the fit pass so that later passes need no second search.
+
+The default clustering finds every row's ``r`` nearest landmarks twice: once in the fit pass (for
+the graph statistics ``Z^T Z``) and once in the assignment pass (for the embedding).  The search
+is almost all of either pass.  A :class:`GraphCache` keeps what the first search found, ``r``
+landmark indices (int32) and ``r`` weights (float64) per row, so that the assignment pass (and
+any Lloyd pass) is a sparse product with the projection: the same numbers as searching again, so
+the same labels.
+
+The rows are written in the order the fit pass reads them, to two files in a private temporary
+folder (plain appends: their pages go to the page cache, not to this process's memory), and read
+back in the same order by each later pass.  That order is the local engine's: its passes read the
+same blocks, in row order, after the same preprocessing.  The folder is removed by
+:meth:`GraphCache.close` (also on error: use it as a context manager).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+
+import numpy as np
+
+__all__ = ["GraphCache"]
+
+
+class GraphCache:
+    """A run-scoped store of ``(indices, weights)`` blocks, written once in row order, read in row order.
+
+    Parameters
+    ----------
+    dir : path-like, optional
+        Where the temporary folder is made (default: the system's temporary directory).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from kernelsketch.out_of_core.graph_cache import GraphCache
+    >>> with GraphCache() as cache:
+    ...     cache.append(np.array([[0, 2], [1, 0]], np.int32), np.array([[0.7, 0.3], [0.6, 0.4]]))
+    ...     cache.finish()
+    ...     reader = cache.reader()
+    ...     indices, weights = reader.next(2)
+    >>> indices.tolist(), weights.tolist()
+    ([[0, 2], [1, 0]], [[0.7, 0.3], [0.6, 0.4]])
+    """
+
+    def __init__(self, dir=None):
+        self.folder = tempfile.mkdtemp(prefix="kernelsketch-graph-", dir=dir)
+        self._paths = (os.path.join(self.folder, "indices.bin"), os.path.join(self.folder, "weights.bin"))
+        self._files = [open(p, "wb") for p in self._paths]
+        self.width = None
+        self.rows = 0
+        self.complete = False
+
+    def append(self, indices, weights):
+        """Add the next block's graph (rows in order): ``indices`` (n, r) int, ``weights`` (n, r) float."""
+        if self.complete or self._files is None:
+            raise RuntimeError("the graph cache is finished: it is written by one pass only")
+        indices = np.ascontiguousarray(indices, dtype=np.int32)
+        weights = np.ascontiguousarray(weights, dtype=np.float64)
+        if indices.shape != weights.shape or indices.ndim != 2:
+            raise ValueError(f"indices {indices.shape} and weights {weights.shape} must be one (n, r) shape")
+        if self.width is None:
+            self.width = indices.shape[1]
+        elif indices.shape[1] != self.width:
+            raise ValueError(f"every block has {self.width} neighbours per row, got {indices.shape[1]}")
+        indices.tofile(self._files[0])
+        weights.tofile(self._files[1])
+        self.rows += indices.shape[0]
+
+    def finish(self):
+        """Close the files: the pass that wrote them saw every row."""
+        for f in self._files or ():
+            f.close()
+        self._files = None
+        self.complete = True
+
+    def reader(self):
+        """A reader of the blocks from the first row on (one per later pass)."""
+        if not self.complete:
+            raise RuntimeError("the graph cache is read only after the pass that writes it has finished")
+        return _Reader(self)
+
+    def close(self):
+        """Remove the temporary folder and everything in it."""
+        for f in self._files or ():
+            f.close()
+        self._files = None
+        shutil.rmtree(self.folder, ignore_errors=True)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def nbytes(self):
+        """Bytes on disk."""
+        return self.rows * (self.width or 0) * (4 + 8)
+
+
+class _Reader:
+    def __init__(self, cache):
+        self.cache = cache
+        self.row = 0
+        self._files = [open(p, "rb") for p in cache._paths]
+
+    def next(self, n):
+        """The next ``n`` rows' ``(indices, weights)``."""
+        r = self.cache.width
+        if self.row + n > self.cache.rows:
+            raise ValueError(f"the graph cache holds {self.cache.rows} rows; asked for rows {self.row}..{self.row + n}")
+        indices = np.fromfile(self._files[0], dtype=np.int32, count=n * r).reshape(n, r)
+        weights = np.fromfile(self._files[1], dtype=np.float64, count=n * r).reshape(n, r)
+        self.row += n
+        if self.row == self.cache.rows:
+            self.close()
+        return indices, weights
+
+    def close(self):
+        for f in self._files:
+            f.close()

@@ -1,0 +1,112 @@
+"""One nearest-landmark search per row: the fit pass's graph kept and read back by the later passes.
+
+The kept graph must give exactly what a second search gives (the same labels, bit for bit), be read
+in the order it was written, and leave nothing behind, also when the run fails.
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+import tempfile
+
+import numpy as np
+import pytest
+
+import kernelsketch as ks
+from kernelsketch.out_of_core.graph_cache import GraphCache
+
+
+def _blobs(n, d=5, k=4, seed=0, dtype=np.float64):
+    rng = np.random.default_rng(seed)
+    centers = rng.normal(0, 4, (k, d))
+    return (centers[rng.integers(0, k, n)] + rng.normal(0, 1, (n, d))).astype(dtype)
+
+
+def _leftovers():
+    return set(glob.glob(os.path.join(tempfile.gettempdir(), "kernelsketch-graph-*")))
+
+
+def test_blocks_come_back_in_the_order_they_were_written():
+    rng = np.random.default_rng(0)
+    blocks = [(rng.integers(0, 50, (n, 3)), rng.random((n, 3))) for n in (5, 1, 7)]
+    with GraphCache() as cache:
+        for ind, w in blocks:
+            cache.append(ind, w)
+        with pytest.raises(RuntimeError, match="after the pass"):
+            cache.reader()
+        cache.finish()
+        assert cache.rows == 13 and cache.nbytes() == 13 * 3 * 12
+        reader = cache.reader()
+        got = [reader.next(n) for n in (5, 1, 7)]
+        with pytest.raises(RuntimeError, match="one pass only"):
+            cache.append(*blocks[0])
+        with pytest.raises(ValueError, match="holds 13 rows"):
+            cache.reader().next(14)
+        folder = cache.folder
+    for (ind, w), (gi, gw) in zip(blocks, got, strict=True):
+        np.testing.assert_array_equal(gi, ind)
+        np.testing.assert_array_equal(gw, w)
+    assert not os.path.exists(folder)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("lloyd_passes", [0, 1])
+def test_the_kept_graph_gives_the_labels_of_a_second_search(tmp_path, dtype, lloyd_passes):
+    X = _blobs(6000, dtype=dtype)
+    np.save(tmp_path / "X.npy", X)
+    before = _leftovers()
+    kw = dict(init_size=1000, lloyd_passes=lloyd_passes, block_rows=700, random_state=0)
+    searched = ks.cluster_file(tmp_path / "X.npy", 4, keep_graph=False, **kw)
+    kept = ks.cluster_file(tmp_path / "X.npy", 4, keep_graph=True, **kw)
+    np.testing.assert_array_equal(kept.labels, searched.labels)
+    assert kept.inertia == searched.inertia and kept.passes == searched.passes
+    np.testing.assert_array_equal(kept.kmeans.cluster_centers_, searched.kmeans.cluster_centers_)
+    assert _leftovers() == before  # the temporary folder is gone
+
+
+def test_the_assignment_pass_does_not_search_again(tmp_path, monkeypatch):
+    from kernelsketch.maps import landmark_spectral
+
+    X = _blobs(5000)
+    calls = []
+    real = landmark_spectral.nearest
+
+    def counting(Q, L, r, **kw):
+        calls.append(Q.shape[0])
+        return real(Q, L, r, **kw)
+
+    monkeypatch.setattr(landmark_spectral, "nearest", counting)
+    ks.cluster_file(X, 4, init_size=800, block_rows=1000, keep_graph=True, random_state=0)
+    with_cache = sum(calls)
+    calls.clear()
+    ks.cluster_file(X, 4, init_size=800, block_rows=1000, keep_graph=False, random_state=0)
+    # without: every row is searched twice (fit and assignment) plus the k-means sample; with: once plus the sample
+    assert sum(calls) - with_cache == 5000
+    assert with_cache == 5000 + 800
+
+
+def test_a_failed_run_removes_the_kept_graph(tmp_path, monkeypatch):
+    from kernelsketch.out_of_core import drivers
+
+    X = _blobs(3000)
+    before = _leftovers()
+
+    def boom(*args, **kwargs):
+        raise RuntimeError("disk on fire")
+
+    monkeypatch.setattr(drivers, "_assign_block_kept", boom)
+    with pytest.raises(RuntimeError, match="disk on fire"):
+        ks.cluster_file(X, 3, init_size=500, keep_graph=True, random_state=0)
+    assert _leftovers() == before
+
+
+def test_keep_graph_is_refused_where_it_cannot_serve():
+    X = _blobs(300)
+    with pytest.raises(ValueError, match="keep_graph must be"):
+        ks.cluster_file(X, 3, keep_graph="yes")
+    with pytest.raises(ValueError, match="keeps the spectral embedding's graph"):
+        ks.cluster_file(X, 3, embedding="kjl", keep_graph=True)
+    with pytest.raises(ValueError, match="graph_cache keeps the graph"):
+        with GraphCache() as cache:
+            ks.fit_source(ks.KernelJL(n_components=4, random_state=0), X, graph_cache=cache)

@@ -326,3 +326,50 @@ def test_diagnose_figures_print_no_label_over_another(tmp_path):
     for i in range(len(boxes)):
         for j in range(i + 1, len(boxes)):
             assert not _overlap(boxes[i], boxes[j]), (labels[i].get_text(), labels[j].get_text())
+
+
+# -- choosing k by stability (issue #39 item 14, issue #37 item 6) -------------------------------------------
+def test_diagnose_k_ranks_k_by_stability_and_says_how_far_to_trust_it():
+    """Bank Notes with -k 2: the relative eigengap alone suggested 5 groups; now every k is scored by the
+    stability of its clustering over random halvings, the asked k's score is reported, and a different k is
+    suggested only when it is more stable by more than the spread, with the criterion's measured record."""
+    from kernelsketch.cluster.stability import clustering_stability
+    from kernelsketch.diagnostics import STABILITY_RECORD, clustering_advice
+
+    X, _ = ks.load_dataset("banknote")
+    X = np.asarray(X, dtype=np.float64)[np.sort(np.random.default_rng(0).choice(1372, 1000, replace=False))]
+    advice = clustering_advice(X, 2, random_state=0)
+    assert advice["k_criterion"] == "stability"
+    rows = {r["k"]: r for r in advice["k_ranking"]}
+    assert sorted(rows) == list(range(2, 11))
+    Xs = (X - X.mean(0)) / X.std(0) if advice["standardize"] else X
+    again = clustering_stability(Xs, range(2, 11), n_pairs=5, random_state=0)
+    assert [r["k"] for r in advice["k_ranking"]] == [r["k"] for r in again.ranking()]
+    assert rows[2]["stability"] == pytest.approx(again.mean_ari[0], abs=1e-12)
+    assert f"k = 2 gives {rows[2]['stability']:.2f} ± {rows[2]['spread']:.2f}" in advice["text"]
+    top = advice["k_ranking"][0]
+    if top["k"] != 2 and top["stability"] - rows[2]["stability"] > rows[2]["spread"]:
+        assert STABILITY_RECORD in advice["text"] and f"k = {top['k']} the most stable" in advice["text"]
+    else:
+        assert "the data may hold" not in advice["text"]
+
+
+def test_the_stated_record_of_each_k_criterion_is_the_committed_benchmarks():
+    import csv
+    from pathlib import Path
+
+    from kernelsketch.diagnostics import EIGENGAP_RECORD, STABILITY_RECORD
+
+    path = Path(__file__).resolve().parents[1] / "benchmarks" / "results" / "choose-k.csv"
+    rows = list(csv.DictReader(open(path)))
+
+    def hits(half, crit):
+        sub = [r for r in rows if r["half"] == half and r["criterion"] == crit]
+        return sum(int(r["within_1"]) for r in sub), len(sub)
+
+    t, nt = hits("tuning", "stability")
+    c, nc = hits("confirmation", "stability")
+    assert f"within 1 of the true k on {t} of {nt} tuning and {c} of {nc} confirmation samples" in STABILITY_RECORD
+    t, nt = hits("tuning", "eigengap")
+    c, nc = hits("confirmation", "eigengap")
+    assert f"within 1 of the true k on {t} of {nt} tuning and {c} of {nc} confirmation samples" in EIGENGAP_RECORD

@@ -186,14 +186,21 @@ def test_bad_input_is_named():
         LandmarkSpectralEmbedding().fit(np.ones((5, 2)))
 
 
-def test_score_eigengap_chooses_k_without_labels():
-    X, y = make_blobs(900, centers=4, cluster_std=0.8, random_state=4)
+def test_score_stability_chooses_k_without_labels():
+    from kernelsketch.cluster.stability import estimator_stability
+
+    X, y = make_blobs(900, centers=[[0, 0], [8, 0], [0, 8], [8, 8]], cluster_std=0.8, random_state=4)
     search = GridSearchCV(
         LandmarkSpectralClustering(n_landmarks=200, random_state=0), {"n_clusters": [2, 3, 4, 5, 6]}, cv=3
     ).fit(X)
     assert search.best_params_["n_clusters"] == 4
-    score = LandmarkSpectralClustering(4, n_landmarks=200, random_state=0).fit(X).score(X)
-    assert 0.0 < score <= 1.0
+    est = LandmarkSpectralClustering(4, n_landmarks=200, random_state=0).fit(X)
+    score = est.score(X)
+    assert score == estimator_stability(est, X, n_pairs=3, random_state=0) and score > 0.99
+    # the spectrum's score is still there, and a sample too small to halve is refused
+    assert 0.0 < est.eigengap_score(X) <= 1.0
+    with pytest.raises(ValueError, match="two halves of more than n_clusters=4 rows"):
+        est.score(X[:9])
 
 
 def test_cli_cluster_spectral_matches_the_library(tmp_path):

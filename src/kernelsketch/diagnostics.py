@@ -23,7 +23,8 @@ With ``n_clusters=k`` it also answers the clustering question (``clustering``): 
 ``cluster_file`` / ``kernelsketch cluster -k k`` would do on this data and why: whether
 it standardizes (the columns' magnitude spread), the landmark spectral graph for a few
 ``n_neighbors``, each scored by the relative eigengap of its normalized affinity at
-``k``, the one it recommends, and how the eigengap ranks other values of ``k``.
+``k``, the one it recommends, and how stable the clustering is for each ``k`` (the same
+clusters from two random halves of the sample: Lange et al. 2004).
 
 KernelJL is not in the error table: its inner products estimate ``<f, C^3 g>``
 (Theorem 1), not the Gram itself, so a Gram error would not measure it; the
@@ -98,9 +99,12 @@ class DiagnoseResult:
         With ``n_clusters``: ``n_clusters``, ``standardize`` (and the ``magnitude_spread``
         that decided it), ``graphs`` (one per ``n_neighbors``: the normalized affinity's
         top eigenvalues, its relative eigengap at ``k``, connected parts), the
-        recommended ``n_neighbors``, ``k_ranking`` (the eigengap of the recommended graph
-        for every ``k`` it can score, best first), ``missing_value_codes`` (what
-        :func:`missing_value_codes` finds in the sample) and ``text``.
+        recommended ``n_neighbors``, ``k_ranking`` (every candidate ``k``, best first by
+        ``k_criterion``: ``"stability"``, the adjusted Rand index between the default clustering
+        of two random halves of the sample, with its ``spread`` over halvings, and the
+        recommended graph's relative ``eigengap`` beside it; ``"eigengap"`` alone when the sample
+        is too small to halve), ``missing_value_codes`` (what :func:`missing_value_codes` finds in
+        the sample) and ``text``.
     """
 
     n_rows: int
@@ -233,6 +237,18 @@ class DiagnoseResult:
                     + ", ".join(f"{v:.3f}" for v in g["eigenvalues"][: c["n_clusters"] + 2])
                     + " |"
                 )
+            if c.get("k_criterion") == "stability":
+                lines += [
+                    "",
+                    "| k | stability: ARI between two halves' clusterings | spread (sd over halvings) | "
+                    "relative eigengap |",
+                    "|---|---|---|---|",
+                ]
+                for row in sorted(c["k_ranking"], key=lambda r: r["k"]):
+                    mark = " (asked)" if row["k"] == c["n_clusters"] else ""
+                    lines.append(
+                        f"| {row['k']}{mark} | {row['stability']:.3f} | {row['spread']:.3f} | {row['eigengap']:.3f} |"
+                    )
             lines += ["", "![eigengap](eigengap.png)", "", c["text"], ""]
         lines.append(f"Measured in {self.seconds:.1f} s.")
         return "\n".join(lines)
@@ -308,7 +324,7 @@ class DiagnoseResult:
 
 def _plot_eigengap_figure(c):
     plt = _pyplot()
-    fig, axes = plt.subplots(1, 2, figsize=(9, 3.4), layout="constrained")  # (no label over the other panel)
+    fig, axes = plt.subplots(1, 3, figsize=(13, 3.4), layout="constrained")  # (no label over the other panel)
     k = c["n_clusters"]
     for g in c["graphs"]:
         lam = np.asarray(g["eigenvalues"])
@@ -319,11 +335,28 @@ def _plot_eigengap_figure(c):
     axes[0].set_ylabel("1 - lambda_i (normalized Laplacian)")
     axes[0].set_title(f"a gap after i = k = {k} means k separated groups", fontsize=9)
     axes[0].legend(fontsize=7)
-    ks_, gaps = zip(*sorted((r["k"], r["eigengap"]) for r in c["k_ranking"]), strict=True)
-    axes[1].bar(ks_, gaps, color=["C1" if kk == k else "C0" for kk in ks_])
+    rows = sorted((r for r in c["k_ranking"] if np.isfinite(r["eigengap"])), key=lambda r: r["k"])
+    ks_ = [r["k"] for r in rows]
+    axes[1].bar(ks_, [r["eigengap"] for r in rows], color=["C1" if kk == k else "C0" for kk in ks_])
     axes[1].set_xlabel("k")
     axes[1].set_ylabel("relative eigengap")
     axes[1].set_title(f"the chosen graph (n_neighbors {c['n_neighbors']}) scored for each k", fontsize=9)
+    if c.get("k_criterion") == "stability":
+        rows = sorted(c["k_ranking"], key=lambda r: r["k"])
+        ks_ = [r["k"] for r in rows]
+        axes[2].bar(
+            ks_,
+            [r["stability"] for r in rows],
+            yerr=[r["spread"] for r in rows],
+            color=["C1" if kk == k else "C0" for kk in ks_],
+            capsize=2,
+        )
+        axes[2].set_ylabel("ARI between two halves")
+        axes[2].set_title("stability: the same clusters from either half?", fontsize=9)
+    else:
+        axes[2].text(0.5, 0.5, "too few rows for\nthe stability of k", ha="center", va="center")
+        axes[2].set_axis_off()
+    axes[2].set_xlabel("k")
     return fig
 
 
@@ -646,7 +679,31 @@ def _bandwidth_sweep(X, kernel, h, bar):
 NEIGHBOR_GRID = (5, 10, 20, 40)
 
 
-def _advice_text(n_clusters, spread, standardize, m, graphs, best, ranking, codes):
+#: candidate k of the stability ranking: 2 .. max(k + 5, STABILITY_K_MAX)
+STABILITY_K_MAX = 10
+#: random halvings per candidate k
+STABILITY_PAIRS = 5
+#: what the choose-k benchmark measured (``benchmarks/results/choose-k.csv``; a test reads it back): picks within 1
+#: of the true k on its tuning and its confirmation half, 18 samples each
+STABILITY_RECORD = "within 1 of the true k on 14 of 18 tuning and 12 of 18 confirmation samples of 12 labelled sets"
+#: the same for the relative eigengap (used when the sample is too small to halve)
+EIGENGAP_RECORD = "within 1 of the true k on 6 of 18 tuning and 9 of 18 confirmation samples of 12 labelled sets"
+
+
+def _stability_ranking(X, n_clusters, random_state):
+    """``[{"k", "stability", "spread"}]`` best first (:func:`~kernelsketch.cluster.stability.clustering_stability`),
+    or None when the sample is too small for two halves of more than k rows."""
+    from .cluster.stability import clustering_stability
+
+    k_hi = min(max(n_clusters + 5, STABILITY_K_MAX), X.shape[0] // 2 - 1)
+    if k_hi < max(2, n_clusters):
+        return None
+    res = clustering_stability(X, range(2, k_hi + 1), n_pairs=STABILITY_PAIRS, random_state=random_state)
+    spread = dict(zip(res.ks, res.ari.std(axis=0), strict=True))
+    return [dict(row, spread=float(spread[row["k"]])) for row in res.ranking("ari")]
+
+
+def _advice_text(n_clusters, spread, standardize, m, graphs, best, ranking, codes, criterion="eigengap"):
     """The prose of :func:`clustering_advice`: what ``cluster -k`` would do, and what to watch for."""
     from .out_of_core import UNIT_SPREAD
 
@@ -670,11 +727,32 @@ def _advice_text(n_clusters, spread, standardize, m, graphs, best, ranking, code
         else ", the default."
     )
     top_k = ranking[0]["k"]
-    if top_k != n_clusters:
+    if criterion == "stability":
+        mine = next((row for row in ranking if row["k"] == n_clusters), None)
+        top = ranking[0]
+        text += (
+            f" Stability (the same clustering from two random halves of the sample, {STABILITY_PAIRS} times; "
+            f"adjusted Rand index between them, 1 = identical): k = {n_clusters} gives "
+            + (f"{mine['stability']:.2f} ± {mine['spread']:.2f}" if mine else "(not scored)")
+        )
+        if top_k != n_clusters and mine is not None and top["stability"] - mine["stability"] > mine["spread"]:
+            text += (
+                f", k = {top_k} the most stable, {top['stability']:.2f} ± {top['spread']:.2f}: the data may hold "
+                f"{top_k} rather than {n_clusters} stable groups (classes need not be clusters; this criterion was "
+                f"{STABILITY_RECORD}: a guide, not a verdict)."
+            )
+        elif top_k != n_clusters:
+            text += (
+                f"; k = {top_k} scores {top['stability']:.2f}, within the spread over halvings: k = {n_clusters} is "
+                "about as stable as any."
+            )
+        else:
+            text += f", the most stable of k = 2 .. {max(r['k'] for r in ranking)}."
+    elif top_k != n_clusters:
         text += (
             f" The spectrum's largest relative gap is at k = {top_k} ({ranking[0]['eigengap']:.3f}): the data may "
-            f"hold {top_k} rather than {n_clusters} well-separated groups (the eigengap found the true k on only 3 "
-            "of 11 labelled sets: check with what you know of the data)."
+            f"hold {top_k} rather than {n_clusters} well-separated groups (the eigengap was {EIGENGAP_RECORD}: "
+            "check with what you know of the data)."
         )
     if best["n_connected_components"] > n_clusters:
         text += (
@@ -702,10 +780,12 @@ def clustering_advice(X, n_clusters, *, random_state=0, n_landmarks=1000, neighb
     bandwidth) for each ``n_neighbors`` in ``neighbor_grid`` and scores each graph by the
     relative eigengap of its normalized affinity at ``k``
     (:func:`~kernelsketch.metrics.relative_eigengap`, what ``LandmarkSpectralClustering.score``
-    returns); the recommended ``n_neighbors`` is the highest-scoring one.  The same
-    eigenvalues rank other ``k``.  In the clustering-quality benchmark this score picked an
-    ``n_neighbors`` within .02 ARI of the best on 9 of 13 labelled sets, and the true ``k``
-    on 3 of 11: a guide, not a verdict (``docs/clustering_quality.md``).
+    returns); the recommended ``n_neighbors`` is the highest-scoring one.  In the
+    clustering-quality benchmark this score picked an ``n_neighbors`` within .02 ARI of the
+    best on 9 of 13 labelled sets.  Other ``k`` are ranked by stability
+    (:func:`~kernelsketch.cluster.stability.clustering_stability`: the default clustering of
+    two random halves, compared on one of them), which ``benchmarks/results/choose-k.md`` chose
+    over the relative eigengap by a tuning / confirmation protocol: a guide, not a verdict.
 
     Returns
     -------
@@ -758,11 +838,15 @@ def clustering_advice(X, n_clusters, *, random_state=0, n_landmarks=1000, neighb
         )
     best = max(graphs, key=lambda g: g["eigengap"])
     lam = np.asarray(best["eigenvalues"])
-    ranking = sorted(
-        ({"k": kk, "eigengap": float(relative_eigengap(lam, kk))} for kk in range(2, lam.size)),
-        key=lambda row: -row["eigengap"],
-    )
-    text = _advice_text(n_clusters, spread, standardize, m, graphs, best, ranking, codes)
+    gaps = {kk: float(relative_eigengap(lam, kk)) for kk in range(2, lam.size)}
+    stability = _stability_ranking(X, n_clusters, random_state)
+    if stability is not None:
+        ranking = [dict(row, eigengap=gaps.get(row["k"], float("nan"))) for row in stability]
+        criterion = "stability"
+    else:  # too few rows for two halves of more than k rows: the spectrum alone
+        ranking = sorted(({"k": kk, "eigengap": g} for kk, g in gaps.items()), key=lambda row: -row["eigengap"])
+        criterion = "eigengap"
+    text = _advice_text(n_clusters, spread, standardize, m, graphs, best, ranking, codes, criterion)
     return {
         "n_clusters": int(n_clusters),
         "missing_value_codes": codes,
@@ -772,5 +856,6 @@ def clustering_advice(X, n_clusters, *, random_state=0, n_landmarks=1000, neighb
         "graphs": graphs,
         "n_neighbors": best["n_neighbors"],
         "k_ranking": ranking,
+        "k_criterion": criterion,
         "text": text,
     }

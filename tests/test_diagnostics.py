@@ -318,6 +318,7 @@ def test_diagnose_figures_print_no_label_over_another(tmp_path):
         if t.get_text():
             assert not _overlap(t.get_window_extent(renderer), ylabel), t.get_text()
     assert not _overlap(left.get_tightbbox(renderer), right.get_tightbbox(renderer))
+    assert not _overlap(right.get_tightbbox(renderer), fig.axes[2].get_tightbbox(renderer))  # the stability panel
     fig = report._plot_sweep()
     fig.canvas.draw()
     ax = fig.axes[0]
@@ -373,3 +374,20 @@ def test_the_stated_record_of_each_k_criterion_is_the_committed_benchmarks():
     t, nt = hits("tuning", "eigengap")
     c, nc = hits("confirmation", "eigengap")
     assert f"within 1 of the true k on {t} of {nt} tuning and {c} of {nc} confirmation samples" in EIGENGAP_RECORD
+
+
+def test_cli_diagnose_k_on_bank_notes_reports_the_stability_of_every_k(tmp_path, capsys):
+    """The command of issue #39 item 14: `diagnose banknote.csv --sample-size 1000 -k 2`."""
+    X, y = ks.load_dataset("banknote")
+    np.savetxt(tmp_path / "banknote.csv", np.c_[X, y], delimiter=",", fmt="%.6g")
+    out = tmp_path / "report"
+    argv = ["diagnose", str(tmp_path / "banknote.csv"), "--no-header", "--label-column", "4"]
+    rc = main([*argv, "--sample-size", "1000", "-k", "2", "-o", str(out)])
+    assert rc == 0, capsys.readouterr().err
+    data = json.loads((out / "report.json").read_text())["clustering"]
+    assert data["k_criterion"] == "stability" and sorted(r["k"] for r in data["k_ranking"]) == list(range(2, 11))
+    asked = next(r for r in data["k_ranking"] if r["k"] == 2)
+    report = (out / "report.md").read_text()
+    assert "| k | stability: ARI between two halves' clusterings |" in report
+    assert f"| 2 (asked) | {asked['stability']:.3f} | {asked['spread']:.3f} |" in report
+    assert f"k = 2 gives {asked['stability']:.2f} ± {asked['spread']:.2f}" in data["text"]

@@ -328,6 +328,56 @@ def measure_spectral(n_rows, n_features, k, cfg, *, dask=True):
         shutil.rmtree(tmp, ignore_errors=True)
 
 
+def measure_default(n_rows, n_features, k, cfg, *, extra=(), dask=True):
+    """The default ``cluster`` alone (with ``extra`` flags) on a fresh file, and the same on ``--workers 2``."""
+    cli = _cli()
+    tmp = tempfile.mkdtemp(prefix="ks-default-")
+    try:
+        X, y = os.path.join(tmp, "X.npy"), os.path.join(tmp, "y.npy")
+        cfg.log(f"[{NAME}] writing {n_rows:,} x {n_features} input with {k} clusters")
+        write_input_in_child(tmp, n_rows, n_features, k)
+        r = {"n_rows": n_rows, "extra": list(extra)}
+        lab = os.path.join(tmp, "labels.npy")
+        cfg.log(f"[{NAME}] cluster {' '.join(extra)}")
+        r["default"] = _json_of([*cli, "cluster", X, "-k", str(k), *extra, "-o", lab])
+        r["ari_truth"] = _ari(y, lab)
+        if dask:
+            cfg.log(f"[{NAME}] cluster {' '.join(extra)} --workers 2")
+            lab_d = os.path.join(tmp, "labels_dask.npy")
+            r["dask"] = _json_of([*cli, "cluster", X, "-k", str(k), *extra, "-o", lab_d, "--workers", "2"])
+            r["same_dask"] = float(np.array_equal(np.load(lab), np.load(lab_d)))
+        return r
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def default_case(r, k):
+    d, d_s, d_mb = r["default"]
+    flags = " ".join(r["extra"])
+    res = CaseResult(
+        "cluster-default",
+        f"kernelsketch cluster {flags + ' ' if flags else ''}of a {r['n_rows']:,} x 10 .npy, k = {k}".replace(
+            "  ", " "
+        ),
+        setup=(
+            f"{r['n_rows']:,} x 10 float64 `.npy`, {k} Gaussian clusters (the input of case i). {d.get('n_landmarks')} "
+            f"landmarks; each command in a fresh process; peak RSS of that process."
+        ),
+    )
+    res.metrics += [
+        Metric("wall time", d_s, "s", note=f"phases {d.get('seconds')}"),
+        Metric("peak RSS", d_mb, "MiB", 1024.0, "<="),
+        Metric("ARI vs the true clusters", r["ari_truth"], ""),
+    ]
+    if "dask" in r:
+        dk, dk_s, dk_mb = r["dask"]
+        res.metrics += [
+            Metric("--workers 2: identical labels", r["same_dask"], "", 1.0, ">="),
+            Metric("--workers 2: wall", dk_s, "s", note=f"client peak RSS {dk_mb:,.0f} MiB"),
+        ]
+    return res
+
+
 def spectral_case(r, k):
     sp, sp_s, sp_mb = r["spectral"]
     kj, kj_s, kj_mb = r["kjl"]
@@ -392,11 +442,26 @@ def main(argv=None):
         action="store_true",
         help="the default method (spectral) beside kjl and on --workers 2 (writes cluster-spectral-<N>M.md)",
     )
+    parser.add_argument(
+        "--default-only",
+        action="store_true",
+        help="the default cluster alone (plus --extra flags), and on --workers 2 unless --no-dask "
+        "(writes cluster-default-<N>M[-<flags>].md)",
+    )
+    parser.add_argument(
+        "--extra", default="", help="flags for the default-only cluster, e.g. '--landmark-selection kmeans'"
+    )
+    parser.add_argument("--no-dask", action="store_true")
     args = parser.parse_args(argv)
     from ._harness import machine_info, render_case, render_header
 
     cfg = RunConfig()
-    if args.spectral:
+    if args.default_only:
+        extra = tuple(args.extra.split())
+        res = default_case(measure_default(args.rows, 10, 10, cfg, extra=extra, dask=not args.no_dask), 10)
+        tag = "-".join(a.lstrip("-") for a in extra)
+        out = f"cluster-default-{max(args.rows // 1_000_000, 1)}M{'-' + tag if tag else ''}.md"
+    elif args.spectral:
         import importlib.util
 
         dask = importlib.util.find_spec("distributed") is not None

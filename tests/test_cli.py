@@ -612,3 +612,31 @@ def test_info_reports_a_missing_or_corrupt_shipped_dataset(tmp_path, monkeypatch
     assert shipped_datasets() == {"banknote": "missing"}
     (tmp_path / "data_banknote_authentication.txt.gz").write_bytes(b"not the file")
     assert shipped_datasets() == {"banknote": "checksum mismatch"}
+
+
+def test_cluster_landmark_selection_kmeans_is_the_librarys(tmp_path, capsys):
+    """`cluster --landmark-selection kmeans` (issue #37): the LSC-K landmarks, the library's labels."""
+    from sklearn.datasets import make_blobs
+
+    X, _ = make_blobs(3000, centers=4, cluster_std=1.0, random_state=2)
+    np.save(tmp_path / "X.npy", X)
+    out = tmp_path / "lab.npy"
+    assert (
+        main(["cluster", str(tmp_path / "X.npy"), "-k", "4", "--landmark-selection", "kmeans", "-o", str(out), "-q"])
+        == 0
+    )
+    emb = ks_lib.LandmarkSpectralEmbedding(n_components=4, landmarks="kmeans", random_state=0)
+    ref = ks_lib.cluster_file(X, 4, embedding=emb, standardize="auto", random_state=0)
+    np.testing.assert_array_equal(np.load(out).ravel(), ref.labels)
+    assert ref.embedding.landmark_indices_ is None  # centres, not rows
+    rc = main(["cluster", str(tmp_path / "X.npy"), "-k", "4", "--method", "kjl", "--landmark-selection", "kmeans"])
+    assert rc == 2 and "--landmark-selection applies to --method spectral" in capsys.readouterr().err
+
+
+def test_kmeans_landmarks_are_counted_as_centres_not_sample_rows():
+    from sklearn.datasets import make_blobs
+
+    X, _ = make_blobs(3000, centers=3, random_state=0)
+    emb = ks_lib.LandmarkSpectralEmbedding(n_components=3, n_landmarks=100, landmarks="kmeans", random_state=0)
+    res = ks_lib.fit_source(emb, X)
+    assert res.n_landmarks == 100 == emb.landmarks_.shape[0] and res.fit_rows == 1000  # 10 m rows read

@@ -370,8 +370,15 @@ def test_both_engines_satisfy_the_engine_protocol():
 
     dask_engine = DaskEngine(da.zeros((10, 3), chunks=5))
     assert isinstance(dask_engine, Engine)
-    for name in ("gather", "reduce", "stream_fit", "foreach", "set_preprocess", "describe"):
+    for name in ("gather", "reservoir", "reduce", "stream_fit", "foreach", "set_preprocess", "describe"):
         protocol = list(inspect.signature(getattr(Engine, name)).parameters)
         for engine in (LocalEngine, DaskEngine):
             mine = list(inspect.signature(getattr(engine, name)).parameters)
             assert mine[: len(protocol)] == protocol, (engine, name)
+    # the Dask engine's reservoir: a seeded uniform sample of the rows, the same for a seed
+    X = np.arange(40.0).reshape(20, 2)
+    engine = DaskEngine(da.from_array(X, chunks=(7, 2)))
+    a, _ = engine.reservoir(5, [1, 2])
+    b, _ = engine.reservoir(5, [1, 2])
+    np.testing.assert_array_equal(a, b)
+    assert a.shape == (5, 2) and len({tuple(r) for r in a}) == 5 and all(tuple(r) in {tuple(x) for x in X} for r in a)

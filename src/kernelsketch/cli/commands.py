@@ -267,12 +267,15 @@ def _cluster_embedding(args, k):
     )
     if args.n_neighbors is not None and args.method != "spectral":
         raise UsageError("--n-neighbors applies to --method spectral")
+    selection = getattr(args, "landmark_selection", None)
+    if selection is not None and args.method != "spectral":
+        raise UsageError("--landmark-selection applies to --method spectral")
     if args.method == "spectral":
         if args.kernel not in (None, "gaussian") or args.gamma is not None:
             raise UsageError("--method spectral uses Gaussian affinities: --kernel and --gamma do not apply")
         if args.dim not in (None, k):
             raise UsageError(f"--method spectral keeps k = {k} eigenvectors: -d does not apply")
-        return pipeline.build_estimator(
+        est = pipeline.build_estimator(
             "spectral",
             dim=k,
             bandwidth=args.bandwidth,
@@ -280,6 +283,7 @@ def _cluster_embedding(args, k):
             seed=args.seed,
             n_neighbors=args.n_neighbors,
         )
+        return est if selection is None else est.set_params(landmarks=selection)
     if args.method == "kjl":
         return pipeline.build_estimator("kjl", dim=args.dim or 10 * k, centered=True, **common)
     if args.method == "subsample-kpca":

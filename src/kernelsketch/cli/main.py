@@ -346,6 +346,13 @@ def _add_cluster(sub, parents):
         help="spectral: nearest landmarks each row is joined to (default 10)",
     )
     p.add_argument(
+        "--landmark-selection",
+        choices=("uniform", "kmeans"),
+        default=None,
+        help="spectral: the landmarks are uniform rows (default) or the k-means centres of a 10 n-row sample "
+        "(Chen & Cai's LSC-K, U-SPEC's hybrid selection); the same labels on a file, in memory and on Dask",
+    )
+    p.add_argument(
         "--no-standardize",
         action="store_true",
         help="never z-score (default for spectral: z-score when the columns are in different units, "

@@ -178,6 +178,16 @@ class DaskEngine:
         X = np.asarray(out[0])
         return X, (np.asarray(out[1]) if self.y is not None else None)
 
+    def reservoir(self, m, seed, desc="sample"):
+        """A seeded uniform sample of ``m`` rows: ``(X, y)`` (the rows are known: a seeded draw, then :meth:`gather`).
+
+        The driver asks for a reservoir only while the row count is unknown, which a dask array's
+        never is; this answers the Engine contract for any other caller.
+        """
+        rng = np.random.default_rng(seed)
+        k = min(int(m), self.n_rows)
+        return self.gather(np.sort(rng.choice(self.n_rows, k, replace=False)))
+
     def _blocks(self):
         return list(self.X.to_delayed().ravel())
 

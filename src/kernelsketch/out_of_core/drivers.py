@@ -682,10 +682,9 @@ def _graph_cache(keep_graph, engine, embedding):
     import shutil
     import tempfile
 
+    from ..cluster.streaming_kmeans import DEFAULT_INIT_SIZE
     from .fit import fit_strategy
     from .graph_cache import GraphCache
-
-    from ..cluster.streaming_kmeans import DEFAULT_INIT_SIZE
 
     if keep_graph is False:
         return None

@@ -28,7 +28,7 @@ from ..utils.progress import progress
 class Engine(Protocol):
     """What the driver asks of an engine; :class:`LocalEngine` and ``DaskEngine`` both answer it.
 
-    Every pass of the driver is one of the four methods below, so an engine that
+    Every pass of the driver is one of the methods below, so an engine that
     implements them (and the attributes) runs every call of :mod:`kernelsketch.out_of_core`
     -- fit, transform, embed, cluster -- with the same answers for the same seed.
     ``tests/test_out_of_core.py`` checks that both engines satisfy this Protocol.
@@ -57,6 +57,14 @@ class Engine(Protocol):
 
     def gather(self, indices) -> tuple[Any, Any]:
         """Rows at sorted distinct ``indices`` (landmarks, samples): ``(X, y)``."""
+        ...
+
+    def reservoir(self, m: int, seed: Any, desc: str = "sample") -> tuple[Any, Any]:
+        """A seeded uniform sample of ``m`` rows, ``(X, y)``, in one pass; the pass counts the rows.
+
+        The driver asks for it only while ``n_rows`` is None (a text file); an engine that always
+        knows its rows may answer it by :meth:`gather` of a seeded draw.
+        """
         ...
 
     def reduce(self, fn: Callable, merge: Callable, state: Any = None, desc: str = "pass") -> Any:

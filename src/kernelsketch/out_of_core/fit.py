@@ -358,7 +358,7 @@ def _fit_landmarks_then_pass(est, engine, graph_cache=None):
         stats = engine.reduce(_pass_statistics_kept, est._merge, state=(est, graph_cache), desc=desc)
         graph_cache.finish()
     est._finish(stats)
-    return FitResult(est, "landmarks_then_pass", N, n_read, int(L.shape[0]), est.bandwidth_)
+    return FitResult(est, "landmarks_then_pass", N, n_read, int(est.landmarks_.shape[0]), est.bandwidth_)
 
 
 def _fit_embedding_then_sample(est, engine):

@@ -28,6 +28,7 @@ and for the default method, landmark spectral clustering, beside ``--method kjl`
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import shutil
@@ -302,14 +303,22 @@ def to_case(r, k, title=TITLE):
     return res
 
 
+@contextlib.contextmanager
+def _fresh_input(prefix, n_rows, n_features, k, cfg):
+    """A temporary folder holding :func:`write_input`'s ``X.npy`` and ``y.npy``: ``(folder, X, y)``; removed after."""
+    tmp = tempfile.mkdtemp(prefix=prefix)
+    try:
+        cfg.log(f"[{NAME}] writing {n_rows:,} x {n_features} input with {k} clusters")
+        write_input_in_child(tmp, n_rows, n_features, k)
+        yield tmp, os.path.join(tmp, "X.npy"), os.path.join(tmp, "y.npy")
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
 def measure_spectral(n_rows, n_features, k, cfg, *, dask=True):
     """The default method (landmark spectral) beside ``--method kjl`` on the same file, and on Dask."""
     cli = _cli()
-    tmp = tempfile.mkdtemp(prefix="ks-spectral-")
-    try:
-        X, y = os.path.join(tmp, "X.npy"), os.path.join(tmp, "y.npy")
-        cfg.log(f"[{NAME}] writing {n_rows:,} x {n_features} input with {k} clusters")
-        write_input_in_child(tmp, n_rows, n_features, k)
+    with _fresh_input("ks-spectral-", n_rows, n_features, k, cfg) as (tmp, X, y):
         r = {"n_rows": n_rows}
         lab_k, lab_s = os.path.join(tmp, "labels_kjl.npy"), os.path.join(tmp, "labels_spectral.npy")
         cfg.log(f"[{NAME}] cluster --method kjl")
@@ -324,18 +333,12 @@ def measure_spectral(n_rows, n_features, k, cfg, *, dask=True):
             r["ari_dask"] = _ari(lab_s, lab_d)
             r["same_dask"] = float(np.array_equal(np.load(lab_s), np.load(lab_d)))
         return r
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
 
 
 def measure_default(n_rows, n_features, k, cfg, *, extra=(), dask=True):
     """The default ``cluster`` alone (with ``extra`` flags) on a fresh file, and the same on ``--workers 2``."""
     cli = _cli()
-    tmp = tempfile.mkdtemp(prefix="ks-default-")
-    try:
-        X, y = os.path.join(tmp, "X.npy"), os.path.join(tmp, "y.npy")
-        cfg.log(f"[{NAME}] writing {n_rows:,} x {n_features} input with {k} clusters")
-        write_input_in_child(tmp, n_rows, n_features, k)
+    with _fresh_input("ks-default-", n_rows, n_features, k, cfg) as (tmp, X, y):
         r = {"n_rows": n_rows, "extra": list(extra)}
         lab = os.path.join(tmp, "labels.npy")
         cfg.log(f"[{NAME}] cluster {' '.join(extra)}")
@@ -347,8 +350,6 @@ def measure_default(n_rows, n_features, k, cfg, *, extra=(), dask=True):
             r["dask"] = _json_of([*cli, "cluster", X, "-k", str(k), *extra, "-o", lab_d, "--workers", "2"])
             r["same_dask"] = float(np.array_equal(np.load(lab), np.load(lab_d)))
         return r
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
 
 
 def default_case(r, k):

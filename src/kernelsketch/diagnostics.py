@@ -796,7 +796,7 @@ def clustering_advice(X, n_clusters, *, random_state=0, n_landmarks=1000, neighb
     --------
     >>> from sklearn.datasets import make_blobs
     >>> from kernelsketch.diagnostics import clustering_advice
-    >>> X, _ = make_blobs(600, centers=3, cluster_std=0.5, random_state=0)
+    >>> X, _ = make_blobs(600, centers=[[0, 0], [6, 0], [0, 6]], cluster_std=0.5, random_state=0)
     >>> advice = clustering_advice(X, 3)
     >>> advice["k_ranking"][0]["k"]
     3

@@ -95,7 +95,7 @@ def test_a_failed_run_removes_the_kept_graph(tmp_path, monkeypatch):
     def boom(*args, **kwargs):
         raise RuntimeError("disk on fire")
 
-    monkeypatch.setattr(drivers, "_assign_block_kept", boom)
+    monkeypatch.setattr(drivers, "_kept_embedding", boom)
     with pytest.raises(RuntimeError, match="disk on fire"):
         ks.cluster_file(X, 3, init_size=500, keep_graph=True, random_state=0)
     assert _leftovers() == before

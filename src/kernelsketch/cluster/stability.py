@@ -44,6 +44,13 @@ def permutation_disagreement(a, b):
     return 1.0 - table[rows, cols].sum() / a.size
 
 
+def _halves(n, rng):
+    """Two disjoint random halves of ``range(n)``, each sorted (one row left out when ``n`` is odd)."""
+    perm = rng.permutation(n)
+    half = n // 2
+    return np.sort(perm[:half]), np.sort(perm[half : 2 * half])
+
+
 def _random_disagreement(n, k, rng, draws=20):
     """The mean permutation disagreement of two uniform random labelings of ``n`` rows with ``k`` groups."""
     return float(
@@ -154,8 +161,7 @@ def clustering_stability(X, ks, *, n_pairs=5, n_landmarks=1000, n_neighbors=10, 
     ari = np.empty((n_pairs, len(ks)))
     dis = np.empty((n_pairs, len(ks)))
     for p in range(n_pairs):
-        perm = rng.permutation(X.shape[0])
-        A, B = np.sort(perm[:half]), np.sort(perm[half : 2 * half])
+        A, B = _halves(X.shape[0], rng)
         seeds = rng.integers(0, 2**31 - 1, size=3)
         with warnings.catch_warnings():  # a disconnected graph is the data's answer here, not a warning
             warnings.simplefilter("ignore")
@@ -187,13 +193,10 @@ def estimator_stability(estimator, X, *, n_pairs=3, random_state=0):
     from sklearn.base import clone
     from sklearn.metrics import adjusted_rand_score
 
-    n = X.shape[0]
-    half = n // 2
     rng = np.random.default_rng(random_state)
     scores = []
     for _ in range(n_pairs):
-        perm = rng.permutation(n)
-        A, B = np.sort(perm[:half]), np.sort(perm[half : 2 * half])
+        A, B = _halves(X.shape[0], rng)
         a = clone(estimator).fit(X[A])
         b = clone(estimator).fit(X[B])
         scores.append(adjusted_rand_score(b.labels_, a.predict(X[B])))

@@ -430,21 +430,26 @@ class ClusterResult:
 
 
 def _embed_block(X, state):
+    """The block's embedding: ``state`` is ``(embedding, ...)``, with the run's kept-graph reader third when there
+    is one (the graph the fit pass found for these rows: no second search)."""
     embedding = state[0]
+    reader = state[2] if len(state) > 2 else None
+    if reader is not None:
+        return _kept_embedding(X, embedding, reader)
     return X if embedding is None else _transform_block(embedding, X)
 
 
 def _stats_block(X, state):
     from ..cluster.streaming_kmeans import lloyd_statistics
 
-    _embedding, centers = state
+    centers = state[1]
     return lloyd_statistics(_embed_block(X, state), centers)
 
 
 def _assign_block(X, state):
     from ..cluster.streaming_kmeans import assign_with_statistics
 
-    _embedding, centers = state
+    centers = state[1]
     # the statistics of this assignment come free: a look at one more Lloyd step
     labels, dist, sums, counts = assign_with_statistics(_embed_block(X, state), centers)
     return labels, float(dist.sum()), sums, counts
@@ -454,21 +459,6 @@ def _kept_embedding(X, embedding, reader):
     """The block's embedding from its graph kept by the fit pass (no search), as ``transform`` would give it."""
     U = embedding._embed_graph(*reader.next(X.shape[0]))
     return U.astype(np.float32) if X.dtype == np.float32 else U
-
-
-def _stats_block_kept(X, state):
-    from ..cluster.streaming_kmeans import lloyd_statistics
-
-    embedding, centers, reader = state
-    return lloyd_statistics(_kept_embedding(X, embedding, reader), centers)
-
-
-def _assign_block_kept(X, state):
-    from ..cluster.streaming_kmeans import assign_with_statistics
-
-    embedding, centers, reader = state
-    labels, dist, sums, counts = assign_with_statistics(_kept_embedding(X, embedding, reader), centers)
-    return labels, float(dist.sum()), sums, counts
 
 
 def _refuse_empty_clusters(E, km, n_clusters):
@@ -612,7 +602,7 @@ def cluster_file(
     t0 = time.perf_counter()
     engine, codes = replace_missing_codes(engine, action=missing_codes, random_state=random_state)
     with contextlib.ExitStack() as stack:
-        cache = _graph_cache(keep_graph, engine, embedding)  # removed on leaving, also on error
+        cache = _graph_cache(keep_graph, engine, embedding, init_size)  # removed on leaving, also on error
         if cache is not None:
             stack.enter_context(cache)
         engine, scaler, fit = _fit_embedding(
@@ -677,7 +667,7 @@ def cluster_file(
         return res
 
 
-def _graph_cache(keep_graph, engine, embedding):
+def _graph_cache(keep_graph, engine, embedding, init_size=None):
     """A :class:`GraphCache` for this run when ``keep_graph`` asks for one and it can serve (else None)."""
     import shutil
     import tempfile
@@ -703,7 +693,7 @@ def _graph_cache(keep_graph, engine, embedding):
             )
         return None
     if keep_graph == "auto" and engine.n_rows is not None:
-        if engine.n_rows <= DEFAULT_INIT_SIZE:  # every row in k-means' sample: no assignment pass to serve
+        if engine.n_rows <= (init_size or DEFAULT_INIT_SIZE):  # every row in k-means' sample: no pass to serve
             return None
         need = 2 * engine.n_rows * int(getattr(embedding, "n_neighbors", 10)) * 12
         if shutil.disk_usage(tempfile.gettempdir()).free < need:
@@ -763,11 +753,8 @@ def _lloyd_passes(engine, embedding, km, lloyd_passes, cache=None):
     """Up to ``lloyd_passes`` exact Lloyd passes over every row; stops when the centres settle."""
     passes = 0
     for passes in range(1, lloyd_passes + 1):
-        if cache is None:
-            fn, state = _stats_block, (embedding, km.cluster_centers_)
-        else:
-            fn, state = _stats_block_kept, (embedding, km.cluster_centers_, cache.reader())
-        sums, counts, _ = engine.reduce(fn, _sum_tuples, state=state, desc=f"Lloyd pass {passes}")
+        state = (embedding, km.cluster_centers_, None if cache is None else cache.reader())
+        sums, counts, _ = engine.reduce(_stats_block, _sum_tuples, state=state, desc=f"Lloyd pass {passes}")
         if km.converged(km.update(sums, counts)):
             break
     return passes
@@ -819,11 +806,9 @@ class _Assignment:
         try:
             if in_memory is not None:
                 self.assign_in_memory(*in_memory, centers)
-            elif cache is not None:
-                state = (embedding, centers, cache.reader())
-                engine.foreach(_assign_block_kept, self.consume, state=state, desc="assign clusters")
             else:
-                engine.foreach(_assign_block, self.consume, state=(embedding, centers), desc="assign clusters")
+                state = (embedding, centers, None if cache is None else cache.reader())
+                engine.foreach(_assign_block, self.consume, state=state, desc="assign clusters")
             return self.sink.close()
         except BaseException:
             self.sink.abort()

@@ -640,3 +640,19 @@ def test_kmeans_landmarks_are_counted_as_centres_not_sample_rows():
     emb = ks_lib.LandmarkSpectralEmbedding(n_components=3, n_landmarks=100, landmarks="kmeans", random_state=0)
     res = ks_lib.fit_source(emb, X)
     assert res.n_landmarks == 100 == emb.landmarks_.shape[0] and res.fit_rows == 1000  # 10 m rows read
+
+
+def test_cluster_search_approximate_is_the_librarys(tmp_path, capsys):
+    """`cluster --search approximate` (issue #38): U-SPEC's coarse-to-fine search, the library's labels."""
+    from sklearn.datasets import make_blobs
+
+    X, _ = make_blobs(3000, centers=4, cluster_std=1.0, random_state=2)
+    np.save(tmp_path / "X.npy", X)
+    out = tmp_path / "lab.npy"
+    assert main(["cluster", str(tmp_path / "X.npy"), "-k", "4", "--search", "approximate", "-o", str(out), "-q"]) == 0
+    emb = ks_lib.LandmarkSpectralEmbedding(n_components=4, search="approximate", random_state=0)
+    ref = ks_lib.cluster_file(X, 4, embedding=emb, standardize="auto", random_state=0)
+    np.testing.assert_array_equal(np.load(out).ravel(), ref.labels)
+    assert ref.embedding.search == "approximate"
+    rc = main(["cluster", str(tmp_path / "X.npy"), "-k", "4", "--method", "kmeans", "--search", "approximate"])
+    assert rc == 2 and "--search applies to --method spectral" in capsys.readouterr().err

@@ -70,13 +70,16 @@ def test_the_assignment_pass_does_not_search_again(tmp_path, monkeypatch):
 
     X = _blobs(5000)
     calls = []
-    real = landmark_spectral.nearest
 
-    def counting(Q, L, r, **kw):
-        calls.append(Q.shape[0])
-        return real(Q, L, r, **kw)
+    def counting(real):
+        def search(Q, L, r, *args, **kw):
+            calls.append(Q.shape[0])
+            return real(Q, L, r, *args, **kw)
 
-    monkeypatch.setattr(landmark_spectral, "nearest", counting)
+        return search
+
+    for name in ("nearest", "approximate_nearest"):  # (search="auto": the approximate one for these 2 columns)
+        monkeypatch.setattr(landmark_spectral, name, counting(getattr(landmark_spectral, name)))
     ks.cluster_file(X, 4, init_size=800, block_rows=1000, keep_graph=True, random_state=0)
     with_cache = sum(calls)
     calls.clear()

@@ -96,3 +96,119 @@ def test_graph_gram_is_z_transpose_z_on_both_routes(monkeypatch):
     np.testing.assert_allclose(nb.graph_gram(indices, weights, m).toarray(), Z.T @ Z, rtol=1e-12, atol=1e-15)
     monkeypatch.setattr(nb, "GRAM_NUMBA_MIN_PRODUCTS", float("inf"))  # scipy's sparse product
     np.testing.assert_allclose(nb.graph_gram(indices, weights, m).toarray(), Z.T @ Z, rtol=1e-12, atol=1e-15)
+
+
+# -- the approximate (coarse-to-fine) search -------------------------------------------------------
+def reference_coarse_to_fine(X, L, r, index):
+    """The algorithm written plainly in float64 (the kernel's steps by brute force)."""
+    X, L = np.asarray(X, dtype=np.float64), np.asarray(L, dtype=np.float64)
+    out_d, out_i = [], []
+    for x in X:
+        g = int(np.argmin(((index.centres - x) ** 2).sum(1)))
+        members = index.members[index.offsets[g] : index.offsets[g + 1]]
+        p = members[np.argmin(((L[members] - x) ** 2).sum(1))]
+        cand = np.asarray(index.candidates[p], dtype=np.int64)
+        d = ((L[cand] - x) ** 2).sum(1)
+        order = np.lexsort((cand, d))[:r]
+        out_d.append(d[order])
+        out_i.append(cand[order])
+    return np.array(out_d), np.array(out_i)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_approximate_search_is_the_coarse_to_fine_algorithm(backend, dtype):
+    rng = np.random.default_rng(4)
+    centres = rng.normal(scale=6, size=(6, 5))
+    L = (centres[rng.integers(0, 6, 300)] + rng.normal(size=(300, 5))).astype(dtype)
+    X = (centres[rng.integers(0, 6, 700)] + rng.normal(size=(700, 5))).astype(dtype)
+    index = nb.build_search_index(L, 4)
+    assert index.candidates.shape == (300, 41) and index.offsets[-1] == 300
+    assert sorted(index.members.tolist()) == list(range(300))
+    d2, idx = nb.approximate_nearest(X, L, 4, index, backend=backend)
+    d_ref, i_ref = reference_coarse_to_fine(X, L, 4, index)
+    assert d2.dtype == dtype and idx.dtype == np.int32 and d2.shape == (700, 4)
+    tol = 1e-3 if dtype == np.float32 else 1e-10
+    np.testing.assert_allclose(d2, d_ref, rtol=tol, atol=tol)
+    if dtype == np.float64:
+        np.testing.assert_array_equal(idx, i_ref)
+    else:  # float32 rounding may pick another group or landmark at a near-tie
+        assert (idx == i_ref).mean() > 0.99
+    # what it returns are true distances of distinct landmarks, ascending
+    D = ((np.asarray(X, np.float64)[:, None] - np.asarray(L, np.float64)[None]) ** 2).sum(-1)
+    np.testing.assert_allclose(np.take_along_axis(D, idx.astype(np.int64), axis=1), d2, rtol=tol, atol=tol)
+    assert all(len(set(row)) == 4 for row in idx.tolist()) and (np.diff(d2, axis=1) >= 0).all()
+    # on clustered data it finds nearly all of the exact nearest
+    _, exact = brute(X, L, 4)
+    recall = (np.sort(exact, 1)[:, :, None] == np.sort(idx, 1)[:, None, :]).any(2).mean()
+    assert recall > 0.95
+
+
+def test_approximate_search_is_exact_when_the_candidates_are_every_landmark(dtype):
+    rng = np.random.default_rng(5)
+    X, L = rng.normal(size=(500, 3)).astype(dtype), rng.normal(size=(30, 3)).astype(dtype)
+    index = nb.build_search_index(L, 5)  # 10 r + 1 = 51 > 30 landmarks: all are candidates
+    _, idx = nb.approximate_nearest(X, L, 5, index)
+    _, i_ref = brute(X, L, 5)
+    if dtype == np.float64:
+        np.testing.assert_array_equal(idx, i_ref)
+    else:
+        assert (idx == i_ref).mean() > 0.999
+
+
+@pytest.mark.parametrize("blocks", [True, False])
+def test_approximate_backends_agree_bit_for_bit_whatever_the_tiles_and_threads(monkeypatch, dtype, blocks):
+    """Both kernel routes (candidate blocks / gathers) against both numpy routes (one gather / rows by landmark)."""
+    if nb._numba_kernel() is None:
+        pytest.skip("no numba")
+    rng = np.random.default_rng(6)
+    X, L = rng.normal(size=(3000, 7)).astype(dtype), rng.normal(size=(400, 7)).astype(dtype)
+    X[:50] = L[:50]  # rows on a landmark, and duplicated landmarks: ties everywhere
+    L[200:220] = L[:20]
+    index = nb.build_search_index(L, 6)
+    if not blocks:  # the kernel's gather route and the numpy rows-by-landmark route (large d)
+        monkeypatch.setattr(nb, "_CANDIDATE_BLOCKS_BYTES", 0)
+        monkeypatch.setattr(nb, "_GATHER_MAX_VALUES", 0)
+    a = nb.approximate_nearest(X, L, 6, index, backend="numpy")
+    monkeypatch.setattr(nb, "MAX_TILE_ROWS", 64)
+    b = nb.approximate_nearest(X, L, 6, index, backend="numba", n_threads=3)
+    c = nb.approximate_nearest(X[1000:], L, 6, index, backend="numba", n_threads=1)
+    np.testing.assert_array_equal(a[1], b[1])
+    np.testing.assert_array_equal(a[0], b[0])
+    np.testing.assert_array_equal(a[1][1000:], c[1])  # a row's answer depends on that row alone
+    # a row on a landmark finds it (or its copy)
+    assert set(b[1][:50, 0].tolist()) <= set(range(50)) | set(range(200, 220))
+    assert (b[0][:50, 0] < (1e-4 if dtype == np.float32 else 1e-12)).all()  # at distance 0, up to rounding
+
+
+def test_the_search_index_is_the_same_in_every_process_and_refuses_others():
+    rng = np.random.default_rng(7)
+    L = rng.normal(size=(200, 4))
+    a, b = nb.build_search_index(L, 3), nb.build_search_index(L.copy(), 3)
+    for x, y in zip(a[:4], b[:4], strict=True):
+        np.testing.assert_array_equal(x, y)
+    with pytest.raises(TypeError, match="dense"):
+        nb.approximate_nearest(sp.csr_matrix(L[:5]), L, 3, a)
+    with pytest.raises(ValueError, match="other landmarks"):
+        nb.approximate_nearest(L[:5], L[:100], 3, a)
+    with pytest.raises(ValueError, match="candidate neighbourhood"):
+        nb.approximate_nearest(L[:5], L, 40, a)
+    with pytest.raises(ValueError, match=r"r must be in"):
+        nb.build_search_index(L, 0)
+
+
+def test_graph_gram_split_in_halves_is_the_same_on_one_thread_or_two(monkeypatch):
+    if nb._numba_kernel() is None:
+        pytest.skip("no numba")
+    rng = np.random.default_rng(8)
+    n, r, m = 5001, 5, 30
+    indices = np.argsort(rng.random((n, m)), axis=1)[:, :r].astype(np.int32)
+    weights = rng.random((n, r))
+    Z = sp.csr_matrix((weights.ravel(), indices.ravel(), np.arange(0, n * r + 1, r)), shape=(n, m)).toarray()
+    monkeypatch.setattr(nb, "GRAM_NUMBA_MIN_PRODUCTS", 0)
+    monkeypatch.setattr(nb, "GRAM_SPLIT_ROWS", 1000)  # two halves
+    monkeypatch.setattr(nb, "blas_num_threads", lambda: 2)
+    two = nb.graph_gram(indices, weights, m).toarray()
+    monkeypatch.setattr(nb, "blas_num_threads", lambda: 1)
+    one = nb.graph_gram(indices, weights, m).toarray()
+    np.testing.assert_array_equal(one, two)  # the same halves, added in the same order: bit for bit
+    np.testing.assert_allclose(two, Z.T @ Z, rtol=1e-12, atol=1e-15)

@@ -98,12 +98,14 @@ _COMMON_STATE = ("n_features_in_", "feature_names_in_", "_sklearn_output_config"
 def _persistent_state(est, params, where):
     """The fitted state to write: the class's declared ``_persistent_state`` (kernelsketch classes).
 
-    An attribute the class does not declare is an error, not a silent omission. Classes
+    An attribute the class does not declare is an error, not a silent omission; caches the class
+    declares in ``_transient_state`` (rebuilt from the saved state when needed) are left out. Classes
     without a declaration (the allowlisted scikit-learn ones) give their ``__dict__``, as
     their own pickling does.
     """
     declared = getattr(type(est), "_persistent_state", None)
-    found = {k: v for k, v in vars(est).items() if k not in params}
+    transient = set(getattr(type(est), "_transient_state", ()))
+    found = {k: v for k, v in vars(est).items() if k not in params and k not in transient}
     if declared is None:
         return found
     undeclared = sorted(set(found) - set(declared) - set(_COMMON_STATE))

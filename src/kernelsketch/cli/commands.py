@@ -270,6 +270,9 @@ def _cluster_embedding(args, k):
     selection = getattr(args, "landmark_selection", None)
     if selection is not None and args.method != "spectral":
         raise UsageError("--landmark-selection applies to --method spectral")
+    search = getattr(args, "search", None)
+    if search is not None and args.method != "spectral":
+        raise UsageError("--search applies to --method spectral")
     if args.method == "spectral":
         if args.kernel not in (None, "gaussian") or args.gamma is not None:
             raise UsageError("--method spectral uses Gaussian affinities: --kernel and --gamma do not apply")
@@ -283,7 +286,9 @@ def _cluster_embedding(args, k):
             seed=args.seed,
             n_neighbors=args.n_neighbors,
         )
-        return est if selection is None else est.set_params(landmarks=selection)
+        if selection is not None:
+            est.set_params(landmarks=selection)
+        return est if search is None else est.set_params(search=search)
     if args.method == "kjl":
         return pipeline.build_estimator("kjl", dim=args.dim or 10 * k, centered=True, **common)
     if args.method == "subsample-kpca":

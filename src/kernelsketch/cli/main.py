@@ -353,6 +353,15 @@ def _add_cluster(sub, parents):
         "(Chen & Cai's LSC-K, U-SPEC's hybrid selection); the same labels on a file, in memory and on Dask",
     )
     p.add_argument(
+        "--search",
+        choices=("auto", "exact", "approximate"),
+        default=None,
+        help="spectral: how each row's nearest landmarks are found: all 1000 distances (exact) or U-SPEC's "
+        "coarse-to-fine search (approximate: 2-5x faster with few columns; its recall and ARI on every "
+        "labelled set: benchmarks/results/approximate-search.md); auto (default): approximate for data of "
+        "at most 40 columns",
+    )
+    p.add_argument(
         "--no-standardize",
         action="store_true",
         help="never z-score (default for spectral: z-score when the columns are in different units, "

@@ -58,6 +58,9 @@ class LandmarkSpectralClustering(ClusterMixin, BaseEstimator):
         Keep the trivial top eigenvector as one of the ``k``, or drop it and keep the next ``k``.
     n_init : int, default=3
         k-means++ starts (the best is kept).
+    search : {"auto", "exact", "approximate"}, default="auto"
+        How each row's nearest landmarks are found (see :class:`~kernelsketch.maps.LandmarkSpectralEmbedding`):
+        U-SPEC's approximate search for data of at most 40 columns, the exact one otherwise.
     random_state : int, Generator or None
         Seeds the landmarks, the bandwidth heuristic and k-means.
 
@@ -72,13 +75,14 @@ class LandmarkSpectralClustering(ClusterMixin, BaseEstimator):
 
     Notes
     -----
-    ``score(X)`` is label-free: the relative eigengap ``(mu_{k+1} - mu_k) / (mu_{k+1} + 0.05)``
-    (:func:`kernelsketch.metrics.relative_eigengap`, ``mu = 1 - lambda``) of the
-    normalized affinity of ``X``'s own rows to the fitted landmarks.  A large gap means
-    ``k`` well separated groups (von Luxburg 2007, Section 8.3), and the ratio is a number
-    in ``[0, 1]`` whatever the bandwidth, ``n_neighbors`` or ``k``, so
-    :class:`~sklearn.model_selection.GridSearchCV` can rank them without labels.  How often
-    it picks the better setting is measured in ``benchmarks/results/cluster-quality.md``.
+    ``score(X)`` is label-free: the stability of the clustering over random halvings of ``X``
+    (Lange et al. 2004; :meth:`score`), a number in ``[-1, 1]`` whatever the bandwidth,
+    ``n_neighbors`` or ``k``, so :class:`~sklearn.model_selection.GridSearchCV` can rank them
+    without labels.  ``eigengap_score(X)`` is the former score, the relative eigengap
+    ``(mu_{k+1} - mu_k) / (mu_{k+1} + 0.05)`` (:func:`kernelsketch.metrics.relative_eigengap`,
+    ``mu = 1 - lambda``) of the normalized affinity of ``X``'s rows to the fitted landmarks
+    (von Luxburg 2007, Section 8.3).  How often each finds the true ``k``:
+    ``benchmarks/results/choose-k.md``.
 
     References
     ----------
@@ -114,6 +118,7 @@ class LandmarkSpectralClustering(ClusterMixin, BaseEstimator):
         "unit_rows": ["boolean"],
         "trivial": [StrOptions({"keep", "drop"})],
         "n_init": [Interval(numbers.Integral, 1, None, closed="left")],
+        "search": [StrOptions({"auto", "exact", "approximate"})],
         "random_state": ["random_state", np.random.Generator],
     }
 
@@ -128,6 +133,7 @@ class LandmarkSpectralClustering(ClusterMixin, BaseEstimator):
         unit_rows: bool = False,
         trivial: str = "keep",
         n_init: int = 3,
+        search: str = "auto",
         random_state: RandomStateLike = None,
     ) -> None:
         self.n_clusters = n_clusters
@@ -138,6 +144,7 @@ class LandmarkSpectralClustering(ClusterMixin, BaseEstimator):
         self.unit_rows = unit_rows
         self.trivial = trivial
         self.n_init = n_init
+        self.search = search
         self.random_state = random_state
 
     def _plan_embedding(self, n_rows):
@@ -154,6 +161,7 @@ class LandmarkSpectralClustering(ClusterMixin, BaseEstimator):
             landmarks=self.landmarks,
             unit_rows=self.unit_rows,
             trivial=self.trivial,
+            search=self.search,
             random_state=rs,
         )
         km, rng = kmeans_on_embedding(self.n_clusters, n_init=self.n_init, random_state=rs)

@@ -1,4 +1,5 @@
-"""The running top-``r`` selection of :mod:`kernelsketch.kernels.neighbors`, compiled by numba.
+"""The compiled kernels of :mod:`kernelsketch.kernels.neighbors`: the running top-``r`` selection, the
+coarse-to-fine approximate search and ``Z^T Z`` of a landmark graph.
 
 Imported only when numba is installed.  Module-level functions so numba's disk cache serves
 every later process (see :mod:`kernelsketch.maps._cosine_numba`).
@@ -7,6 +8,7 @@ every later process (see :mod:`kernelsketch.maps._cosine_numba`).
 from __future__ import annotations
 
 import numba
+import numpy as np
 
 from ..utils.numba_cache import _install_cache_locator
 
@@ -51,3 +53,94 @@ def gram_add(indices, weights, G):  # pragma: no cover - compiled
             wa = weights[i, a]
             for b in range(r):
                 G[ia, indices[i, b]] += wa * weights[i, b]
+
+
+@numba.njit(nogil=True, cache=CACHE)
+def _dots(x, P, rows, first, last, acc):  # pragma: no cover - compiled
+    """``acc[q] = x . P[rows[first + q]]``, each summed in coordinate order from ``x[0] P[., 0]`` (numpy's order)."""
+    d = x.shape[0]
+    for q in range(last - first):
+        acc[q] = x[0] * P[rows[first + q], 0]
+    for k in range(1, d):
+        xk = x[k]
+        for q in range(last - first):
+            acc[q] += xk * P[rows[first + q], k]
+
+
+@numba.njit(nogil=True, cache=CACHE)
+def _dots_columns(x, PT, lo, hi, acc):  # pragma: no cover - compiled
+    """``acc[q - lo] = x . PT[:, q]`` for ``lo <= q < hi``, summed in coordinate order (vectorized over ``q``)."""
+    d = x.shape[0]
+    x0 = x[0]
+    for q in range(lo, hi):
+        acc[q - lo] = x0 * PT[0, q]
+    for k in range(1, d):
+        xk = x[k]
+        for q in range(lo, hi):
+            acc[q - lo] += xk * PT[k, q]
+
+
+@numba.njit(nogil=True, cache=CACHE)
+def coarse_to_fine(X, L, l_sq, CT, c_sq, groupT, members, offsets, candidates, candT, r, keys, idx):  # pragma: no cover
+    """U-SPEC's approximate ``r`` nearest landmarks of each row of ``X``, ascending by (key, index).
+
+    ``CT`` (d, z): the group centres, transposed; ``groupT`` (z, d, w): each group's landmarks
+    (``members[offsets[g]:offsets[g + 1]]``), transposed and padded to a common width ``w``;
+    ``candT`` (m, d, c): each landmark's candidates' coordinates (or empty: gathered from ``L``
+    instead, for large ``d``).  Per row: the nearest group centre, the nearest landmark ``p`` of
+    that group, then the ``r`` smallest keys ``l_sq[j] - 2 x.l_j`` among ``p``'s candidate
+    neighbourhood (``candidates``, nearest to it first).  Ties keep the lower index at every step,
+    as the numpy version does.
+    """
+    n = X.shape[0]
+    z = CT.shape[1]
+    c = candidates.shape[1]
+    w = groupT.shape[2]
+    width = max(z, c, w)
+    acc = np.empty(width, dtype=X.dtype)
+    blocks = candT.shape[0] > 0
+    for i in range(n):
+        x = X[i]
+        _dots_columns(x, CT, 0, z, acc)
+        g = 0
+        best = c_sq[0] - (acc[0] + acc[0])
+        for h in range(1, z):
+            v = c_sq[h] - (acc[h] + acc[h])
+            if v < best:
+                best = v
+                g = h
+        lo, hi = offsets[g], offsets[g + 1]
+        _dots_columns(x, groupT[g], 0, w, acc)  # the whole padded width: aligned, vectorized
+        p = members[lo]
+        best = l_sq[p] - (acc[0] + acc[0])
+        for q in range(1, hi - lo):
+            j = members[lo + q]
+            v = l_sq[j] - (acc[q] + acc[q])
+            if v < best:
+                best = v
+                p = j
+        cand = candidates[p]
+        if blocks:  # the candidates' coordinates as one contiguous (d, c) block: vectorized
+            _dots_columns(x, candT[p], 0, c, acc)
+        else:
+            _dots(x, L, cand, 0, c, acc)
+        # candidates come nearest-first (to p), so the running r-th tightens early; (key, index) order
+        kk = keys[i]
+        ii = idx[i]
+        nn = 0
+        for q in range(c):
+            j = cand[q]
+            v = l_sq[j] - (acc[q] + acc[q])
+            if nn < r:
+                s = nn
+                nn += 1
+            elif v < kk[r - 1] or (v == kk[r - 1] and j < ii[r - 1]):
+                s = r - 1
+            else:
+                continue
+            while s > 0 and (kk[s - 1] > v or (kk[s - 1] == v and ii[s - 1] > j)):
+                kk[s] = kk[s - 1]
+                ii[s] = ii[s - 1]
+                s -= 1
+            kk[s] = v
+            ii[s] = j

@@ -17,14 +17,22 @@ depend on the number of threads: the answer does not change with the machine's c
 from __future__ import annotations
 
 from contextlib import nullcontext
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 import scipy.sparse as sp
 
 from ..utils.threads import blas_num_threads, run_claim_loops, single_threaded_blas
 
-__all__ = ["BACKENDS", "graph_gram", "nearest", "resolve_backend"]
+__all__ = [
+    "BACKENDS",
+    "SearchIndex",
+    "approximate_nearest",
+    "build_search_index",
+    "graph_gram",
+    "nearest",
+    "resolve_backend",
+]
 
 #: the search backends, best first
 BACKENDS = ("numba", "numpy")
@@ -36,17 +44,19 @@ MIN_TILE_ROWS, MAX_TILE_ROWS = 64, 4096
 #: the compiled kernels (None: not loaded yet; False: numba is not installed)
 _numba_select: Any = None
 _numba_gram: Any = None
+_numba_coarse: Any = None
 
 
 def _numba_kernel():
-    global _numba_select, _numba_gram
+    global _numba_select, _numba_gram, _numba_coarse
     if _numba_select is None:
         try:
             from . import _neighbors_numba
         except ImportError:
-            _numba_select = _numba_gram = False
+            _numba_select = _numba_gram = _numba_coarse = False
         else:
             _numba_select, _numba_gram = _neighbors_numba.smallest, _neighbors_numba.gram_add
+            _numba_coarse = _neighbors_numba.coarse_to_fine
     return _numba_select or None
 
 
@@ -54,14 +64,28 @@ def graph_gram(indices, weights, n_points: int):
     """``Z^T Z`` (CSR ``(m, m)``) of the graph whose row ``i`` joins ``indices[i]`` with ``weights[i]``.
 
     With numba, the ``r^2`` products of each row are added into a dense ``m x m`` array in row order
-    (the sparse product costs as much as the nearest-landmark search itself); without it,
-    scipy's sparse product.  The two agree to rounding.
+    (the sparse product costs as much as the nearest-landmark search itself); a block of at least
+    :data:`GRAM_SPLIT_ROWS` rows is cut in two halves summed on two threads and then added, first
+    half first (the same halves whatever the number of threads, so the same rounding).  Without
+    numba, scipy's sparse product.  The routes agree to rounding.
     """
     n, r = indices.shape
     if float(n) * r * r >= GRAM_NUMBA_MIN_PRODUCTS and _numba_kernel() is not None:
-        G = np.zeros((n_points, n_points))
-        _numba_gram(indices, np.ascontiguousarray(weights, dtype=np.float64), G)
-        return sp.csr_matrix(G)
+        weights = np.ascontiguousarray(weights, dtype=np.float64)
+        if n < GRAM_SPLIT_ROWS:
+            G = np.zeros((n_points, n_points))
+            _numba_gram(indices, weights, G)
+            return sp.csr_matrix(G)
+        half = n // 2
+        parts = [np.zeros((n_points, n_points)), np.zeros((n_points, n_points))]
+        spans = [slice(0, half), slice(half, n)]
+
+        def piece(t, _state):
+            _numba_gram(indices[spans[t]], weights[spans[t]], parts[t])
+
+        run_claim_loops(piece, 2, max(1, min(2, blas_num_threads())))
+        parts[0] += parts[1]
+        return sp.csr_matrix(parts[0])
     Z = sp.csr_matrix(
         (np.asarray(weights, dtype=np.float64).ravel(), indices.ravel(), np.arange(0, n * r + 1, r, dtype=np.int64)),
         shape=(n, n_points),
@@ -69,6 +93,12 @@ def graph_gram(indices, weights, n_points: int):
     return (Z.T @ Z).tocsr()
 
 
+#: the numpy approximate search gathers every row's candidates at once when ``c x d`` is at most this
+_GATHER_MAX_VALUES = 8192
+#: values of one gathered chunk (rows x c x d)
+_GATHER_CHUNK_VALUES = 1 << 21
+#: blocks of at least this many rows sum their ``Z^T Z`` in two halves on two threads
+GRAM_SPLIT_ROWS = 20_000
 #: searches smaller than this (rows x points) run on numpy when the backend is left to choose: loading
 #: numba and its compiled selection costs ~1-3 s once per process, more than such a search takes
 NUMBA_MIN_WORK = 20_000_000
@@ -96,7 +126,8 @@ def tile_rows(n_landmarks: int, itemsize: int) -> int:
 
 
 def _select_numpy(G, l_sq, r, keys, idx):
-    K = l_sq[None, :] - 2.0 * G
+    """Each row's ``r`` smallest keys ``l_sq - 2 G`` in (key, column) order (``l_sq``: (m,) or one per entry)."""
+    K = (l_sq[None, :] if l_sq.ndim == 1 else l_sq) - 2.0 * G
     m = K.shape[1]
     part = np.argpartition(K, r - 1, axis=1)[:, :r] if r < m else np.broadcast_to(np.arange(m), K.shape)
     k = np.take_along_axis(K, part, axis=1)
@@ -174,5 +205,224 @@ def nearest(X, L, r: int, *, l_sq=None, backend: str | None = None, n_threads: i
         Xd = np.asarray(X)
         x_sq = np.einsum("ij,ij->i", Xd, Xd, dtype=dtype) if Xd.dtype == dtype else (Xd.astype(dtype) ** 2).sum(1)
     keys += x_sq[:, None]
+    np.maximum(keys, 0.0, out=keys)
+    return keys, idx
+
+
+# -- the approximate search (U-SPEC's coarse-to-fine) ---------------------------------------------
+#: U-SPEC's candidate neighbourhood of a landmark: its ``CANDIDATE_FACTOR r + 1`` nearest landmarks
+CANDIDATE_FACTOR = 10
+#: Lloyd steps grouping the landmarks (U-SPEC: 20)
+GROUP_ITER = 20
+#: the numba kernel copies each landmark's candidates into a contiguous block up to this size (else gathers)
+_CANDIDATE_BLOCKS_BYTES = 1 << 28
+
+
+class SearchIndex(NamedTuple):
+    """The landmarks grouped for :func:`approximate_nearest` (built by :func:`build_search_index`).
+
+    ``centres`` (z, d): the groups' means; ``members`` (m,) int32: landmark indices group by group,
+    ascending within a group, group ``g`` being ``members[offsets[g]:offsets[g + 1]]``;
+    ``candidates`` (m, c) int32: each landmark's ``c`` nearest landmarks (itself included),
+    nearest first.  ``layouts`` caches the compiled kernel's copies of the landmarks, per dtype.
+    """
+
+    centres: np.ndarray
+    members: np.ndarray
+    offsets: np.ndarray
+    candidates: np.ndarray
+    layouts: dict
+
+
+def build_search_index(L, r: int) -> SearchIndex:
+    """Group the ``m`` landmarks ``L`` for :func:`approximate_nearest` of ``r`` neighbours (U-SPEC's recipe).
+
+    ``floor(sqrt(m))`` groups by :data:`GROUP_ITER` Lloyd steps started from evenly spaced
+    landmarks (no random draw: the same landmarks give the same index in every process), and
+    each landmark's ``min(m, 10 r + 1)`` nearest landmarks by the exact search.  Costs
+    ``O(m^2 d)`` once; a few milliseconds for a thousand landmarks.
+    """
+    L = np.ascontiguousarray(L, dtype=np.float64)
+    m = L.shape[0]
+    if not 1 <= r <= m:
+        raise ValueError(f"r must be in [1, {m}] (the number of landmarks), got {r}")
+    z = max(1, int(np.sqrt(m)))
+    C = L[np.linspace(0, m - 1, z).round().astype(np.int64)].copy()
+    for _ in range(GROUP_ITER):
+        g = nearest(L, C, 1, backend="numpy")[1][:, 0]
+        counts = np.bincount(g, minlength=z)
+        used = counts > 0
+        new = C.copy()
+        for k in range(L.shape[1]):  # one column at a time, in row order: the same sums in every process
+            new[used, k] = np.bincount(g, weights=L[:, k], minlength=z)[used] / counts[used]
+        if np.array_equal(new, C):
+            break
+        C = new
+    g = nearest(L, C, 1, backend="numpy")[1][:, 0]
+    keep = np.flatnonzero(np.bincount(g, minlength=z) > 0)  # groups left empty are dropped
+    relabel = np.full(z, -1, dtype=np.int64)
+    relabel[keep] = np.arange(keep.size)
+    g = relabel[g]
+    members = np.argsort(g, kind="stable").astype(np.int32)
+    offsets = np.concatenate([[0], np.cumsum(np.bincount(g, minlength=keep.size))]).astype(np.int64)
+    c = min(m, CANDIDATE_FACTOR * r + 1)
+    candidates = nearest(L, L, c, backend="numpy")[1]  # nearest first: the kernel's threshold tightens early
+    return SearchIndex(np.ascontiguousarray(C[keep]), members, offsets, np.ascontiguousarray(candidates), {})
+
+
+def _kernel_layout(index, L, C):
+    """The numba kernel's copies, made once per index and dtype: ``(C^T, groups^T padded, candidates^T)``."""
+    key = (L.dtype.str, L.shape)
+    if key not in index.layouts:
+        CT = np.ascontiguousarray(C.T)
+        sizes = np.diff(index.offsets)
+        w = int(-(-sizes.max() // 8) * 8)  # a multiple of 8 lanes
+        padded = np.zeros((C.shape[0], w), dtype=np.int64)  # (padding: landmark 0, never compared)
+        for g, (lo, size) in enumerate(zip(index.offsets[:-1], sizes, strict=True)):
+            padded[g, :size] = index.members[lo : lo + size]
+        groupT = np.ascontiguousarray(L[padded].transpose(0, 2, 1))
+        m, c, d = L.shape[0], index.candidates.shape[1], L.shape[1]
+        if m * c * d * L.itemsize <= _CANDIDATE_BLOCKS_BYTES:
+            candT = np.ascontiguousarray(L[index.candidates].transpose(0, 2, 1))
+        else:
+            candT = np.empty((0, d, c), dtype=L.dtype)
+        index.layouts.clear()  # one dtype at a time: the copies are as large as m x (10 r + 1) x d
+        index.layouts[key] = (CT, groupT, candT)
+    return index.layouts[key]
+
+
+def _seq_dots(X, PT):
+    """``X @ PT`` for ``X`` (n, d) and ``PT`` (d, c), each sum in coordinate order (the numba kernel's arithmetic)."""
+    acc = X[:, :1] * PT[0]
+    for k in range(1, X.shape[1]):
+        acc += X[:, k : k + 1] * PT[k]
+    return acc
+
+
+def _coarse_to_fine_numpy(X, L, l_sq, C, c_sq, members, offsets, candidates, r, keys, idx, n_threads=None):
+    """The numpy version of the numba kernel ``coarse_to_fine``: the same keys, the same neighbours.
+
+    Rows are taken group by group, then by their landmark ``p`` (rows sharing ``p`` share its
+    candidates), each dot product summed in coordinate order as the kernel does.
+    """
+    Sg = _seq_dots(X, np.ascontiguousarray(C.T))
+    g = np.argmin(c_sq[None, :] - (Sg + Sg), axis=1)  # the first of equal keys: the lowest index
+    p = np.empty(X.shape[0], dtype=np.int64)
+    order = np.argsort(g, kind="stable")
+    bounds = np.searchsorted(g[order], np.arange(C.shape[0] + 1))
+    for h in range(C.shape[0]):
+        rows = order[bounds[h] : bounds[h + 1]]
+        if rows.size:
+            mem = members[offsets[h] : offsets[h + 1]]
+            S = _seq_dots(X[rows], np.ascontiguousarray(L[mem].T))
+            p[rows] = mem[np.argmin(l_sq[mem][None, :] - (S + S), axis=1)]
+    c, d = candidates.shape[1], X.shape[1]
+    cand_asc = np.sort(candidates, axis=1)  # ascending: the selection's tie rule (the lower index) is column order
+    if c * d <= _GATHER_MAX_VALUES:
+        # few columns: every row's candidates gathered at once, chunk by chunk (one numpy call per column)
+        LT = np.ascontiguousarray(L.T)
+        step = max(1, _GATHER_CHUNK_VALUES // (c * d))
+        n_chunks = -(-X.shape[0] // step)
+
+        def piece(t, _state):
+            rows = slice(t * step, min(X.shape[0], (t + 1) * step))
+            cand = cand_asc[p[rows]]
+            S = X[rows, :1] * LT[0][cand]
+            for k in range(1, d):
+                S += X[rows, k : k + 1] * LT[k][cand]
+            _select_numpy(S, l_sq[cand], r, keys[rows], idx[rows])  # keys l_sq - 2 S: the kernel's l_sq - (S + S)
+            idx[rows] = np.take_along_axis(cand, idx[rows].astype(np.int64), axis=1)
+
+        run_claim_loops(piece, n_chunks, max(1, min(n_threads or blas_num_threads(), n_chunks)))
+        return
+    order = np.argsort(p, kind="stable")
+    bounds = np.searchsorted(p[order], np.arange(L.shape[0] + 1))
+    used = np.flatnonzero(np.diff(bounds))
+
+    def piece_of(t, _state):  # many columns: the rows of one landmark p, which share its candidates
+        q = used[t]
+        rows = order[bounds[q] : bounds[q + 1]]
+        cand = cand_asc[q]
+        S = _seq_dots(X[rows], np.ascontiguousarray(L[cand].T))
+        k_rows, i_rows = np.empty((rows.size, r), dtype=keys.dtype), np.empty((rows.size, r), dtype=np.int32)
+        _select_numpy(S, l_sq[cand], r, k_rows, i_rows)
+        keys[rows] = k_rows
+        idx[rows] = cand[i_rows]
+
+    run_claim_loops(piece_of, used.size, max(1, min(n_threads or blas_num_threads(), used.size)))
+
+
+def approximate_nearest(X, L, r: int, index: SearchIndex, *, backend: str | None = None, n_threads=None):
+    """U-SPEC's approximate ``r`` nearest rows of ``L``: ``(sq_distances, indices)``, as :func:`nearest`'s.
+
+    Coarse to fine (Huang et al., TKDE 2020): each row's nearest group centre, that group's
+    nearest landmark ``p``, then the ``r`` nearest among ``p``'s candidate neighbourhood (its
+    ``10 r + 1`` nearest landmarks); about ``sqrt(m) + m / sqrt(m) + 10 r`` distances a row
+    instead of ``m``.  The neighbours found are exact distances, but not always the ``r``
+    nearest: a landmark outside the candidate neighbourhood is missed (the recall of every
+    labelled set is in ``benchmarks/results/approximate-search.md``).  The answer of a row
+    depends on that row alone (no BLAS, sums in coordinate order), so it is the same for any
+    blocks, threads or engine, and both backends give the same neighbours.  Dense input only.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from kernelsketch.kernels.neighbors import approximate_nearest, build_search_index, nearest
+    >>> rng = np.random.default_rng(0)
+    >>> L, X = rng.normal(size=(400, 3)), rng.normal(size=(1000, 3))
+    >>> _, approx = approximate_nearest(X, L, 5, build_search_index(L, 5))
+    >>> _, exact = nearest(X, L, 5)
+    >>> float(np.mean([len(set(a) & set(b)) / 5 for a, b in zip(approx, exact)])) > 0.9
+    True
+    """
+    if sp.issparse(X):
+        raise TypeError("the approximate nearest-landmark search takes dense rows; use the exact search for CSR")
+    dtype = np.float32 if X.dtype == np.float32 else np.float64
+    X = np.ascontiguousarray(X, dtype=dtype)
+    L = np.ascontiguousarray(L, dtype=dtype)
+    n, m = X.shape[0], L.shape[0]
+    if X.shape[1] != L.shape[1]:
+        raise ValueError(f"X has {X.shape[1]} columns but the points searched have {L.shape[1]}")
+    if index.candidates.shape[0] != m or index.centres.shape[1] != L.shape[1]:
+        raise ValueError("the search index was built for other landmarks")
+    r_max = index.candidates.shape[1]
+    if not 1 <= r <= r_max:
+        raise ValueError(f"r must be in [1, {r_max}] (the candidate neighbourhood of the index), got {r}")
+    C: np.ndarray = np.ascontiguousarray(index.centres, dtype=dtype)
+    l_sq = (L * L).sum(axis=1)
+    c_sq = (C * C).sum(axis=1)
+    keys = np.empty((n, r), dtype=dtype)
+    idx = np.empty((n, r), dtype=np.int32)
+    use_numba = resolve_backend(backend, float(n) * m) == "numba"
+    if use_numba:
+        kernel = _numba_coarse
+        CT, groupT, candT = _kernel_layout(index, L, C)
+        tile = MAX_TILE_ROWS
+        n_tiles = -(-n // tile)
+
+        def piece(t, _state):
+            s = slice(t * tile, min(n, (t + 1) * tile))
+            kernel(
+                X[s],
+                L,
+                l_sq,
+                CT,
+                c_sq,
+                groupT,
+                index.members,
+                index.offsets,
+                index.candidates,
+                candT,
+                r,
+                keys[s],
+                idx[s],
+            )
+
+        run_claim_loops(piece, n_tiles, max(1, min(n_threads or blas_num_threads(), n_tiles)))
+    elif n:
+        _coarse_to_fine_numpy(
+            X, L, l_sq, C, c_sq, index.members, index.offsets, index.candidates, r, keys, idx, n_threads
+        )
+    keys += np.einsum("ij,ij->i", X, X)[:, None]
     np.maximum(keys, 0.0, out=keys)
     return keys, idx

@@ -21,7 +21,7 @@ from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, Transfo
 from sklearn.utils.validation import check_is_fitted
 
 from .._typing import ArrayLike, FloatArray, RandomStateLike
-from ..kernels.neighbors import graph_gram, nearest
+from ..kernels.neighbors import approximate_nearest, build_search_index, graph_gram, nearest
 from ..kernels.selection import make_kernel
 from ..utils.chunking import gen_row_slices, get_chunk_n_rows
 from ..utils.dispatch import maybe_dask_transform
@@ -36,6 +36,11 @@ _HEURISTICS = ("median", "percentile", "mean_sq")
 _KNN_MEAN = "knn_mean"
 #: landmark selections: a uniform sample of rows, or k-means centres of a larger one (LSC-K / U-SPEC)
 LANDMARK_SELECTIONS = ("uniform", "kmeans")
+#: how each row's nearest landmarks are found
+SEARCHES = ("auto", "exact", "approximate")
+#: search="auto" is approximate up to this many columns, where it is faster than the exact search
+#: (``benchmarks/results/approximate-search.md``: 2-5x at 2-20 columns, even near 80, slower above)
+AUTO_APPROXIMATE_MAX_FEATURES = 40
 #: the k-means selection clusters a uniform sample of this many rows per landmark (U-SPEC's hybrid: ~10 m)
 KMEANS_SAMPLE_FACTOR = 10
 #: Lloyd iterations of the k-means landmark selection (U-SPEC: a few; the centres need not converge)
@@ -106,6 +111,16 @@ class LandmarkSpectralEmbedding(ClassNamePrefixFeaturesOutMixin, TransformerMixi
         degrees; a constant column of the embedding).  ``"keep"``: it is one of the ``k``
         kept; ``"drop"``: it is removed exactly (deflated, also when the graph has several
         parts) and the next ``k`` are kept.
+    search : {"auto", "exact", "approximate"}, default="auto"
+        How each row's ``r`` nearest landmarks are found.  ``"exact"``: all ``m`` distances
+        (:func:`~kernelsketch.kernels.neighbors.nearest`); ``"approximate"``: U-SPEC's
+        coarse-to-fine search (:func:`~kernelsketch.kernels.neighbors.approximate_nearest`: about
+        ``2 sqrt(m) + 10 r`` distances a row, 2-5x faster with few columns, slower with many),
+        which finds 92-100 % of the exact neighbours on the labelled sets with the same ARI
+        within noise (``benchmarks/results/approximate-search.md``); ``"auto"``: approximate for
+        dense data of at most :data:`AUTO_APPROXIMATE_MAX_FEATURES` (40) columns, exact otherwise
+        and for CSR input.  The choice depends on the number of columns only, and a row's
+        answer on that row only: the same on every engine, block size and thread count.
     random_state : int, Generator or None
         Seeds the landmarks and the bandwidth heuristic.
 
@@ -180,6 +195,8 @@ class LandmarkSpectralEmbedding(ClassNamePrefixFeaturesOutMixin, TransformerMixi
         "n_samples_seen_",
         "projection_",
     )
+    #: caches never saved (rebuilt from the landmarks by whoever needs them)
+    _transient_state: ClassVar[tuple[str, ...]] = ("_search_index_cache",)
     #: how the out-of-core driver fits it: landmark rows by index, then one pass of block statistics
     _fit_strategy: ClassVar[str] = "landmarks_then_pass"
     _dim_param: ClassVar[str | None] = "n_components"
@@ -196,6 +213,7 @@ class LandmarkSpectralEmbedding(ClassNamePrefixFeaturesOutMixin, TransformerMixi
         "landmarks": [StrOptions(set(LANDMARK_SELECTIONS))],
         "unit_rows": ["boolean"],
         "trivial": [StrOptions({"keep", "drop"})],
+        "search": [StrOptions(set(SEARCHES))],
         "random_state": ["random_state", np.random.Generator],
     }
 
@@ -209,6 +227,7 @@ class LandmarkSpectralEmbedding(ClassNamePrefixFeaturesOutMixin, TransformerMixi
         landmarks: str = "uniform",
         unit_rows: bool = False,
         trivial: str = "keep",
+        search: str = "auto",
         random_state: RandomStateLike = None,
     ) -> None:
         self.n_components = n_components
@@ -218,6 +237,7 @@ class LandmarkSpectralEmbedding(ClassNamePrefixFeaturesOutMixin, TransformerMixi
         self.landmarks = landmarks
         self.unit_rows = unit_rows
         self.trivial = trivial
+        self.search = search
         self.random_state = random_state
 
     # -- the seams the out-of-core driver calls ------------------------------------
@@ -295,7 +315,10 @@ class LandmarkSpectralEmbedding(ClassNamePrefixFeaturesOutMixin, TransformerMixi
         """
         L = self.landmarks_
         r = min(self.n_neighbors, L.shape[0])
-        d2, indices = nearest(X, L, r)  # ascending: d2[:, -1] is the r-th nearest
+        if self._approximate(X):
+            d2, indices = approximate_nearest(X, L, r, self._search_index(r))
+        else:
+            d2, indices = nearest(X, L, r)  # ascending: d2[:, -1] is the r-th nearest
         d2 = d2.astype(np.float64, copy=False)
         if self.bandwidth_ is None:
             scale = d2[:, -1:]  # the r-th nearest landmark's squared distance
@@ -306,6 +329,21 @@ class LandmarkSpectralEmbedding(ClassNamePrefixFeaturesOutMixin, TransformerMixi
             weights = np.exp(-(d2 - d2[:, :1]) / self.bandwidth_**2)
         weights /= weights.sum(axis=1, keepdims=True)  # >= 1 before: the nearest landmark's weight is > 0
         return indices, weights
+
+    def _approximate(self, X):
+        """Whether rows like ``X`` are searched approximately (``search``, resolved by the number of columns)."""
+        if sp.issparse(X) or self.search == "exact":
+            return False
+        return self.search == "approximate" or X.shape[1] <= AUTO_APPROXIMATE_MAX_FEATURES
+
+    def _search_index(self, r):
+        """The landmarks grouped for the approximate search: built once from ``landmarks_`` (deterministic,
+        so every process builds the same one), kept with the estimator but never saved."""
+        cached = vars(self).get("_search_index_cache")
+        if cached is None or cached[0] is not self.landmarks_ or cached[1] != r:
+            cached = (self.landmarks_, r, build_search_index(self.landmarks_, r))
+            self._search_index_cache = cached
+        return cached[2]
 
     def _csr(self, indices, weights):
         n, r = indices.shape

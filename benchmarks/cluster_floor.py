@@ -45,10 +45,10 @@ def search_floor(n_rows, n_landmarks=1000, r=10, repeats=3):
     rng = np.random.default_rng(0)
     X = rng.normal(size=(n_rows, 10))
     L = X[rng.choice(n_rows, n_landmarks, replace=False)]
-    index = build_search_index(L, r)
+    groups = build_search_index(L, r)
     fns = {
         "ours (numba)": lambda: nearest(X, L, r, backend="numba"),
-        "ours, approximate (numba)": lambda: approximate_nearest(X, L, r, index, backend="numba"),
+        "ours, approximate (numba)": lambda: approximate_nearest(X, L, r, groups, backend="numba"),
     }
     try:
         import faiss
@@ -66,7 +66,7 @@ def search_floor(n_rows, n_landmarks=1000, r=10, repeats=3):
     nearest(X, L, r, backend="numpy")
     out["times"]["ours (numpy fallback)"] = time.perf_counter() - t0
     _, exact = nearest(X, L, r)
-    _, approx = approximate_nearest(X, L, r, index)
+    _, approx = approximate_nearest(X, L, r, groups)
     out["recall"] = float((np.sort(exact, 1)[:, :, None] == np.sort(approx, 1)[:, None, :]).any(2).mean())
     if faiss is not None:
         _, ours = nearest(X32, L.astype(np.float32), r)

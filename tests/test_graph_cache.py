@@ -89,18 +89,22 @@ def test_the_assignment_pass_does_not_search_again(tmp_path, monkeypatch):
     assert with_cache == 5000 + 800
 
 
-def test_a_failed_run_removes_the_kept_graph(tmp_path, monkeypatch):
+@pytest.mark.parametrize("error", [RuntimeError, KeyboardInterrupt])
+def test_a_failed_or_interrupted_run_removes_the_kept_graph(tmp_path, monkeypatch, error):
     from kernelsketch.out_of_core import drivers
 
     X = _blobs(3000)
     before = _leftovers()
+    seen = []
 
     def boom(*args, **kwargs):
-        raise RuntimeError("disk on fire")
+        seen.append(_leftovers() - before)  # the kept graph exists while the assignment pass runs
+        raise error("disk on fire")
 
     monkeypatch.setattr(drivers, "_kept_embedding", boom)
-    with pytest.raises(RuntimeError, match="disk on fire"):
+    with pytest.raises(error, match="disk on fire"):  # (Ctrl-C is a KeyboardInterrupt in the main thread)
         ks.cluster_file(X, 3, init_size=500, keep_graph=True, random_state=0)
+    assert seen and len(seen[0]) == 1
     assert _leftovers() == before
 
 

@@ -6,6 +6,7 @@ import numbers
 from typing import ClassVar, Self
 
 import numpy as np
+import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClusterMixin, _fit_context
 from sklearn.utils.validation import check_is_fitted
 
@@ -226,7 +227,7 @@ class LandmarkSpectralClustering(ClusterMixin, BaseEstimator):
         X = check_input(X, accept_sparse=("csr",), estimator=self, reset=False)
         emb = self.embedding_
         G, degrees, _ = emb._statistics(X)
-        G = G.toarray()
+        G = G.toarray() if sp.issparse(G) else np.asarray(G)
         inv_sqrt = np.zeros_like(degrees)
         used = degrees > 0
         inv_sqrt[used] = 1.0 / np.sqrt(degrees[used])

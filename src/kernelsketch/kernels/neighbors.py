@@ -61,7 +61,8 @@ def _numba_kernel():
 
 
 def graph_gram(indices, weights, n_points: int):
-    """``Z^T Z`` (CSR ``(m, m)``) of the graph whose row ``i`` joins ``indices[i]`` with ``weights[i]``.
+    """``Z^T Z`` (``(m, m)``: dense on the numba route, CSR on scipy's) of the graph whose row ``i`` joins
+    ``indices[i]`` with ``weights[i]``.
 
     With numba, the ``r^2`` products of each row are added into a dense ``m x m`` array in row order
     (the sparse product costs as much as the nearest-landmark search itself); a block of at least
@@ -75,7 +76,7 @@ def graph_gram(indices, weights, n_points: int):
         if n < GRAM_SPLIT_ROWS:
             G = np.zeros((n_points, n_points))
             _numba_gram(indices, weights, G)
-            return sp.csr_matrix(G)
+            return G
         half = n // 2
         parts = [np.zeros((n_points, n_points)), np.zeros((n_points, n_points))]
         spans = [slice(0, half), slice(half, n)]
@@ -85,7 +86,7 @@ def graph_gram(indices, weights, n_points: int):
 
         run_claim_loops(piece, 2, max(1, min(2, blas_num_threads())))
         parts[0] += parts[1]
-        return sp.csr_matrix(parts[0])
+        return parts[0]
     Z = sp.csr_matrix(
         (np.asarray(weights, dtype=np.float64).ravel(), indices.ravel(), np.arange(0, n * r + 1, r, dtype=np.int64)),
         shape=(n, n_points),

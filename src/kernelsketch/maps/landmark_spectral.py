@@ -383,8 +383,13 @@ class LandmarkSpectralEmbedding(ClassNamePrefixFeaturesOutMixin, TransformerMixi
         G, s, n = parts[0]
         G = G.copy()
         s = s.copy()
-        for G2, s2, n2 in parts[1:]:
-            G = G + G2
+        for G2, s2, n2 in parts[1:]:  # (Z^T Z is dense from the compiled route, CSR from scipy's)
+            if sp.issparse(G) and not sp.issparse(G2):
+                G = G.toarray()
+            if sp.issparse(G):
+                G = G + G2
+            else:
+                G += G2.toarray() if sp.issparse(G2) else G2
             s += s2
             n += n2
         return G, s, n

@@ -263,3 +263,15 @@ def test_the_approximate_search_gives_the_same_labels_on_every_engine_and_after_
     g_a = fitted._graph(X)[0]
     g_e = fitted.set_params(search="exact")._graph(X)[0]
     assert 0.95 < (np.sort(g_a, 1)[:, :, None] == np.sort(g_e, 1)[:, None, :]).any(2).mean() <= 1.0
+
+
+def test_the_search_index_is_rebuilt_not_pickled():
+    import pickle
+
+    X, _ = make_blobs(2000, centers=3, n_features=3, random_state=9)
+    emb = LandmarkSpectralEmbedding(n_components=3, n_landmarks=300, random_state=0).fit(X)
+    U = emb.transform(X)  # (3 columns: the approximate search, its index cached)
+    assert "_search_index_cache" in vars(emb)
+    copy = pickle.loads(pickle.dumps(emb))
+    assert "_search_index_cache" not in vars(copy)
+    np.testing.assert_array_equal(copy.transform(X), U)

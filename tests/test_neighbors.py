@@ -213,3 +213,23 @@ def test_graph_gram_split_in_halves_is_the_same_on_one_thread_or_two(monkeypatch
     one = nb.graph_gram(indices, weights, m)
     np.testing.assert_array_equal(one, two)  # the same halves, added in the same order: bit for bit
     np.testing.assert_allclose(two, Z.T @ Z, rtol=1e-12, atol=1e-15)
+
+
+def test_nearest_centre_is_the_brute_force_argmin_dense_and_sparse(dtype):
+    rng = np.random.default_rng(9)
+    X, C = rng.normal(size=(3000, 6)).astype(dtype), rng.normal(size=(7, 6))
+    labels, dist = np.empty(3000, dtype=np.int64), np.empty(3000, dtype=dtype)
+    nb.nearest_centre(X, C, labels, dist)
+    D = ((np.asarray(X, np.float64)[:, None] - C[None]) ** 2).sum(-1)
+    agree = labels == D.argmin(1)
+    assert agree.mean() > (0.999 if dtype == np.float32 else 1.0 - 1e-12)
+    tol = 1e-4 if dtype == np.float32 else 1e-10
+    np.testing.assert_allclose(dist + (np.asarray(X, np.float64) ** 2).sum(1), D.min(1), rtol=tol, atol=tol)
+    Xs = sp.csr_matrix(np.where(np.abs(X) > 1, X, 0))
+    nb.nearest_centre(Xs, C, labels)
+    ref = (((np.asarray(Xs.toarray(), np.float64)[:, None] - C[None]) ** 2).sum(-1)).argmin(1)
+    assert (labels == ref).mean() > (0.999 if dtype == np.float32 else 1.0 - 1e-12)
+    lab2, d1, d2 = nb.two_nearest_centres(np.asarray(X, np.float64), C, (np.asarray(X, np.float64) ** 2).sum(1))
+    S = np.sort(D, axis=1)
+    np.testing.assert_allclose(d1, np.sqrt(S[:, 0]), rtol=1e-9, atol=1e-9)
+    np.testing.assert_allclose(d2, np.sqrt(S[:, 1]), rtol=1e-9, atol=1e-9)

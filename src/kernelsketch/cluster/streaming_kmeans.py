@@ -34,10 +34,9 @@ from sklearn.cluster import kmeans_plusplus
 from sklearn.utils.validation import check_is_fitted
 
 from .._typing import ArrayLike, FloatArray, NDArray, RandomStateLike
-from ..kernels.tiled_gemm import tile_bytes
-from ..utils.chunking import get_chunk_n_rows
+from ..kernels.neighbors import nearest_centre as _assign
+from ..kernels.neighbors import two_nearest_centres as _two_nearest
 from ..utils.estimator_checks import Interval
-from ..utils.threads import blas_num_threads, run_claim_loops, single_threaded_blas
 from ..utils.validation import check_input, check_n_features, check_random_state
 
 __all__ = ["StreamingKMeans", "assign_with_statistics", "lloyd_statistics"]
@@ -54,58 +53,6 @@ def _sq_norms(X):
     if sp.issparse(X):
         return np.asarray(X.multiply(X).sum(axis=1)).ravel()
     return np.einsum("ij,ij->i", X, X)
-
-
-#: columns of a tile of ``X^T``: its distances and its slice of ``X^T`` stay in a core's L2 cache
-def _tile_cols(n_features, itemsize):
-    return max(256, tile_bytes() // max(1, n_features * itemsize))
-
-
-def _assign(X, centers, labels, dist=None, XT=None):
-    """Nearest centre of every row of ``X`` into ``labels`` (and ``||x - c||^2 - ||x||^2`` into ``dist``).
-
-    Distances use the expanded form ``-2 c x^T + ||c||^2`` in X's dtype.  Dense
-    X is handled as ``X^T`` (``XT``: a C-contiguous transposed copy, made here
-    unless given), because ``C @ X^T`` with few centres runs about twice as fast
-    in OpenBLAS as ``X @ C^T``; its column tiles go to every core with BLAS
-    pinned to one thread per tile, as the kernel blocks do.
-    """
-    n = X.shape[0]
-    if sp.issparse(X):
-        C = np.asarray(centers, dtype=X.dtype)
-        c_sq = np.einsum("ij,ij->i", C, C)
-        step = max(1, get_chunk_n_rows(8 * (C.shape[0] + 2), n))
-        for start in range(0, n, step):
-            rows = slice(start, min(n, start + step))
-            D = np.asarray(X[rows] @ C.T)
-            D *= -2.0
-            D += c_sq
-            labels[rows] = np.argmin(D, axis=1)
-            if dist is not None:
-                dist[rows] = D[np.arange(D.shape[0]), labels[rows]]
-        return
-    if XT is None:
-        XT = np.ascontiguousarray(X.T)
-    C = np.ascontiguousarray(centers, dtype=XT.dtype)
-    c_sq = np.einsum("ij,ij->i", C, C)[:, None]
-    tile = _tile_cols(XT.shape[0], XT.dtype.itemsize)
-    n_tiles = -(-n // tile)
-
-    def piece(i, _):
-        cols = slice(i * tile, min(n, (i + 1) * tile))
-        D = C @ XT[:, cols]
-        D *= -2.0
-        D += c_sq
-        lab = np.argmin(D, axis=0)
-        labels[cols] = lab
-        if dist is not None:
-            dist[cols] = D[lab, np.arange(D.shape[1])]
-
-    if n_tiles == 1:
-        piece(0, None)
-        return
-    with single_threaded_blas():
-        run_claim_loops(piece, n_tiles, blas_num_threads())
 
 
 def _sums(X, labels, k):
@@ -164,26 +111,6 @@ def assign_with_statistics(X, centers):
     _assign(X, centers, labels, dist)
     sq = np.maximum(dist.astype(np.float64) + _sq_norms(X), 0.0)
     return labels, sq, _sums(X, labels, k), np.bincount(labels, minlength=k).astype(np.float64)
-
-
-def _two_nearest(X, centers, x_sq):
-    """Nearest and second-nearest centre of each row: ``(labels, d1, d2)``, distances (not squared)."""
-    k = centers.shape[0]
-    C = np.asarray(centers, dtype=np.float64)
-    D = np.asarray(X @ C.T, dtype=np.float64)
-    D *= -2.0
-    D += np.einsum("ij,ij->i", C, C)[None, :]
-    D += x_sq[:, None]
-    np.maximum(D, 0.0, out=D)
-    rows = np.arange(D.shape[0])
-    labels = np.argmin(D, axis=1)
-    d1 = D[rows, labels]
-    if k > 1:
-        D[rows, labels] = np.inf
-        d2 = D.min(axis=1)
-    else:
-        d2 = np.full(D.shape[0], np.inf)
-    return labels, np.sqrt(d1), np.sqrt(d2)
 
 
 def _lloyd_in_memory(X, centers, *, max_iter, tol_abs):

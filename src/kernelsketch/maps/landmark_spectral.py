@@ -345,6 +345,12 @@ class LandmarkSpectralEmbedding(ClassNamePrefixFeaturesOutMixin, TransformerMixi
             self._search_index_cache = cached
         return cached[2]
 
+    def __getstate__(self):
+        state = super().__getstate__()
+        for name in self._transient_state:  # rebuilt where needed (a Dask worker): not shipped with every task
+            state.pop(name, None)
+        return state
+
     def _csr(self, indices, weights):
         n, r = indices.shape
         return sp.csr_matrix(

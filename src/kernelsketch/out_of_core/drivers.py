@@ -511,9 +511,9 @@ def cluster_file(
     embedding : "spectral", "kjl", None or an estimator, default="spectral"
         ``"spectral"``: landmark spectral clustering,
         ``LandmarkSpectralEmbedding(n_components=n_clusters)`` (1,000 landmarks, each row
-        joined to its 10 nearest with its own local bandwidth; the default because it gives
-        the best clusters across the clustering-quality benchmark,
-        ``benchmarks/results/cluster-quality.md``);
+        joined to its 10 nearest with its own local bandwidth, found by U-SPEC's approximate
+        search for data of at most 40 columns; the default because it gives the best clusters
+        across the clustering-quality benchmark, ``benchmarks/results/cluster-quality.md``);
         ``"kjl"``: the Kernel JL paper's pipeline, centred
         ``KernelJL(n_components=10 * n_clusters, n_landmarks="auto")``;
         an (unfitted) kernelsketch or scikit-learn transformer, fitted with

@@ -319,6 +319,28 @@ def test_files_from_before_a_parameter_existed_keep_their_behaviour(tmp_path):
     assert KernelJL().scaling == "unit"
 
 
+def test_spectral_files_from_before_search_existed_keep_the_exact_search(tmp_path):
+    """A clustering saved before ``search`` existed found its neighbours exactly: it loads as search="exact"."""
+    from sklearn.datasets import make_blobs
+
+    from kernelsketch import LandmarkSpectralClustering
+
+    X, _ = make_blobs(1500, centers=3, n_features=3, random_state=1)
+    est = LandmarkSpectralClustering(3, n_landmarks=200, search="exact", random_state=0).fit(X)
+    path = save(est, tmp_path / "old.ksm")
+
+    def drop_new_fields(meta):
+        node = meta["root"]
+        del node["params"]["search"]
+        del node["state"]["embedding_"]["params"]["search"]
+
+    _rewrite(path, edit_meta=drop_new_fields)
+    back = load(path)
+    assert back.search == "exact" and back.embedding_.search == "exact"
+    np.testing.assert_array_equal(back.predict(X), est.predict(X))
+    assert LandmarkSpectralClustering().search == "auto"  # today's default, which an old file must not claim
+
+
 def test_pipelines_of_kernelsketch_and_sklearn_steps_round_trip(tmp_path):
     """The README's quick start is a Pipeline: it saves and loads without pickle, and predicts the same."""
     from sklearn.datasets import load_digits

@@ -102,6 +102,8 @@ class LandmarkSpectralClustering(ClusterMixin, BaseEstimator):
     """
 
     _persistent_state: ClassVar[tuple[str, ...]] = ("embedding_", "kmeans_", "labels_")
+    #: a model file written before ``search`` existed searched exactly: it loads as ``search="exact"``
+    _before_parameter_added: ClassVar[dict] = {"search": ("exact", {})}
     #: how the out-of-core driver fits it: the embedding's landmarks and pass, k-means on a sample
     _fit_strategy: ClassVar[str] = "embedding_then_sample"
     _dim_param: ClassVar[str | None] = None

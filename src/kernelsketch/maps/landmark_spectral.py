@@ -197,6 +197,8 @@ class LandmarkSpectralEmbedding(ClassNamePrefixFeaturesOutMixin, TransformerMixi
     )
     #: caches never saved (rebuilt from the landmarks by whoever needs them)
     _transient_state: ClassVar[tuple[str, ...]] = ("_search_index_cache",)
+    #: a model file written before ``search`` existed searched exactly: it loads as ``search="exact"``
+    _before_parameter_added: ClassVar[dict] = {"search": ("exact", {})}
     #: how the out-of-core driver fits it: landmark rows by index, then one pass of block statistics
     _fit_strategy: ClassVar[str] = "landmarks_then_pass"
     _dim_param: ClassVar[str | None] = "n_components"

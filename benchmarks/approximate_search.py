@@ -41,6 +41,11 @@ SET_MARGIN = 0.01
 BLOB_ROWS = 1_000_000
 
 
+def recall(exact, approx):
+    """The share of each row's exact neighbours (``exact``, (n, r) indices) that ``approx`` also returns."""
+    return float((np.sort(exact, axis=1)[:, :, None] == np.sort(approx, axis=1)[:, None, :]).any(axis=2).mean())
+
+
 def _median_time(fn, repeats=3):
     times = []
     for _ in range(repeats):
@@ -77,8 +82,7 @@ def run_set(name, seeds):
                 index = fitted._search_index(r)
                 _, exact = nearest(Xp, L, r)
                 _, approx = approximate_nearest(Xp, L, r, index)
-                hits = (np.sort(exact, axis=1)[:, :, None] == np.sort(approx, axis=1)[:, None, :]).any(axis=2)
-                out["recall"] = float(hits.mean())
+                out["recall"] = recall(exact, approx)
                 out["t_exact"] = _median_time(lambda: nearest(Xp, L, r))
                 out["t_approx"] = _median_time(lambda: approximate_nearest(Xp, L, r, index))
     return out
@@ -104,8 +108,7 @@ def blobs(rows):
     t_approx = _median_time(lambda: approximate_nearest(X, L, 10, index))
     _, e = nearest(X, L, 10)
     _, a = approximate_nearest(X, L, 10, index)
-    recall = float((np.sort(e, axis=1)[:, :, None] == np.sort(a, axis=1)[:, None, :]).any(axis=2).mean())
-    return {"rows": rows, "t_index": t_index, "t_exact": t_exact, "t_approx": t_approx, "recall": recall}
+    return {"rows": rows, "t_index": t_index, "t_exact": t_exact, "t_approx": t_approx, "recall": recall(e, a)}
 
 
 def columns_sweep(rows, dims=(2, 5, 10, 20, 40, 80, 160)):

@@ -306,8 +306,11 @@ class DelimitedSource(MatrixSource):
             quoted_strings_can_be_null=False,
         )
         try:
-            src = gzip.open(self.path, "rb") if str(self.path).endswith(".gz") else open(self.path, "rb")
-            with src:
+            # a native Arrow stream, not a Python file object: Arrow's read-ahead thread then never calls back
+            # into Python, which could abort the interpreter at exit after a stream given up mid-file
+            # (apache/arrow#34314)
+            compression = "gzip" if str(self.path).endswith(".gz") else None
+            with pa.input_stream(str(self.path), compression=compression) as src:
                 stream = pacsv.open_csv(src, read_options=read, parse_options=parse, convert_options=convert)
                 for batch in stream:
                     if batch.num_rows == 0:

@@ -70,3 +70,33 @@ def test_standardizing_a_column_near_1e160_gives_its_true_scale_not_zeros(tmp_pa
     np.testing.assert_allclose(scaler.scale_, ref.scale_ * [1, 1, 1e160], rtol=1e-10)
     Z = ks.embed_file(engine, None, ks.RandomFourierFeatures(8, bandwidth=1.0, random_state=0)).transform.embedding
     assert np.all(np.isfinite(Z))  # the engine hands the estimator standardized, finite rows
+
+
+def test_standardize_auto_decides_from_column_maxima_then_scales_exactly(tmp_path, monkeypatch):
+    from sklearn.preprocessing import StandardScaler
+
+    from kernelsketch.out_of_core import standardize as st
+
+    rng = np.random.default_rng(1)
+    same_unit = rng.normal(size=(2500, 4)) * [1.0, 2.0, -3.0, 0.5]
+    mixed = same_unit * [1.0, 1.0, 1.0, 400.0]
+    calls = []
+    moments = st._column_moments
+    monkeypatch.setattr(st, "_column_moments", lambda X, s: calls.append(1) or moments(X, s))
+    for X in (same_unit, mixed):
+        np.save(tmp_path / "X.npy", X)
+        calls.clear()
+        engine, scaler = ks.standardize_source(tmp_path / "X.npy", when="auto", block_rows=600)
+        spread = st.magnitude_spread(np.abs(X).max(axis=0))  # the decision, from the data in memory
+        if spread <= st.UNIT_SPREAD:
+            assert scaler is None and not calls  # one pass of maxima, no moments read
+        else:
+            assert calls  # the moments read only for data that are standardized, and exactly
+            ref = StandardScaler().fit(X)
+            np.testing.assert_allclose(scaler.mean_, ref.mean_, rtol=1e-12, atol=1e-14)
+            np.testing.assert_allclose(scaler.scale_, ref.scale_, rtol=1e-12)
+    assert (
+        st.magnitude_spread(np.abs(same_unit).max(axis=0))
+        <= st.UNIT_SPREAD
+        < st.magnitude_spread(np.abs(mixed).max(axis=0))
+    )

@@ -31,6 +31,24 @@ def _column_moments(X, _):
     return X.shape[0], mean_c * c, ((Xc - mean_c) ** 2).sum(axis=0), absmax
 
 
+def _column_absmax(X, _):
+    """(n, column max |value|) of one block: all ``standardize="auto"`` needs to decide."""
+    X = np.asarray(X)
+    if X.dtype.kind != "f":
+        X = X.astype(np.float64)
+    hi = X.max(axis=0, initial=-np.inf)
+    lo = X.min(axis=0, initial=np.inf)
+    return X.shape[0], np.maximum(hi, -lo).astype(np.float64)
+
+
+def _merge_absmax(parts):
+    n, absmax = 0, None
+    for nb, ab in parts:
+        n += nb
+        absmax = ab.copy() if absmax is None else np.maximum(absmax, ab)
+    return n, absmax
+
+
 def _merge_moments(parts):
     """Chan et al.'s pairwise update (exact to rounding, no cancellation of raw sums), in scaled units.
 
@@ -90,8 +108,9 @@ def standardize_source(
     data : path, array, MatrixSource, dask array or an engine (as :func:`fit_source`)
     when : True or "auto", default=True
         ``"auto"``: only when the columns are in different units
-        (:func:`magnitude_spread` above :data:`UNIT_SPREAD`); otherwise the engine is
-        returned unchanged with ``scaler=None``.
+        (:func:`magnitude_spread` above :data:`UNIT_SPREAD`, read in a first pass of
+        column maxima); otherwise the engine is returned unchanged with ``scaler=None``
+        after that one cheap pass, and standardized after a second (the moments) if not.
 
     Returns
     -------
@@ -126,11 +145,17 @@ def standardize_source(
         )
     if when not in (True, "auto"):
         raise ValueError(f"when must be True or 'auto', got {when!r}")
+    if when == "auto":
+        # the decision needs only each column's largest |value| (a min and a max: a tenth of the moments'
+        # cost); the moments are read in a second pass only for data that will be standardized
+        n, absmax = engine.reduce(_column_absmax, _merge_absmax, desc="column magnitudes (one pass)")
+        if not n:
+            raise ValueError("the data has no rows")
+        if magnitude_spread(absmax) <= UNIT_SPREAD:
+            return engine, None
     n, mean, m2, absmax = engine.reduce(_column_moments, _merge_moments, desc="standardize (one pass)")
     if not n:
         raise ValueError("the data has no rows")
-    if when == "auto" and magnitude_spread(absmax) <= UNIT_SPREAD:
-        return engine, None
     scale = _units(absmax) * np.sqrt(m2 / n)  # the standard deviation, computed without squaring the values
     with np.errstate(over="ignore"):
         var = scale**2  # (inf for a column whose variance exceeds float64's range; scale_ is what is used)

@@ -533,3 +533,30 @@ def test_numpy_data_in_the_graph_is_sent_once_and_the_labels_are_the_local_ones(
     # a dask array that reads its data lazily carries none in its graph and is left as it is
     lazy = da.ones((1000, 3), chunks=(250, 3))
     assert in_memory_bytes(lazy) == 0 and DaskEngine(lazy, client=client).stats["bytes_persisted"] == 0
+
+
+def _first_value(X, _state):
+    return [float(X[0, 0])]
+
+
+def test_dask_reduce_folds_in_chunk_order_holding_one_running_result(client):
+    """``DaskEngine.reduce`` is the local engine's left fold: ``merge([running, part])`` in chunk order,
+    never a list of every chunk's result on the client (a ``Z^T Z`` per chunk would not fit at scale)."""
+    from kernelsketch.distributed.engine import DaskEngine
+    from kernelsketch.out_of_core import open_engine
+
+    X = np.arange(60.0).reshape(30, 2)
+    seen = []
+
+    def merge(parts):
+        seen.append(len(parts))
+        return [v for p in parts for v in p]
+
+    for c in (client, None):
+        seen.clear()
+        engine = DaskEngine(da.from_array(X, chunks=(4, 2)), client=c, window=3)
+        out = engine.reduce(_first_value, merge)
+        assert out == [float(X[i, 0]) for i in range(0, 30, 4)]  # every chunk once, in chunk order
+        assert max(seen) <= 2 and len(seen) == 8  # 7 folds of (running, part), then merge([running])
+    local = open_engine(X, block_rows=4).reduce(_first_value, merge)
+    assert local == out

@@ -14,6 +14,7 @@ workers read them.
 from __future__ import annotations
 
 import functools
+import os
 import pickle
 from functools import partial
 
@@ -67,8 +68,9 @@ class DaskEngine:
     split_every : int, default=8
         Fan-in of the merge tree of streaming estimators.
     window : int, optional
-        Blocks in flight while results are consumed in order (default
-        ``2 * workers + 2``): bounds the client's memory.
+        Blocks in flight while results are consumed (``foreach``) or merged
+        (``reduce``) in order (default ``2 * workers + 2``, with the cores of this
+        machine as the workers when there is no client): bounds the client's memory.
 
     Attributes
     ----------
@@ -98,7 +100,8 @@ class DaskEngine:
         #: the files this engine reads (set by :meth:`open`; an output may never be one of them)
         self.input_paths: list = []
         self.split_every = split_every
-        workers = len(client.scheduler_info()["workers"]) if client is not None else 1
+        # (without a client, dask's threads in this process: one per core)
+        workers = len(client.scheduler_info()["workers"]) if client is not None else (os.cpu_count() or 1)
         self.window = window or (2 * max(workers, 1) + 2)
         self.stats = {"tasks": 0, "bytes_to_client": 0, "bytes_broadcast": 0, "passes": 0, "bytes_persisted": sent}
 
@@ -193,15 +196,20 @@ class DaskEngine:
 
     @_worker_memory
     def reduce(self, fn, merge, state=None, desc="pass"):
-        """``merge`` of ``fn(block, state)`` over every chunk (computed on the workers)."""
-        dask = import_dask("dask")
-        handle = self._state(state)
-        parts = [dask.delayed(_run, pure=False)(fn, b, handle) for b in self._blocks()]
-        self.stats["tasks"] += len(parts)
-        self.stats["passes"] += 1
-        results = dask.compute(*parts)
-        self._count(results)
-        return merge(list(results))
+        """``merge`` of ``fn(block, state)`` over every chunk: computed on the workers, folded on the client.
+
+        The chunks' results are merged in chunk order as they arrive (``merge([running, part])``, the
+        local engine's left fold, so the sums are bit-identical on both engines), ``window`` chunks in
+        flight: the client holds one running result and at most ``window`` parts, never one per chunk.
+        """
+        running = None
+
+        def fold(part, _y):
+            nonlocal running
+            running = part if running is None else merge([running, part])
+
+        self._in_order(fn, fold, state, desc, labels=False)
+        return merge([running])
 
     @_worker_memory
     def stream_fit(self, template, desc="partial_fit"):
@@ -215,12 +223,17 @@ class DaskEngine:
     @_worker_memory
     def foreach(self, fn, consume, state=None, desc="transform"):
         """``consume(fn(block, state), y_block)`` for every chunk in row order, ``window`` chunks in flight."""
+        self._in_order(fn, consume, state, desc, labels=True)
+
+    def _in_order(self, fn, consume, state, desc, labels):
+        """``consume(fn(block, state), y_block or None)`` in chunk order, at most ``window`` chunks in flight."""
         dask = import_dask("dask")
         from ..utils.progress import progress
 
         handle = self._state(state)
         blocks = self._blocks()
-        ys = list(self.y.to_delayed().ravel()) if self.y is not None else [None] * len(blocks)
+        with_y = labels and self.y is not None
+        ys = list(self.y.to_delayed().ravel()) if with_y else [None] * len(blocks)
         parts = [dask.delayed(_run, pure=False)(fn, b, handle) for b in blocks]
         self.stats["tasks"] += len(parts)
         self.stats["passes"] += 1

@@ -356,6 +356,36 @@ def test_the_driver_fits_by_the_declared_strategy(tmp_path):
         ks.fit_source(Wrong(n_components=4), tmp_path / "X.npy")
 
 
+def test_the_engine_protocol_lists_everything_the_library_asks_of_an_engine():
+    """Every ``engine.<name>`` (and ``getattr(engine, "<name>")``) in the library outside the engines
+    themselves is declared by the Protocol, and both engines have it: the contract is what the code uses."""
+    import re
+    from pathlib import Path
+
+    import kernelsketch
+    from kernelsketch.out_of_core import Engine, LocalEngine
+
+    da = pytest.importorskip("dask.array")
+    from kernelsketch.distributed.engine import DaskEngine
+
+    root = Path(kernelsketch.__file__).parent
+    engines = {root / "out_of_core" / "engine.py", root / "distributed" / "engine.py"}
+    used = set()
+    for path in root.rglob("*.py"):
+        if path in engines:
+            continue
+        text = path.read_text()
+        used |= set(re.findall(r"(?<![\w.])engine\.([A-Za-z_]\w*)", text))  # (not distributed.engine.X)
+        used |= set(re.findall(r"getattr\(engine, [\"']([A-Za-z_]\w*)[\"']", text))
+    declared = set(Engine.__annotations__) | {n for n in vars(Engine) if not n.startswith("_")}
+    assert {"reduce", "gather", "reservoir", "foreach", "n_rows"} <= used  # the scan sees the driver's calls
+    assert used <= declared, f"asked of an engine but not in the Protocol: {sorted(used - declared)}"
+    for engine in (open_engine(np.zeros((10, 3))), DaskEngine(da.zeros((10, 3), chunks=5))):
+        missing = [n for n in used if not hasattr(engine, n)]
+        assert not missing, (type(engine).__name__, missing)
+    assert isinstance(open_engine(np.zeros((4, 2))), LocalEngine)
+
+
 def test_both_engines_satisfy_the_engine_protocol():
     """The driver's contract (out_of_core.engine.Engine): the local engine and the Dask engine both answer it."""
     import inspect

@@ -412,3 +412,36 @@ def test_both_engines_satisfy_the_engine_protocol():
     b, _ = engine.reservoir(5, [1, 2])
     np.testing.assert_array_equal(a, b)
     assert a.shape == (5, 2) and len({tuple(r) for r in a}) == 5 and all(tuple(r) in {tuple(x) for x in X} for r in a)
+
+
+def test_every_clustering_path_seeds_k_means_through_one_step(tmp_path, monkeypatch):
+    """ "Embed, then k-means on a sample" exists once (``StreamingKMeans.seed_on_sample``): the in-memory
+    fit, ``fit_source`` of the clusterer and ``cluster_file`` (array and file) each call it once, with the
+    same sample, so they give the same labels for a seed."""
+    from kernelsketch.cluster import LandmarkSpectralClustering
+    from kernelsketch.cluster.streaming_kmeans import StreamingKMeans
+
+    rng = np.random.default_rng(5)
+    X = np.concatenate([rng.normal(c, 0.3, size=(400, 3)) for c in (0.0, 3.0, 6.0)])
+    np.save(tmp_path / "X.npy", X)
+    calls = []
+    original = StreamingKMeans.seed_on_sample
+
+    def spy(self, n_rows, embedded_rows, rng):
+        idx, sample = original(self, n_rows, embedded_rows, rng)
+        calls.append((n_rows, idx.copy()))
+        return idx, sample
+
+    monkeypatch.setattr(StreamingKMeans, "seed_on_sample", spy)
+    params = dict(n_landmarks=100, random_state=0)
+    labels = [LandmarkSpectralClustering(3, **params).fit(X).labels_]
+    fitted = ks.fit_source(LandmarkSpectralClustering(3, **params), tmp_path / "X.npy").estimator
+    labels.append(fitted.predict(X))
+    emb = ks.LandmarkSpectralEmbedding(n_components=3, **params)
+    for data in (X, tmp_path / "X.npy"):
+        labels.append(ks.cluster_file(data, 3, embedding=emb, standardize=False, random_state=0).labels)
+    assert len(calls) == 4 and all(n == X.shape[0] for n, _ in calls)
+    for _n, idx in calls[1:]:
+        np.testing.assert_array_equal(idx, calls[0][1])  # the same seeding sample on every path
+    for other in labels[1:]:
+        np.testing.assert_array_equal(other, labels[0])

@@ -18,14 +18,14 @@ from ..utils.validation import check_input, check_random_state, derive_seed
 from .streaming_kmeans import StreamingKMeans
 
 
-def kmeans_on_embedding(n_clusters, *, n_init, random_state):
+def kmeans_on_embedding(n_clusters, *, n_init, random_state, **params):
     """``(StreamingKMeans, rng)`` in the driver's order of draws: the k-means of ``cluster_file``.
 
-    The generator seeds the sample (:meth:`StreamingKMeans.sample_indices`) and then
-    k-means++ (:meth:`StreamingKMeans.seed`), so an in-memory fit and
-    :func:`kernelsketch.cluster_file` give the same labels for the same seed.
+    The generator seeds the sample and then k-means++ (:meth:`StreamingKMeans.seed_on_sample`),
+    so an in-memory fit and :func:`kernelsketch.cluster_file` give the same labels for the same
+    seed.  ``params``: StreamingKMeans's other parameters (``init_size``, ``tol``).
     """
-    km = StreamingKMeans(n_clusters, n_init=n_init, random_state=random_state)
+    km = StreamingKMeans(n_clusters, n_init=n_init, random_state=random_state, **params)
     return km, check_random_state(derive_seed(random_state) + 1)
 
 
@@ -170,9 +170,8 @@ class LandmarkSpectralClustering(ClusterMixin, BaseEstimator):
         km, rng = kmeans_on_embedding(self.n_clusters, n_init=self.n_init, random_state=rs)
         return embedding, km, rng
 
-    def _fit_clusters(self, sample, km, rng):
-        """k-means on ``sample``, the embedded rows of ``km.sample_indices(N, rng)``."""
-        km.seed(sample, rng)
+    def _adopt_clusters(self, km):
+        """Take ``km`` (seeded by :meth:`StreamingKMeans.seed_on_sample`) as this clusterer's k-means."""
         self.kmeans_ = km
         self.n_features_in_ = self.embedding_.n_features_in_
         if hasattr(self.embedding_, "feature_names_in_"):
@@ -185,8 +184,8 @@ class LandmarkSpectralClustering(ClusterMixin, BaseEstimator):
         embedding, km, rng = self._plan_embedding(X.shape[0])
         self.embedding_ = embedding.fit(X)
         E = self.embedding_.transform(X)
-        idx = km.sample_indices(E.shape[0], rng)
-        self._fit_clusters(E[idx] if idx.size < E.shape[0] else E, km, rng)
+        km.seed_on_sample(E.shape[0], lambda idx: E[idx] if idx.size < E.shape[0] else E, rng)
+        self._adopt_clusters(km)
         self.labels_ = km.predict(E)
         return self
 

@@ -345,6 +345,21 @@ class StreamingKMeans(ClusterMixin, ClassNamePrefixFeaturesOutMixin, Transformer
             return np.arange(n_rows, dtype=np.int64)
         return np.sort(rng.choice(n_rows, size, replace=False)).astype(np.int64)
 
+    def seed_on_sample(self, n_rows, embedded_rows, rng):
+        """The one "embed, then k-means on a sample" step of every clustering path: ``(indices, sample)``.
+
+        Draws the seeding sample's row indices from ``n_rows`` (:meth:`sample_indices`), asks
+        ``embedded_rows(indices)`` for those rows' coordinates (from an array in memory, a file or
+        a Dask array: the caller's business), then :meth:`seed` on them, the same generator ``rng``
+        for both draws.  ``LandmarkSpectralClustering.fit``, ``fit_source`` of a clusterer and
+        :func:`~kernelsketch.cluster_file` all call this, so they draw the same sample and the same
+        k-means++ starts for a seed.
+        """
+        idx = self.sample_indices(n_rows, rng)
+        sample = embedded_rows(idx)
+        self.seed(sample, rng)
+        return idx, sample
+
     def seed(self, sample, rng):
         """k-means++ and Lloyd on ``sample`` (best of ``n_init``); sets ``cluster_centers_``. Returns self."""
         self._validate_params()
@@ -401,8 +416,7 @@ class StreamingKMeans(ClusterMixin, ClassNamePrefixFeaturesOutMixin, Transformer
         if self.n_clusters > N:
             raise ValueError(f"n_clusters={self.n_clusters} must be <= n_samples={N}")
         rng = check_random_state(self.random_state)
-        idx = self.sample_indices(N, rng)
-        self.seed(X[idx] if idx.size < N else X, rng)
+        idx, _ = self.seed_on_sample(N, lambda idx: X[idx] if idx.size < N else X, rng)
         self._tol_abs = self.tol * _mean_variance(X)
         n_iter = self._sample_iter  # Lloyd on the sample ran on every row when the sample is all of X
         if idx.size < N:  # the sample's Lloyd already ran on all rows otherwise

@@ -16,7 +16,7 @@ import numpy as np
 from .._typing import DataLike, RandomStateLike
 from ..io import RowReservoir
 from ..io.readers import guess_format as _guess_format
-from ..utils.validation import check_random_state, derive_seed
+from ..utils.validation import derive_seed
 from ..utils.warnings import warn as _warn
 from .engine import _dense_if_needed, _sum_tuples, align_columns, open_engine
 from .fit import FIT_ROWS, FitResult, fit_source
@@ -584,7 +584,7 @@ def cluster_file(
     >>> res.labels.shape, res.n_rows
     ((1372,), 1372)
     """
-    from ..cluster.streaming_kmeans import StreamingKMeans
+    from ..cluster.landmark_spectral_clustering import kmeans_on_embedding
 
     standardize = _check_cluster_args(n_clusters, lloyd_passes, standardize, embedding)
     check_missing_codes(missing_codes)
@@ -614,9 +614,11 @@ def cluster_file(
             raise ValueError(f"n_clusters={n_clusters} must be <= the number of rows ({N})")
 
         # 1. seeding: k-means++ and Lloyd on the embedding of a uniform sample
-        km = StreamingKMeans(n_clusters, init_size=init_size, n_init=n_init, tol=tol, random_state=random_state)
+        km, rng = kmeans_on_embedding(
+            n_clusters, n_init=n_init, random_state=random_state, init_size=init_size, tol=tol
+        )
         km._validate_params()
-        idx, sample, y_rows = _seed_on_a_sample(engine, embedding, km, random_state, seconds)
+        idx, sample, y_rows = _seed_on_a_sample(engine, embedding, km, rng, seconds)
         whole = idx.size == N  # the sample is every row: exact full-data k-means, no second embedding pass
 
         # 2. exact Lloyd passes over every row (optional; each one embeds every block again)
@@ -760,21 +762,26 @@ def _lloyd_passes(engine, embedding, km, lloyd_passes, cache=None):
     return passes
 
 
-def _seed_on_a_sample(engine, embedding, km, random_state, seconds):
-    """k-means++ and Lloyd (``km.seed``) on the embedding of a uniform sample: ``(indices, embedding, labels)``."""
-    t1 = time.perf_counter()
+def _seed_on_a_sample(engine, embedding, km, rng, seconds):
+    """k-means++ and Lloyd on the embedding of a uniform sample (:meth:`StreamingKMeans.seed_on_sample`,
+    as every clustering path): ``(indices, embedding, labels)``."""
     N = engine.n_rows
-    rng = check_random_state(derive_seed(random_state) + 1)
-    idx = km.sample_indices(N, rng)
-    rows, y_rows = engine.gather(idx)
-    sample = _embed_block(rows, (embedding,))
-    del rows
-    seconds["embed_sample"] = time.perf_counter() - t1
+    labels, t = {}, {"start": time.perf_counter()}
+
+    def embedded_rows(idx):
+        rows, labels["y"] = engine.gather(idx)
+        out = _embed_block(rows, (embedding,))
+        t["embedded"] = time.perf_counter()
+        return out
+
+    idx, sample = km.seed_on_sample(N, embedded_rows, rng)
+    seconds["embed_sample"] = t["embedded"] - t["start"]
+    seconds["kmeans"] = time.perf_counter() - t["embedded"]
+    y_rows = labels["y"]
     t2 = time.perf_counter()
-    km.seed(sample, rng)
     if idx.size == N:  # every row is here: an empty cluster is known before anything is written
         _refuse_empty_clusters(sample, km, km.n_clusters)
-    seconds["kmeans"] = time.perf_counter() - t2
+    seconds["kmeans"] += time.perf_counter() - t2
     return idx, sample, y_rows
 
 

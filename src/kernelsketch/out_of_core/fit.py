@@ -369,8 +369,8 @@ def _fit_embedding_then_sample(est, engine):
     embedding, km, rng = est._plan_embedding(engine.n_rows)
     res = _fit_landmarks_then_pass(embedding, engine)
     est.embedding_ = embedding
-    rows, _ = engine.gather(km.sample_indices(engine.n_rows, rng))
-    est._fit_clusters(embedding.transform(rows), km, rng)
+    km.seed_on_sample(engine.n_rows, lambda idx: embedding.transform(engine.gather(idx)[0]), rng)
+    est._adopt_clusters(km)
     vars(est).pop("labels_", None)  # labels of a sample would mislead: predict() labels any rows
     return FitResult(est, "embedding_then_sample", res.n_rows, res.fit_rows, res.n_landmarks, res.bandwidth)
 

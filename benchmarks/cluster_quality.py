@@ -430,8 +430,13 @@ def render(results, selection, bandwidths, seeds, info, quick):
         )
     lines += [
         "",
-        f"Each data set counted once ({', '.join(NOT_COUNTED)}: a variant of another set, shown, not counted). "
-        f"The default holds against k-means on raw and on standardized features (within one sd) on {held} of "
+        (
+            f"Each data set counted once ({', '.join(n for n in NOT_COUNTED if n in sets)}: a variant of another "
+            "set, shown, not counted). "
+            if any(n in sets for n in NOT_COUNTED)
+            else ""
+        )
+        + f"The default holds against k-means on raw and on standardized features (within one sd) on {held} of "
         f"{len(counted)} sets"
         + (f" (not on {', '.join(failed)})" if failed else "")
         + f"; the best of ours is at least the best reference (every one above, to 0.005) on {beat} of "

@@ -14,7 +14,6 @@ workers read them.
 from __future__ import annotations
 
 import functools
-import os
 import pickle
 from functools import partial
 
@@ -69,8 +68,8 @@ class DaskEngine:
         Fan-in of the merge tree of streaming estimators.
     window : int, optional
         Blocks in flight while results are consumed (``foreach``) or merged
-        (``reduce``) in order (default ``2 * workers + 2``, with the cores of this
-        machine as the workers when there is no client): bounds the client's memory.
+        (``reduce``) in order (default ``2 * workers + 2``; 4 without a client): bounds
+        the client's memory.
 
     Attributes
     ----------
@@ -100,8 +99,7 @@ class DaskEngine:
         #: the files this engine reads (set by :meth:`open`; an output may never be one of them)
         self.input_paths: list = []
         self.split_every = split_every
-        # (without a client, dask's threads in this process: one per core)
-        workers = len(client.scheduler_info()["workers"]) if client is not None else (os.cpu_count() or 1)
+        workers = len(client.scheduler_info()["workers"]) if client is not None else 1
         self.window = window or (2 * max(workers, 1) + 2)
         self.stats = {"tasks": 0, "bytes_to_client": 0, "bytes_broadcast": 0, "passes": 0, "bytes_persisted": sent}
 

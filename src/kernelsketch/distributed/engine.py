@@ -14,6 +14,7 @@ workers read them.
 from __future__ import annotations
 
 import functools
+import os
 import pickle
 from functools import partial
 
@@ -68,8 +69,9 @@ class DaskEngine:
         Fan-in of the merge tree of streaming estimators.
     window : int, optional
         Blocks in flight while results are consumed (``foreach``) or merged
-        (``reduce``) in order (default ``2 * workers + 2``; 4 without a client): bounds
-        the client's memory.
+        (``reduce``) in order (default ``2 * workers + 2``; 4 without a client, where a
+        ``reduce`` computes one chunk per core at a time if that is more): bounds the
+        client's memory.
 
     Attributes
     ----------
@@ -206,7 +208,9 @@ class DaskEngine:
             nonlocal running
             running = part if running is None else merge([running, part])
 
-        self._in_order(fn, fold, state, desc, labels=False)
+        # (without a client, dask's threads here: a batch per core at least, each part a small result)
+        batch = self.window if self.client is not None else max(self.window, os.cpu_count() or 1)
+        self._in_order(fn, fold, state, desc, labels=False, batch=batch)
         return merge([running])
 
     @_worker_memory
@@ -223,8 +227,9 @@ class DaskEngine:
         """``consume(fn(block, state), y_block)`` for every chunk in row order, ``window`` chunks in flight."""
         self._in_order(fn, consume, state, desc, labels=True)
 
-    def _in_order(self, fn, consume, state, desc, labels):
-        """``consume(fn(block, state), y_block or None)`` in chunk order, at most ``window`` chunks in flight."""
+    def _in_order(self, fn, consume, state, desc, labels, batch=None):
+        """``consume(fn(block, state), y_block or None)`` in chunk order, at most ``window`` chunks in flight
+        (without a client: computed ``batch`` chunks at a time, default ``window``)."""
         dask = import_dask("dask")
         from ..utils.progress import progress
 
@@ -240,9 +245,10 @@ class DaskEngine:
             if self.client is not None:
                 self._foreach_futures(parts, ys, consume, bar)
             else:
-                for start in range(0, len(parts), self.window):
-                    chunk = parts[start : start + self.window]
-                    ychunk = [y for y in ys[start : start + self.window] if y is not None]
+                batch = batch or self.window
+                for start in range(0, len(parts), batch):
+                    chunk = parts[start : start + batch]
+                    ychunk = [y for y in ys[start : start + batch] if y is not None]
                     done = dask.compute(*chunk, *ychunk)
                     outs, youts = done[: len(chunk)], done[len(chunk) :]
                     for i, out in enumerate(outs):

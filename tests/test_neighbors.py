@@ -233,3 +233,26 @@ def test_nearest_centre_is_the_brute_force_argmin_dense_and_sparse(dtype):
     S = np.sort(D, axis=1)
     np.testing.assert_allclose(d1, np.sqrt(S[:, 0]), rtol=1e-9, atol=1e-9)
     np.testing.assert_allclose(d2, np.sqrt(S[:, 1]), rtol=1e-9, atol=1e-9)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_compiled_selection_is_the_sorted_r_smallest_by_key_then_index(dtype):
+    """The approximate search's selection (a bisected threshold, then a sort of the few kept) returns the
+    ``r`` smallest (key, index) pairs, ties broken by the lower index: heavy ties, all keys equal, the
+    minimum tied more than ``r`` times, distinct keys, ``r`` equal to the number of candidates."""
+    pytest.importorskip("numba")
+    from kernelsketch.kernels._neighbors_numba import _select
+
+    rng = np.random.default_rng(0)
+    c = 101
+    cases = [rng.integers(0, 4, c), np.zeros(c), np.r_[np.zeros(15), rng.random(c - 15)], rng.normal(size=c)]
+    cases += [rng.normal(size=c) * 1e-30, np.r_[rng.normal(size=c - 1), -1e30]]
+    for v in cases:
+        v = np.asarray(v, dtype=dtype)
+        cand = rng.permutation(1000)[:c].astype(np.int32)
+        for r in (1, 10, c):
+            kk, ii = np.empty(r, dtype=dtype), np.empty(r, dtype=np.int32)
+            _select(v, cand, c, r, kk, ii, np.empty(c, dtype), np.empty(c, np.int32), np.empty(1, dtype))
+            order = np.lexsort((cand, v))[:r]  # by key, then by index
+            np.testing.assert_array_equal(ii, cand[order])
+            np.testing.assert_array_equal(kk, v[order])

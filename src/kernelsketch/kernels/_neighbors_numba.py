@@ -81,16 +81,18 @@ def _dots_columns(x, PT, lo, hi, acc):  # pragma: no cover - compiled
 
 
 @numba.njit(nogil=True, cache=CACHE)
-def coarse_to_fine(X, L, l_sq, CT, c_sq, groupT, members, offsets, candidates, candT, r, keys, idx):  # pragma: no cover
+def coarse_to_fine(  # pragma: no cover - compiled
+    X, L, l_sq, CT, c_sq, groupT, members, offsets, candidates, candT, cand_sq, r, keys, idx
+):
     """U-SPEC's approximate ``r`` nearest landmarks of each row of ``X``, ascending by (key, index).
 
     ``CT`` (d, z): the group centres, transposed; ``groupT`` (z, d, w): each group's landmarks
     (``members[offsets[g]:offsets[g + 1]]``), transposed and padded to a common width ``w``;
     ``candT`` (m, d, c): each landmark's candidates' coordinates (or empty: gathered from ``L``
-    instead, for large ``d``).  Per row: the nearest group centre, the nearest landmark ``p`` of
-    that group, then the ``r`` smallest keys ``l_sq[j] - 2 x.l_j`` among ``p``'s candidate
-    neighbourhood (``candidates``, nearest to it first).  Ties keep the lower index at every step,
-    as the numpy version does.
+    instead, for large ``d``); ``cand_sq`` (m, c): ``l_sq[candidates]``.  Per row: the nearest group
+    centre, the nearest landmark ``p`` of that group, then the ``r`` smallest keys ``l_sq[j] - 2 x.l_j``
+    among ``p``'s candidate neighbourhood (``candidates``) by :func:`_select`.  Ties keep the lower
+    index at every step, as the numpy version does.
     """
     n = X.shape[0]
     z = CT.shape[1]
@@ -98,6 +100,9 @@ def coarse_to_fine(X, L, l_sq, CT, c_sq, groupT, members, offsets, candidates, c
     w = groupT.shape[2]
     width = max(z, c, w)
     acc = np.empty(width, dtype=X.dtype)
+    buf_keys = np.empty(c, dtype=keys.dtype)
+    buf_idx = np.empty(c, dtype=idx.dtype)
+    probe = np.empty(1, dtype=X.dtype)
     blocks = candT.shape[0] > 0
     for i in range(n):
         x = X[i]
@@ -124,23 +129,72 @@ def coarse_to_fine(X, L, l_sq, CT, c_sq, groupT, members, offsets, candidates, c
             _dots_columns(x, candT[p], 0, c, acc)
         else:
             _dots(x, L, cand, 0, c, acc)
-        # candidates come nearest-first (to p), so the running r-th tightens early; (key, index) order
-        kk = keys[i]
-        ii = idx[i]
-        nn = 0
-        for q in range(c):
-            j = cand[q]
-            v = l_sq[j] - (acc[q] + acc[q])
-            if nn < r:
-                s = nn
-                nn += 1
-            elif v < kk[r - 1] or (v == kk[r - 1] and j < ii[r - 1]):
-                s = r - 1
-            else:
-                continue
-            while s > 0 and (kk[s - 1] > v or (kk[s - 1] == v and ii[s - 1] > j)):
-                kk[s] = kk[s - 1]
-                ii[s] = ii[s - 1]
-                s -= 1
-            kk[s] = v
-            ii[s] = j
+        csq = cand_sq[p]
+        for q in range(c):  # the keys, vectorized: the same arithmetic as l_sq[j] - (x.l_j + x.l_j)
+            acc[q] = csq[q] - (acc[q] + acc[q])
+        _select(acc, cand, c, r, keys[i], idx[i], buf_keys, buf_idx, probe)
+
+
+@numba.njit(nogil=True, cache=CACHE, inline="always")
+def _count_at_most(v, c, t):  # pragma: no cover - compiled
+    """How many of ``v[:c]`` are ``<= t`` (vectorized: a compare and an add per value, no branch)."""
+    n = 0
+    for q in range(c):
+        n += v[q] <= t
+    return n
+
+
+@numba.njit(nogil=True, cache=CACHE)
+def _select(v, cand, c, r, kk, ii, buf_keys, buf_idx, probe):  # pragma: no cover - compiled
+    """The ``r`` smallest ``(v[q], cand[q])`` of ``q < c`` in (key, index) order, into ``kk`` / ``ii``.
+
+    A threshold ``hi`` with at least ``r`` keys at or below it is narrowed by bisection (each
+    step one vectorized count) until exactly ``r`` remain or it cannot move; the keys at or below
+    it (every one of the ``r`` smallest among them) are collected and sorted by (key, index).
+    The same answer as inserting every candidate into a sorted list of ``r``, without a
+    mispredicted branch per candidate.  ``probe``: one value of ``v``'s dtype, so the midpoints
+    compared are values of that dtype.
+    """
+    hi = v[0]
+    lo = v[0]
+    for q in range(1, r):
+        if v[q] > hi:
+            hi = v[q]
+    for q in range(1, c):
+        if v[q] < lo:
+            lo = v[q]
+    n_hi = _count_at_most(v, c, hi)  # >= r: the first r keys are <= hi
+    if _count_at_most(v, c, lo) >= r:  # the smallest key is tied r times or more
+        hi = lo
+        n_hi = r + 1
+    steps = 0
+    while n_hi > r and steps < 64:  # invariant: fewer than r keys <= lo (or lo is the minimum), >= r keys <= hi
+        probe[0] = lo + (hi - lo) * 0.5
+        mid = probe[0]
+        if not (lo < mid < hi):
+            break
+        n_mid = _count_at_most(v, c, mid)
+        if n_mid >= r:
+            hi = mid
+            n_hi = n_mid
+        else:
+            lo = mid
+        steps += 1
+    k = 0
+    for q in range(c):  # collect the keys <= hi (branch-free: write, then advance when kept)
+        buf_keys[k] = v[q]
+        buf_idx[k] = cand[q]
+        k += v[q] <= hi
+    for a in range(1, k):  # insertion sort of the few collected, by (key, index)
+        key = buf_keys[a]
+        j = buf_idx[a]
+        s = a
+        while s > 0 and (buf_keys[s - 1] > key or (buf_keys[s - 1] == key and buf_idx[s - 1] > j)):
+            buf_keys[s] = buf_keys[s - 1]
+            buf_idx[s] = buf_idx[s - 1]
+            s -= 1
+        buf_keys[s] = key
+        buf_idx[s] = j
+    for q in range(r):
+        kk[q] = buf_keys[q]
+        ii[q] = buf_idx[q]

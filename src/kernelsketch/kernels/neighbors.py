@@ -405,6 +405,7 @@ def approximate_nearest(X, L, r: int, index: SearchIndex, *, backend: str | None
     if use_numba:
         kernel = _numba_coarse
         CT, groupT, candT = _kernel_layout(index, L, C)
+        cand_sq = l_sq[index.candidates]
         tile = MAX_TILE_ROWS
         n_tiles = -(-n // tile)
 
@@ -421,6 +422,7 @@ def approximate_nearest(X, L, r: int, index: SearchIndex, *, backend: str | None
                 index.offsets,
                 index.candidates,
                 candT,
+                cand_sq,
                 r,
                 keys[s],
                 idx[s],

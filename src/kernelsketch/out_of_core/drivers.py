@@ -766,22 +766,21 @@ def _seed_on_a_sample(engine, embedding, km, rng, seconds):
     """k-means++ and Lloyd on the embedding of a uniform sample (:meth:`StreamingKMeans.seed_on_sample`,
     as every clustering path): ``(indices, embedding, labels)``."""
     N = engine.n_rows
-    labels, t = {}, {"start": time.perf_counter()}
+    t0 = time.perf_counter()
+    y_rows = embedded_at = None
 
     def embedded_rows(idx):
-        rows, labels["y"] = engine.gather(idx)
+        nonlocal y_rows, embedded_at
+        rows, y_rows = engine.gather(idx)
         out = _embed_block(rows, (embedding,))
-        t["embedded"] = time.perf_counter()
+        embedded_at = time.perf_counter()
         return out
 
     idx, sample = km.seed_on_sample(N, embedded_rows, rng)
-    seconds["embed_sample"] = t["embedded"] - t["start"]
-    seconds["kmeans"] = time.perf_counter() - t["embedded"]
-    y_rows = labels["y"]
-    t2 = time.perf_counter()
     if idx.size == N:  # every row is here: an empty cluster is known before anything is written
         _refuse_empty_clusters(sample, km, km.n_clusters)
-    seconds["kmeans"] += time.perf_counter() - t2
+    seconds["embed_sample"] = embedded_at - t0
+    seconds["kmeans"] = time.perf_counter() - embedded_at
     return idx, sample, y_rows
 
 

@@ -157,27 +157,38 @@ def test_approximate_search_is_exact_when_the_candidates_are_every_landmark(dtyp
 
 
 @pytest.mark.parametrize("blocks", [True, False])
-def test_approximate_backends_agree_bit_for_bit_whatever_the_tiles_and_threads(monkeypatch, dtype, blocks):
-    """Both kernel routes (candidate blocks / gathers) against both numpy routes (one gather / rows by landmark)."""
+@pytest.mark.parametrize(("m", "r"), [(400, 6), (32, 4), (1000, 3)])
+def test_approximate_backends_agree_bit_for_bit_whatever_the_tiles_and_threads(monkeypatch, dtype, blocks, m, r):
+    """Both kernel routes (candidate blocks / gathers) against both numpy routes (one gather / rows by landmark).
+
+    Candidate lists of 61, 32 (every landmark) and 31 and groups of every size: the kernel pads each
+    width to 32 with never-chosen entries, and visits a tile's rows in order of their nearest landmark.
+    """
     if nb._numba_kernel() is None:
         pytest.skip("no numba")
     rng = np.random.default_rng(6)
-    X, L = rng.normal(size=(3000, 7)).astype(dtype), rng.normal(size=(400, 7)).astype(dtype)
-    X[:50] = L[:50]  # rows on a landmark, and duplicated landmarks: ties everywhere
-    L[200:220] = L[:20]
-    index = nb.build_search_index(L, 6)
+    X, L = rng.normal(size=(3000, 7)).astype(dtype), rng.normal(size=(m, 7)).astype(dtype)
+    dup = m // 20
+    L[m // 2 : m // 2 + dup] = L[:dup]  # duplicated landmarks, and rows on a landmark: ties everywhere
+    X[:50] = L[np.arange(50) % m]
+    index = nb.build_search_index(L, r)
     if not blocks:  # the kernel's gather route and the numpy rows-by-landmark route (large d)
         monkeypatch.setattr(nb, "_CANDIDATE_BLOCKS_BYTES", 0)
         monkeypatch.setattr(nb, "_GATHER_MAX_VALUES", 0)
-    a = nb.approximate_nearest(X, L, 6, index, backend="numpy")
-    monkeypatch.setattr(nb, "MAX_TILE_ROWS", 64)
-    b = nb.approximate_nearest(X, L, 6, index, backend="numba", n_threads=3)
-    c = nb.approximate_nearest(X[1000:], L, 6, index, backend="numba", n_threads=1)
-    np.testing.assert_array_equal(a[1], b[1])
-    np.testing.assert_array_equal(a[0], b[0])
+    a = nb.approximate_nearest(X, L, r, index, backend="numpy")
+    b = nb.approximate_nearest(X, L, r, index, backend="numba", n_threads=2)
+    monkeypatch.setattr(nb, "APPROXIMATE_TILE_ROWS", 64)
+    b64 = nb.approximate_nearest(X, L, r, index, backend="numba", n_threads=3)
+    c = nb.approximate_nearest(X[1000:], L, r, index, backend="numba", n_threads=1)
+    for got in (b, b64):
+        np.testing.assert_array_equal(a[1], got[1])
+        np.testing.assert_array_equal(a[0], got[0])
     np.testing.assert_array_equal(a[1][1000:], c[1])  # a row's answer depends on that row alone
     # a row on a landmark finds it (or its copy)
-    assert set(b[1][:50, 0].tolist()) <= set(range(50)) | set(range(200, 220))
+    on = np.arange(50) % m
+    twin = {**{j: j + m // 2 for j in range(dup)}, **{j + m // 2: j for j in range(dup)}}
+    copies = {int(j): {int(j), twin.get(int(j), int(j))} for j in on}
+    assert all(int(b[1][i, 0]) in copies[int(on[i])] for i in range(50))
     assert (b[0][:50, 0] < (1e-4 if dtype == np.float32 else 1e-12)).all()  # at distance 0, up to rounding
 
 

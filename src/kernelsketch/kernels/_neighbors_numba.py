@@ -80,50 +80,77 @@ def _dots_columns(x, PT, lo, hi, acc):  # pragma: no cover - compiled
             acc[q - lo] += xk * PT[k, q]
 
 
+@numba.njit(nogil=True, cache=CACHE, inline="always")
+def _argmin_key(sq, acc, n):  # pragma: no cover - compiled
+    """The first ``h < n`` with the smallest ``sq[h] - (acc[h] + acc[h])`` (branch-free: a select per value)."""
+    g = 0
+    best = sq[0] - (acc[0] + acc[0])
+    for h in range(1, n):
+        v = sq[h] - (acc[h] + acc[h])
+        less = v < best
+        g = h if less else g
+        best = v if less else best
+    return g
+
+
 @numba.njit(nogil=True, cache=CACHE)
 def coarse_to_fine(  # pragma: no cover - compiled
-    X, L, l_sq, CT, c_sq, groupT, members, offsets, candidates, candT, cand_sq, r, keys, idx
+    X, L, l_sq, CT, c_sq, groupT, widths, members, offsets, candidates, candT, cand_sq, r, keys, idx
 ):
     """U-SPEC's approximate ``r`` nearest landmarks of each row of ``X``, ascending by (key, index).
 
-    ``CT`` (d, z): the group centres, transposed; ``groupT`` (z, d, w): each group's landmarks
-    (``members[offsets[g]:offsets[g + 1]]``), transposed and padded to a common width ``w``;
-    ``candT`` (m, d, c): each landmark's candidates' coordinates (or empty: gathered from ``L``
-    instead, for large ``d``); ``cand_sq`` (m, c): ``l_sq[candidates]``.  Per row: the nearest group
-    centre, the nearest landmark ``p`` of that group, then the ``r`` smallest keys ``l_sq[j] - 2 x.l_j``
-    among ``p``'s candidate neighbourhood (``candidates``) by :func:`_select`.  Ties keep the lower
-    index at every step, as the numpy version does.
+    ``CT`` (d, z'): the group centres, transposed, zero-padded to a multiple of 32 columns with
+    ``c_sq`` ``+inf`` there (never nearest); ``groupT`` (z, d, w): each group's landmarks
+    (``members[offsets[g]:offsets[g + 1]]``), transposed and padded, of which the first
+    ``widths[g]`` (the group's size rounded up to 32) are used; ``candidates`` (m, c'): each
+    landmark's candidates, padded to a multiple of 32 with ``cand_sq`` ``+inf`` (never kept);
+    ``candT`` (m, d, c'): their coordinates (or empty: gathered from ``L`` instead, for large
+    ``d``).  Widths that are multiples of 32 keep every dot product in the compiled vector loop.
+
+    Two sweeps: each row's nearest group centre and that group's nearest landmark ``p``; then the
+    rows in order of ``p`` (a counting sort), so that rows sharing ``p`` read its candidate block
+    while it is in cache: the keys ``l_sq[j] - 2 x.l_j`` of ``p``'s candidates and the ``r``
+    smallest by :func:`_select`.  The order only changes when a row is visited, never its answer.
+    Ties keep the lower index at every step, as the numpy version does.
     """
     n = X.shape[0]
+    m = L.shape[0]
     z = CT.shape[1]
     c = candidates.shape[1]
     w = groupT.shape[2]
-    width = max(z, c, w)
-    acc = np.empty(width, dtype=X.dtype)
+    acc = np.empty(max(z, c, w), dtype=X.dtype)
     buf_keys = np.empty(c, dtype=keys.dtype)
     buf_idx = np.empty(c, dtype=idx.dtype)
     probe = np.empty(1, dtype=X.dtype)
     blocks = candT.shape[0] > 0
+    nearest_p = np.empty(n, dtype=np.int64)
     for i in range(n):
         x = X[i]
         _dots_columns(x, CT, 0, z, acc)
-        g = 0
-        best = c_sq[0] - (acc[0] + acc[0])
-        for h in range(1, z):
-            v = c_sq[h] - (acc[h] + acc[h])
-            if v < best:
-                best = v
-                g = h
+        g = _argmin_key(c_sq, acc, z)
         lo, hi = offsets[g], offsets[g + 1]
-        _dots_columns(x, groupT[g], 0, w, acc)  # the whole padded width: aligned, vectorized
-        p = members[lo]
-        best = l_sq[p] - (acc[0] + acc[0])
+        _dots_columns(x, groupT[g], 0, widths[g], acc)
+        best = l_sq[members[lo]] - (acc[0] + acc[0])
+        q_best = 0
         for q in range(1, hi - lo):
-            j = members[lo + q]
-            v = l_sq[j] - (acc[q] + acc[q])
-            if v < best:
-                best = v
-                p = j
+            v = l_sq[members[lo + q]] - (acc[q] + acc[q])
+            less = v < best
+            q_best = q if less else q_best
+            best = v if less else best
+        nearest_p[i] = members[lo + q_best]
+    start = np.zeros(m + 1, dtype=np.int64)  # rows by p: a counting sort
+    for i in range(n):
+        start[nearest_p[i] + 1] += 1
+    for j in range(m):
+        start[j + 1] += start[j]
+    order = np.empty(n, dtype=np.int64)
+    for i in range(n):
+        order[start[nearest_p[i]]] = i
+        start[nearest_p[i]] += 1
+    for t in range(n):
+        i = order[t]
+        x = X[i]
+        p = nearest_p[i]
         cand = candidates[p]
         if blocks:  # the candidates' coordinates as one contiguous (d, c) block: vectorized
             _dots_columns(x, candT[p], 0, c, acc)
@@ -150,19 +177,17 @@ def _select(v, cand, c, r, kk, ii, buf_keys, buf_idx, probe):  # pragma: no cove
 
     A threshold ``hi`` with at least ``r`` keys at or below it is narrowed by bisection (each
     step one vectorized count) until exactly ``r`` remain or it cannot move; the keys at or below
-    it (every one of the ``r`` smallest among them) are collected and sorted by (key, index).
-    The same answer as inserting every candidate into a sorted list of ``r``, without a
-    mispredicted branch per candidate.  ``probe``: one value of ``v``'s dtype, so the midpoints
+    it (every one of the ``r`` smallest among them) are collected, and each is written at its
+    rank in (key, index) order.  The same answer as inserting every candidate into a sorted list
+    of ``r``, without a mispredicted branch per candidate.  ``probe``: one value of ``v``'s dtype, so the midpoints
     compared are values of that dtype.
     """
     hi = v[0]
     lo = v[0]
     for q in range(1, r):
-        if v[q] > hi:
-            hi = v[q]
+        hi = v[q] if v[q] > hi else hi
     for q in range(1, c):
-        if v[q] < lo:
-            lo = v[q]
+        lo = v[q] if v[q] < lo else lo
     n_hi = _count_at_most(v, c, hi)  # >= r: the first r keys are <= hi
     if _count_at_most(v, c, lo) >= r:  # the smallest key is tied r times or more
         hi = lo
@@ -185,16 +210,12 @@ def _select(v, cand, c, r, kk, ii, buf_keys, buf_idx, probe):  # pragma: no cove
         buf_keys[k] = v[q]
         buf_idx[k] = cand[q]
         k += v[q] <= hi
-    for a in range(1, k):  # insertion sort of the few collected, by (key, index)
+    for a in range(k):  # each collected pair to its rank in (key, index) order (branch-free: ranks are distinct)
         key = buf_keys[a]
         j = buf_idx[a]
-        s = a
-        while s > 0 and (buf_keys[s - 1] > key or (buf_keys[s - 1] == key and buf_idx[s - 1] > j)):
-            buf_keys[s] = buf_keys[s - 1]
-            buf_idx[s] = buf_idx[s - 1]
-            s -= 1
-        buf_keys[s] = key
-        buf_idx[s] = j
-    for q in range(r):
-        kk[q] = buf_keys[q]
-        ii[q] = buf_idx[q]
+        rank = 0
+        for b in range(k):
+            rank += (buf_keys[b] < key) | ((buf_keys[b] == key) & (buf_idx[b] < j))
+        if rank < r:
+            kk[rank] = key
+            ii[rank] = j

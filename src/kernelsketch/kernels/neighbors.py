@@ -224,6 +224,9 @@ CANDIDATE_FACTOR = 10
 GROUP_ITER = 20
 #: the numba kernel copies each landmark's candidates into a contiguous block up to this size (else gathers)
 _CANDIDATE_BLOCKS_BYTES = 1 << 28
+#: rows of one call of the compiled approximate search: it visits them in order of their nearest landmark,
+#: so the more rows, the more of them share a landmark's candidate block while it is in cache
+APPROXIMATE_TILE_ROWS = 16384
 
 
 class SearchIndex(NamedTuple):
@@ -278,24 +281,48 @@ def build_search_index(L, r: int) -> SearchIndex:
     return SearchIndex(np.ascontiguousarray(C[keep]), members, offsets, np.ascontiguousarray(candidates), {})
 
 
+#: the compiled search's vector width: every dot-product width is padded to a multiple of it, so that no
+#: dot product falls to the scalar remainder of the vectorized loop (8 lanes, unrolled 4 times)
+_KERNEL_LANES = 32
+
+
+def _round_up(n, k=_KERNEL_LANES):
+    return -(-int(n) // k) * k
+
+
 def _kernel_layout(index, L, C):
-    """The numba kernel's copies, made once per index and dtype: ``(C^T, groups^T padded, candidates^T)``."""
+    """The numba kernel's copies, made once per index and dtype, every width padded to :data:`_KERNEL_LANES`.
+
+    ``(C^T, c_sq, groups^T, widths, candidates, candidates^T, cand_sq)``: the centres and the
+    candidates are padded with ``+inf`` squared norms (never nearest, never kept), each group's
+    used width is its size rounded up.
+    """
     key = (L.dtype.str, L.shape)
     if key not in index.layouts:
-        CT = np.ascontiguousarray(C.T)
+        z, d = C.shape
+        CT = np.zeros((d, _round_up(z)), dtype=L.dtype)
+        CT[:, :z] = C.T
+        c_sq = np.full(CT.shape[1], np.inf, dtype=L.dtype)
+        c_sq[:z] = (C * C).sum(axis=1)
         sizes = np.diff(index.offsets)
-        w = int(-(-sizes.max() // 8) * 8)  # a multiple of 8 lanes
-        padded = np.zeros((C.shape[0], w), dtype=np.int64)  # (padding: landmark 0, never compared)
+        w = _round_up(sizes.max())
+        padded = np.zeros((z, w), dtype=np.int64)  # (padding: landmark 0, never compared)
         for g, (lo, size) in enumerate(zip(index.offsets[:-1], sizes, strict=True)):
             padded[g, :size] = index.members[lo : lo + size]
         groupT = np.ascontiguousarray(L[padded].transpose(0, 2, 1))
-        m, c, d = L.shape[0], index.candidates.shape[1], L.shape[1]
-        if m * c * d * L.itemsize <= _CANDIDATE_BLOCKS_BYTES:
-            candT = np.ascontiguousarray(L[index.candidates].transpose(0, 2, 1))
+        widths = np.minimum(w, [_round_up(s) for s in sizes]).astype(np.int64)
+        m, c = index.candidates.shape
+        candidates = np.zeros((m, _round_up(c)), dtype=np.int32)  # (padding: landmark 0 at +inf, never kept)
+        candidates[:, :c] = index.candidates
+        cand_sq = np.full(candidates.shape, np.inf, dtype=L.dtype)
+        cand_sq[:, :c] = (L * L).sum(axis=1)[index.candidates]
+        if m * candidates.shape[1] * d * L.itemsize <= _CANDIDATE_BLOCKS_BYTES:
+            candT = np.ascontiguousarray(L[candidates].transpose(0, 2, 1))
+            candT[:, :, c:] = 0.0
         else:
-            candT = np.empty((0, d, c), dtype=L.dtype)
+            candT = np.empty((0, d, candidates.shape[1]), dtype=L.dtype)
         index.layouts.clear()  # one dtype at a time: the copies are as large as m x (10 r + 1) x d
-        index.layouts[key] = (CT, groupT, candT)
+        index.layouts[key] = (CT, c_sq, groupT, widths, candidates, candT, cand_sq)
     return index.layouts[key]
 
 
@@ -404,9 +431,8 @@ def approximate_nearest(X, L, r: int, index: SearchIndex, *, backend: str | None
     use_numba = resolve_backend(backend, float(n) * m) == "numba"
     if use_numba:
         kernel = _numba_coarse
-        CT, groupT, candT = _kernel_layout(index, L, C)
-        cand_sq = l_sq[index.candidates]
-        tile = MAX_TILE_ROWS
+        CT, c_sq_padded, groupT, widths, candidates, candT, cand_sq = _kernel_layout(index, L, C)
+        tile = APPROXIMATE_TILE_ROWS
         n_tiles = -(-n // tile)
 
         def piece(t, _state):
@@ -416,11 +442,12 @@ def approximate_nearest(X, L, r: int, index: SearchIndex, *, backend: str | None
                 L,
                 l_sq,
                 CT,
-                c_sq,
+                c_sq_padded,
                 groupT,
+                widths,
                 index.members,
                 index.offsets,
-                index.candidates,
+                candidates,
                 candT,
                 cand_sq,
                 r,

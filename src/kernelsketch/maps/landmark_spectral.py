@@ -321,13 +321,20 @@ class LandmarkSpectralEmbedding(ClassNamePrefixFeaturesOutMixin, TransformerMixi
             d2, indices = approximate_nearest(X, L, r, self._search_index(r))
         else:
             d2, indices = nearest(X, L, r)  # ascending: d2[:, -1] is the r-th nearest
-        d2 = d2.astype(np.float64, copy=False)
         if self.bandwidth_ is None:
-            scale = d2[:, -1:]  # the r-th nearest landmark's squared distance
-            weights = np.exp(-np.divide(d2, scale, out=np.zeros_like(d2), where=scale > 0))
+            weights = np.array(d2, dtype=np.float64)  # (a float64 copy: the steps below work in place)
+            scale = weights[:, -1:].copy()  # the r-th nearest landmark's squared distance
+            at_zero = scale[:, 0] <= 0  # every neighbour at distance 0: equal weights
+            if at_zero.any():
+                scale[at_zero] = 1.0
+                weights[at_zero] = 0.0
+            np.divide(weights, scale, out=weights)
+            np.negative(weights, out=weights)
+            np.exp(weights, out=weights)
         else:
             # exp(-(d^2 - d_1^2) / h^2): the same weights once each row is scaled to sum 1, without the
             # underflow of exp(-d^2 / h^2) for a row far from every landmark (its nearest one weighs 1)
+            d2 = d2.astype(np.float64, copy=False)
             weights = np.exp(-(d2 - d2[:, :1]) / self.bandwidth_**2)
         weights /= weights.sum(axis=1, keepdims=True)  # >= 1 before: the nearest landmark's weight is > 0
         return indices, weights

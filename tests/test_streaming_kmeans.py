@@ -14,7 +14,7 @@ from sklearn.preprocessing import StandardScaler
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from kernelsketch.cluster import StreamingKMeans
-from kernelsketch.cluster.streaming_kmeans import _lloyd_in_memory, assign_with_statistics, lloyd_statistics
+from kernelsketch.kernels.lloyd import _lloyd_in_memory, assign_with_statistics, lloyd_statistics
 from kernelsketch.datasets import load_dataset
 from kernelsketch.datasets._testing import require_shared_data
 from kernelsketch.maps import KernelJL
@@ -69,11 +69,12 @@ def _sklearn_same_init(X, k, seed):
     return ref, labels, centers, inertia
 
 
-@pytest.mark.parametrize("seed", range(4))
-def test_lloyd_with_bounds_reaches_sklearns_fixed_point(seed):
-    # Hamerly's bounds only skip distance computations: same iterates as plain Lloyd
+@pytest.mark.parametrize(("seed", "k"), [(0, 8), (1, 8), (2, 8), (3, 8), (0, 150)])
+def test_lloyd_with_bounds_reaches_sklearns_fixed_point(seed, k):
+    # Hamerly's bounds only skip distance computations: same iterates as plain Lloyd (k = 150: the
+    # centres' separations from one GEMM, lowered by its rounding bound, as for k-means landmarks)
     X, _ = _blobs(n=4000, k=8, d=10, seed=seed, std=3.0)  # overlapping blobs: many iterations
-    ref, labels, centers, inertia = _sklearn_same_init(X, 8, seed)
+    ref, labels, centers, inertia = _sklearn_same_init(X, k, seed)
     assert adjusted_rand_score(ref.labels_, labels) == 1.0
     np.testing.assert_allclose(centers, ref.cluster_centers_, rtol=1e-9, atol=1e-9)
     assert inertia == pytest.approx(ref.inertia_, rel=1e-10)

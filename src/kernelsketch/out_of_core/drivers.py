@@ -440,14 +440,14 @@ def _embed_block(X, state):
 
 
 def _stats_block(X, state):
-    from ..cluster.streaming_kmeans import lloyd_statistics
+    from ..kernels.lloyd import lloyd_statistics
 
     centers = state[1]
     return lloyd_statistics(_embed_block(X, state), centers)
 
 
 def _assign_block(X, state):
-    from ..cluster.streaming_kmeans import assign_with_statistics
+    from ..kernels.lloyd import assign_with_statistics
 
     centers = state[1]
     # the statistics of this assignment come free: a look at one more Lloyd step

@@ -1,0 +1,246 @@
+"""Lloyd's k-means, the numerics: nearest centres, a Lloyd step's statistics, in-memory iterations, seeding.
+
+The one k-means of the package.  :class:`~kernelsketch.cluster.StreamingKMeans` streams it over
+blocks of any size (its seeding on a sample is :func:`kmeans_on_sample`, its passes sum
+:func:`lloyd_statistics` over blocks), and the k-means landmark selection
+(:class:`~kernelsketch.maps.landmark_selection.KMeansLandmarks`, U-SPEC's hybrid selection) is
+:func:`kmeans_on_sample` of a sample of rows.  Every assignment is the nearest-point search of
+:mod:`kernelsketch.kernels.neighbors` (``r = 1``, or ``r = 2`` for Hamerly's bounds).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import scipy.sparse as sp
+from sklearn.cluster import kmeans_plusplus
+
+from ..utils.validation import check_input
+from .neighbors import nearest_centre as _assign
+from .neighbors import two_nearest_centres as _two_nearest
+
+__all__ = ["assign_with_statistics", "kmeans_on_sample", "lloyd_statistics"]
+
+#: Lloyd iterations on the seeding sample
+SAMPLE_MAX_ITER = 300
+#: rows of the subsample on which ``n_init > 1`` starts are compared (at least 50 per cluster)
+SUBSAMPLE_ROWS = 5000
+
+
+def _sq_norms(X):
+    if sp.issparse(X):
+        return np.asarray(X.multiply(X).sum(axis=1)).ravel()
+    return np.einsum("ij,ij->i", X, X)
+
+
+def _sums(X, labels, k):
+    """Per-cluster sums of the rows of X (float64), through a sparse one-hot matrix."""
+    n = X.shape[0]
+    onehot = sp.csr_matrix((np.ones(n), labels, np.arange(n + 1)), shape=(n, k))
+    out = onehot.T @ X
+    return np.asarray(out.toarray() if sp.issparse(out) else out, dtype=np.float64)
+
+
+def lloyd_statistics(X, centers):
+    """One Lloyd step's sufficient statistics of the rows of ``X``.
+
+    Parameters
+    ----------
+    X : ndarray or CSR of shape (n, d)
+    centers : ndarray of shape (k, d)
+
+    Returns
+    -------
+    sums : ndarray (k, d), float64
+        Sum of the rows assigned to each centre.
+    counts : ndarray (k,), float64
+        Rows assigned to each centre.
+    inertia : float
+        Sum of squared distances of the rows to their nearest centre.
+
+    Notes
+    -----
+    Statistics of disjoint blocks add up, so a pass over any blocking of the
+    data (or a Dask reduction) gives the same sums, up to the order of the
+    floating-point additions.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> X = np.array([[0.0], [1.0], [9.0], [11.0]])
+    >>> sums, counts, inertia = lloyd_statistics(X, np.array([[0.0], [10.0]]))
+    >>> sums.ravel().tolist(), counts.tolist(), inertia
+    ([1.0, 20.0], [2.0, 2.0], 3.0)
+    """
+    _labels, dist, sums, counts = assign_with_statistics(X, centers)
+    return sums, counts, float(dist.sum())
+
+
+def assign_with_statistics(X, centers):
+    """Nearest centre of every row and the statistics of that assignment.
+
+    Returns ``(labels, squared distances, per-cluster sums, counts)``: the
+    assignment step and the sums of the next update step of Lloyd's algorithm
+    in one pass over ``X``.
+    """
+    k = centers.shape[0]
+    labels = np.empty(X.shape[0], dtype=np.int64)
+    dist = np.empty(X.shape[0], dtype=X.dtype)
+    _assign(X, centers, labels, dist)
+    sq = np.maximum(dist.astype(np.float64) + _sq_norms(X), 0.0)
+    return labels, sq, _sums(X, labels, k), np.bincount(labels, minlength=k).astype(np.float64)
+
+
+def _lloyd_in_memory(X, centers, *, max_iter, tol_abs):
+    """Lloyd iterations on an in-memory matrix; returns ``(centers, inertia, n_iter)``.
+
+    Stops when no label changes or the squared centre shift is at most
+    ``tol_abs`` (scikit-learn's rules).  Each assignment step is Lloyd's, made
+    cheap by Hamerly's bounds: a row whose upper bound on the distance to its
+    centre is below both half the distance from that centre to the next one
+    and a lower bound on the distance to every other centre cannot change
+    label, so only the other rows get their distances recomputed (one GEMM on
+    the gathered rows).  The bounds are widened by the rounding error of the
+    expanded distance, so the labels are those of plain Lloyd.  Sums are
+    updated from the rows whose label changed.  An empty cluster takes the
+    row farthest from its centre (as scikit-learn does).
+
+    References
+    ----------
+    G. Hamerly. Making k-means even faster. SDM 2010.
+    """
+    n, k = X.shape[0], centers.shape[0]
+    centers = np.array(centers, dtype=np.float64)
+    x_sq = np.asarray(_sq_norms(X), dtype=np.float64)
+    # absolute rounding error of a distance from the expanded form, generously
+    eps = np.finfo(X.dtype).eps
+    slack = 8.0 * np.sqrt(eps * (x_sq.max() + float((centers**2).sum(axis=1).max()) + 1e-300))
+    labels, upper, lower = _two_nearest(X, centers, x_sq)
+    sums = _sums(X, labels, k)
+    counts = np.bincount(labels, minlength=k).astype(np.float64)
+    n_iter = 0
+    while n_iter < max_iter:
+        n_iter += 1
+        new = _centers_from(sums, counts, centers)
+        move = np.sqrt(((new - centers) ** 2).sum(axis=1))
+        shift = float((move**2).sum())
+        centers = new
+        slack = max(slack, 8.0 * np.sqrt(eps * (x_sq.max() + float((centers**2).sum(axis=1).max()))))
+        # bounds after the move
+        upper += move[labels]
+        if k > 1:
+            order = np.argsort(move)
+            top, second = order[-1], order[-2]
+            lower -= move[top]
+            lower[labels == top] += move[top] - move[second]
+            half = 0.5 * np.sqrt(_nearest_other_sq(centers))
+            bound = np.maximum(half[labels], lower)
+            bound -= 2.0 * slack
+            cand = np.flatnonzero(upper > bound)
+        else:
+            cand = np.empty(0, dtype=np.int64)
+        if cand.size:
+            old = labels[cand]
+            lab_c, up_c, low_c = _two_nearest(X[cand], centers, x_sq[cand])
+            labels[cand], upper[cand], lower[cand] = lab_c, up_c, low_c
+            changed = lab_c != old
+            moved = cand[changed]
+        else:
+            moved = cand
+        if moved.size > n // 4:
+            sums = _sums(X, labels, k)
+        elif moved.size:
+            # rows leaving a cluster count -1 there and +1 in their new one: one small GEMM
+            delta = np.zeros((moved.size, k))
+            rows = np.arange(moved.size)
+            delta[rows, labels[moved]] = 1.0
+            delta[rows, old[changed]] = -1.0
+            Xm = X[moved]
+            sums += np.asarray(Xm.T @ delta).T if sp.issparse(Xm) else delta.T @ Xm
+        counts = np.bincount(labels, minlength=k).astype(np.float64)
+        empty = np.flatnonzero(counts == 0)
+        if empty.size:
+            # relocate empty clusters to the rows farthest from their centres, then recompute everything
+            far = np.argsort(upper)[::-1][: empty.size]
+            centers[empty] = X[far].toarray() if sp.issparse(X) else X[far]
+            labels, upper, lower = _two_nearest(X, centers, x_sq)
+            sums, counts = _sums(X, labels, k), np.bincount(labels, minlength=k).astype(np.float64)
+            continue
+        if moved.size == 0 or shift <= tol_abs:
+            break
+    dist = np.empty(n, dtype=X.dtype)
+    _assign(X, centers, labels, dist)
+    return centers, float(np.maximum(dist.astype(np.float64) + x_sq, 0.0).sum()), n_iter
+
+
+#: centres up to this many: their pairwise distances from the differences; beyond, from one GEMM
+_DIRECT_PAIRS_MAX_CENTRES = 64
+
+
+def _nearest_other_sq(centers):
+    """Each centre's squared distance to its nearest other centre, never above the true one.
+
+    Few centres: from the differences (``k^2 d`` values).  Many (a thousand k-means landmarks):
+    from the expanded form ``|a|^2 + |b|^2 - 2 a.b`` (one GEMM), lowered by a bound on its
+    rounding error, so that Hamerly's test stays conservative (a bound too low only recomputes
+    more rows; the labels are those of plain Lloyd either way).
+    """
+    k, d = centers.shape
+    if k <= _DIRECT_PAIRS_MAX_CENTRES:
+        cc = ((centers[:, None, :] - centers[None, :, :]) ** 2).sum(axis=2)
+    else:
+        sq = np.einsum("ij,ij->i", centers, centers)
+        cc = sq[:, None] + sq[None, :] - 2.0 * (centers @ centers.T)
+        cc -= 4.0 * (d + 2) * np.finfo(np.float64).eps * (sq[:, None] + sq[None, :])
+        np.maximum(cc, 0.0, out=cc)
+    np.fill_diagonal(cc, np.inf)
+    return cc.min(axis=1)
+
+
+def _centers_from(sums, counts, previous):
+    """``sums / counts``; a centre that received no row keeps its previous position."""
+    new = np.array(previous, dtype=np.float64, copy=True)
+    got = counts > 0
+    new[got] = sums[got] / counts[got, None]
+    return new
+
+
+def _mean_variance(X):
+    """Mean over features of the per-feature variance (the scale of ``tol``)."""
+    if sp.issparse(X):
+        mean = np.asarray(X.mean(axis=0)).ravel()
+        sq = np.asarray(X.multiply(X).mean(axis=0)).ravel()
+        return float(np.mean(np.maximum(sq - mean**2, 0.0)))
+    mean = X.mean(axis=0, dtype=np.float64)
+    sq = np.einsum("ij,ij->j", X, X, dtype=np.float64) / X.shape[0]
+    return float(np.mean(np.maximum(sq - mean**2, 0.0)))
+
+
+def kmeans_on_sample(sample, k, rng, *, n_init=1, tol=1e-4, max_iter=SAMPLE_MAX_ITER):
+    """k-means of an in-memory ``sample``: k-means++ and Lloyd, the best of ``n_init`` starts.
+
+    Several starts are compared on a subsample of ``max(5000, 50 k)`` rows (cheap) and the best
+    one is refined on the whole sample.  Every draw comes from ``rng`` (a Generator), so the same
+    generator state gives the same centres.  Returns ``(centers, n_iter, tol_abs)``: the centres
+    (float64), the Lloyd iterations of the final refinement and the absolute tolerance used
+    (``tol`` times the sample's mean per-feature variance, scikit-learn's convention).
+    """
+    sample = check_input(sample, accept_sparse=("csr",), name="sample")
+    if sample.shape[0] < k:
+        raise ValueError(f"n_clusters={k} must be <= the number of rows ({sample.shape[0]})")
+    tol_abs = tol * _mean_variance(sample)
+    n_sub = max(SUBSAMPLE_ROWS, 50 * k)
+    trial = sample
+    if n_init > 1 and sample.shape[0] > 2 * n_sub:
+        trial = sample[np.sort(rng.choice(sample.shape[0], n_sub, replace=False))]
+    best = None
+    for _ in range(n_init):
+        seed = int(rng.integers(0, 2**31 - 1))
+        init, _ = kmeans_plusplus(trial, k, random_state=seed)
+        centers, inertia, n_iter = _lloyd_in_memory(
+            trial, np.asarray(init, dtype=np.float64), max_iter=max_iter, tol_abs=tol_abs
+        )
+        if best is None or inertia < best[1]:
+            best = (centers, inertia, n_iter)
+    if trial is not sample:
+        best = _lloyd_in_memory(sample, best[0], max_iter=max_iter, tol_abs=tol_abs)
+    return best[0], best[2], tol_abs

@@ -63,10 +63,10 @@ class FarthestPointSelector:
     def __init__(self):
         self.calls = 0
 
-    def select(self, n_rows, n_landmarks, rng, *, kernel, replace, rows):
+    def select(self, data, n_landmarks, rng, *, kernel=None, replace=False):
         self.calls += 1
-        cand = rng.choice(n_rows, size=min(n_rows, 3 * n_landmarks), replace=False)
-        C = rows(cand)
+        cand = np.sort(rng.choice(data.n_rows, size=min(data.n_rows, 3 * n_landmarks), replace=False))
+        C = data.gather(cand)
         K = kernel(C)
         chosen = [0]
         closest = K[0].copy()
@@ -74,7 +74,30 @@ class FarthestPointSelector:
             nxt = int(np.argmin(closest))
             chosen.append(nxt)
             np.maximum(closest, K[nxt], out=closest)
-        return cand[np.array(chosen)]
+        return C[np.array(chosen)], cand[np.array(chosen)]
+
+
+class LegacySelector(FarthestPointSelector):
+    """The same selection through the seam's first version (``rows=``, indices returned)."""
+
+    def select(self, n_rows, n_landmarks, rng, *, kernel, replace, rows):
+        class Data:
+            def __init__(self):
+                self.n_rows = n_rows
+
+            def gather(self, idx):
+                return rows(idx)
+
+        return super().select(Data(), n_landmarks, rng, kernel=kernel, replace=replace)[1]
+
+
+class PairMeans:
+    """Landmarks that are not rows: each the mean of two uniformly drawn rows."""
+
+    def select(self, data, n_landmarks, rng, *, kernel=None, replace=False):
+        idx = np.sort(rng.choice(data.n_rows, size=2 * n_landmarks, replace=False))
+        R = data.gather(idx)
+        return 0.5 * (R[0::2] + R[1::2]), None
 
 
 @pytest.mark.parametrize("base, params", ESTIMATORS)
@@ -113,21 +136,67 @@ def test_a_custom_selector_drives_the_dask_fit():
     np.testing.assert_allclose(a.transform(X), b.transform(X), rtol=1e-10, atol=1e-12)
 
 
-@pytest.mark.parametrize(
-    "bad, message",
-    [
-        (lambda n, m: np.arange(m - 1), "must return"),
-        (lambda n, m: np.arange(m) + n, "must return"),
-        (lambda n, m: np.zeros(m, dtype=np.int64), "repeated rows"),
-        (lambda n, m: np.linspace(0, n - 1, m), "must return"),
-    ],
-)
-def test_a_selector_that_breaks_the_contract_is_refused(bad, message):
+def test_a_selector_of_the_first_version_still_works_with_a_deprecation_warning():
+    X = np.random.default_rng(1).normal(size=(600, 3))
+    new = type("A", (Nystroem,), {"landmark_selector": FarthestPointSelector()})
+    old = type("B", (Nystroem,), {"landmark_selector": LegacySelector()})
+    a = new(n_landmarks=25, n_components=3, bandwidth="median", random_state=3).fit(X)
+    with pytest.warns(DeprecationWarning, match="first version of the selector seam"):
+        b = old(n_landmarks=25, n_components=3, bandwidth="median", random_state=3).fit(X)
+    np.testing.assert_array_equal(a.landmark_indices_, b.landmark_indices_)
+    np.testing.assert_array_equal(a.landmarks_, b.landmarks_)
+
+
+@pytest.mark.parametrize("base, params", ESTIMATORS)
+def test_landmarks_that_are_not_rows_fit_the_same_on_every_path(tmp_path, base, params):
+    import kernelsketch as ks
+
+    cls = type(f"PairMean{base.__name__}", (base,), {"landmark_selector": PairMeans()})
+    X = np.random.default_rng(4).normal(size=(500, 3))
+    a = cls(n_landmarks=20, bandwidth="median", random_state=1, **params).fit(X)
+    assert a.landmark_indices_ is None
+    # each landmark is the mean of two rows, not a row
+    assert not (np.abs(X[:, None, :] - a.landmarks_[None]).sum(-1) < 1e-12).any()
+    np.save(tmp_path / "X.npy", X)
+    b = ks.fit_source(cls(n_landmarks=20, bandwidth="median", random_state=1, **params), tmp_path / "X.npy").estimator
+    assert b.landmark_indices_ is None
+    np.testing.assert_array_equal(a.landmarks_, b.landmarks_)
+    np.testing.assert_allclose(a.transform(X), b.transform(X), rtol=1e-10, atol=1e-12)
+
+
+def _legacy(bad):
     class Bad:
         def select(self, n_rows, n_landmarks, rng, *, kernel, replace, rows):
             return bad(n_rows, n_landmarks)
 
-    cls = type("BadNystroem", (Nystroem,), {"landmark_selector": Bad()})
+    return Bad()
+
+
+def _current(bad):
+    class Bad:
+        def select(self, data, n_landmarks, rng, *, kernel=None, replace=False):
+            return bad(data.n_rows, n_landmarks)
+
+    return Bad()
+
+
+@pytest.mark.filterwarnings("ignore::DeprecationWarning")
+@pytest.mark.parametrize(
+    "selector, message",
+    [
+        (_legacy(lambda n, m: np.arange(m - 1)), "must return"),
+        (_legacy(lambda n, m: np.arange(m) + n), "must return"),
+        (_legacy(lambda n, m: np.zeros(m, dtype=np.int64)), "repeated rows"),
+        (_legacy(lambda n, m: np.linspace(0, n - 1, m)), "must return"),
+        (_current(lambda n, m: np.arange(m)), r"must return \(landmarks, indices or None\)"),
+        (_current(lambda n, m: (np.zeros((m - 1, 2)), None)), "must return 10 landmarks"),
+        (_current(lambda n, m: (np.zeros(m), None)), "must return 10 landmarks"),
+        (_current(lambda n, m: (np.zeros((m, 2)), np.arange(m) + n)), "row indices in"),
+        (_current(lambda n, m: (np.zeros((m, 2)), np.zeros(m, dtype=np.int64))), "repeated rows"),
+    ],
+)
+def test_a_selector_that_breaks_the_contract_is_refused(selector, message):
+    cls = type("BadNystroem", (Nystroem,), {"landmark_selector": selector})
     with pytest.raises(ValueError, match=message):
         cls(n_landmarks=10).fit(np.random.default_rng(0).normal(size=(50, 2)))
 

@@ -91,17 +91,18 @@ def test_chen_and_cais_bandwidth_is_the_mean_distance_to_the_nearest_landmarks()
         n_components=3, n_landmarks=200, n_neighbors=5, bandwidth="knn_mean", landmarks="kmeans", random_state=0
     ).fit(X)
     L = emb.landmarks_
+    from kernelsketch.maps import sample_landmarks
     from kernelsketch.maps.landmark_spectral import KMEANS_SAMPLE_FACTOR
-    from kernelsketch.maps.landmarks import sample_row_indices
 
     n_sample = KMEANS_SAMPLE_FACTOR * 200
     assert n_sample < X.shape[0]
-    # the sample the centres came from (the plan's draw), its mean distance to the 5 nearest centres, times sqrt 2
+    # the sample the centres came from (the selector's first draw from the plan's generator), its mean
+    # distance to the 5 nearest centres, times sqrt 2
     rng_state = LandmarkSpectralEmbedding(n_components=3, n_landmarks=200, landmarks="kmeans", random_state=0)
-    idx, _ = rng_state._plan(X.shape[0])
+    _, _, rng = rng_state._plan(X.shape[0])
+    idx = sample_landmarks(X.shape[0], n_sample, rng)
     assert idx.size == n_sample and np.array_equal(idx, np.unique(idx))
     S = X[idx]
     D = np.sqrt(((S[:, None, :] - L[None]) ** 2).sum(-1))
     sigma = np.sort(D, axis=1)[:, :5].mean()
     assert emb.bandwidth_ == pytest.approx(np.sqrt(2) * sigma, rel=1e-10)
-    del sample_row_indices

@@ -18,8 +18,9 @@ rows gathered by index, so it cannot drift from the in-memory fit):
 
 1. validate X and resolve the kernel (:meth:`LandmarkMapMixin._begin_fit`);
 2. **select the landmarks** (:meth:`LandmarkMapMixin._draw_landmarks`): the class's
-   ``landmark_selector`` (:mod:`kernelsketch.maps.landmark_selection`) picks row
-   indices, or the user's ``landmarks`` are taken as given;
+   ``landmark_selector`` (:mod:`kernelsketch.maps.landmark_selection`) returns the landmark
+   points (and their row indices, when they are rows), or the user's ``landmarks`` are taken
+   as given;
 3. **fit from the landmarks** (``_fit_from_landmarks(L, idx, seeds)``, each
    estimator's own): the Gram of the landmark rows and the projection.
 """
@@ -37,7 +38,7 @@ from ..kernels.selection import make_kernel
 from ..utils.array_api import array_namespace, fitted_namespace, host_array, host_rows, move_state_to, to_numpy
 from ..utils.dispatch import maybe_dask_transform
 from ..utils.validation import check_input, check_input_xp, check_random_state, derive_seed
-from .landmark_selection import LandmarkSelector, UniformLandmarks
+from .landmark_selection import LandmarkData, LandmarkSelector, UniformLandmarks, select_landmarks
 from .landmarks import given_landmarks, landmark_map, resolve_n_landmarks, take_rows
 
 
@@ -93,22 +94,16 @@ class LandmarkMapMixin:
         """Checks of the parameters that come before any work (a hook; nothing by default)."""
 
     def _draw_landmarks(self, n_rows, rng, kernel, rows):
-        """Seam 1: ``(L, idx)``, the landmark rows and their indices, from ``landmark_selector``.
+        """Seam 1: ``(L, idx)``, the landmarks and their row indices (None: not rows), from ``landmark_selector``.
 
         ``rows(indices)`` returns the data rows at ``indices`` (in that order); ``rng`` is
         positioned after :meth:`draw_seeds`.  Used by ``fit`` and by the out-of-core driver.
         """
         replace = bool(getattr(self, "replace", False))
         m = resolve_n_landmarks(self.n_landmarks, n_rows, replace=replace)
-        idx = np.asarray(self.landmark_selector.select(n_rows, m, rng, kernel=kernel, replace=replace, rows=rows))
-        if idx.shape != (m,) or idx.dtype.kind not in "iu" or (m and (idx.min() < 0 or idx.max() >= n_rows)):
-            raise ValueError(
-                f"{type(self.landmark_selector).__name__}.select must return {m} row indices in [0, {n_rows}), "
-                f"got an array of shape {idx.shape} and dtype {idx.dtype}"
-            )
-        if not replace and np.unique(idx).size != m:
-            raise ValueError(f"{type(self.landmark_selector).__name__}.select returned repeated rows (replace=False)")
-        return rows(idx), idx
+        return select_landmarks(
+            self.landmark_selector, LandmarkData(n_rows, rows), m, rng, kernel=kernel, replace=replace
+        )
 
     def _fit_from_landmarks(self, L, idx, seeds, n_rows):  # pragma: no cover - each estimator defines it
         """Seam 2: fit from the landmark rows ``L`` (indices ``idx``, None when given), ``kernel_`` set.

@@ -12,7 +12,6 @@ pass after the landmarks are drawn -- on a file, in memory or on Dask alike.
 from __future__ import annotations
 
 import numbers
-import warnings
 from typing import ClassVar, Self
 
 import numpy as np
@@ -28,7 +27,8 @@ from ..utils.dispatch import maybe_dask_transform
 from ..utils.estimator_checks import Interval, StrOptions
 from ..utils.validation import check_input, check_random_state, derive_seed
 from ..utils.warnings import warn as _warn
-from .landmarks import resolve_n_landmarks, sample_row_indices, take_rows
+from .landmark_selection import KMeansLandmarks, LandmarkData, UniformLandmarks, select_landmarks
+from .landmarks import resolve_n_landmarks, take_rows
 
 #: bandwidth heuristics resolved on the data, as for the other estimators (``"local"`` is per row)
 _HEURISTICS = ("median", "percentile", "mean_sq")
@@ -43,8 +43,6 @@ SEARCHES = ("auto", "exact", "approximate")
 AUTO_APPROXIMATE_MAX_FEATURES = 40
 #: the k-means selection clusters a uniform sample of this many rows per landmark (U-SPEC's hybrid: ~10 m)
 KMEANS_SAMPLE_FACTOR = 10
-#: Lloyd iterations of the k-means landmark selection (U-SPEC: a few; the centres need not converge)
-KMEANS_LANDMARK_ITER = 10
 #: an eigenvalue of the normalized affinity this close to 1 marks a connected component
 _COMPONENT_TOL = 1e-9
 #: eigenvalues kept in ``eigenvalues_`` beyond ``n_components`` (for the eigengap)
@@ -60,23 +58,6 @@ def _unit_rows(U):
     norms = np.sqrt(np.einsum("ij,ij->i", U, U))
     np.divide(U, norms[:, None], out=U, where=norms[:, None] > 0)
     return U
-
-
-def _kmeans_landmarks(sample, m, seed):
-    """``m`` k-means centres of ``sample`` (k-means++ and a few Lloyd steps): the LSC-K / U-SPEC landmarks.
-
-    Deterministic for a seed: the same sample gives the same centres in memory, on a file and
-    on Dask.  Fewer distinct rows than ``m``: those rows.
-    """
-    from sklearn.cluster import KMeans
-
-    distinct = np.unique(sample, axis=0)
-    if distinct.shape[0] <= m:
-        return distinct
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # convergence within KMEANS_LANDMARK_ITER steps is not the aim
-        km = KMeans(m, n_init=1, max_iter=KMEANS_LANDMARK_ITER, random_state=seed % (2**32)).fit(sample)
-    return np.ascontiguousarray(km.cluster_centers_, dtype=np.float64)
 
 
 class LandmarkSpectralEmbedding(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
@@ -101,9 +82,12 @@ class LandmarkSpectralEmbedding(ClassNamePrefixFeaturesOutMixin, TransformerMixi
         is applied as ``exp(-(d^2 - d_1^2) / h^2)`` (``d_1`` the row's nearest landmark), the same
         weights once each row is scaled to sum 1, so no row's affinities all vanish.
     landmarks : {"uniform", "kmeans"}, default="uniform"
-        ``"uniform"``: a uniform sample of rows; ``"kmeans"``: the centres of k-means (k-means++
-        and 10 Lloyd steps) on a uniform sample of ``10 m`` rows (Chen & Cai's LSC-K, U-SPEC's
-        hybrid selection), the same for a seed in memory, on a file and on Dask.
+        The landmark selector (:mod:`kernelsketch.maps.landmark_selection`).  ``"uniform"``:
+        :class:`~kernelsketch.maps.landmark_selection.UniformLandmarks`, a uniform sample of rows;
+        ``"kmeans"``: :class:`~kernelsketch.maps.landmark_selection.KMeansLandmarks`, the centres
+        of k-means (k-means++ and Lloyd, :class:`~kernelsketch.cluster.StreamingKMeans`' seeding)
+        on a uniform sample of ``10 m`` rows (Chen & Cai's LSC-K, U-SPEC's hybrid selection), the
+        same for a seed in memory, on a file and on Dask.
     unit_rows : bool, default=False
         Scale each embedded row to unit length (Ng, Jordan & Weiss) in ``transform``.
     trivial : {"keep", "drop"}, default="keep"
@@ -243,8 +227,12 @@ class LandmarkSpectralEmbedding(ClassNamePrefixFeaturesOutMixin, TransformerMixi
         self.random_state = random_state
 
     # -- the seams the out-of-core driver calls ------------------------------------
+    def _selector(self):
+        """The landmark selector ``landmarks`` names (:mod:`kernelsketch.maps.landmark_selection`)."""
+        return KMeansLandmarks(KMEANS_SAMPLE_FACTOR) if self.landmarks == "kmeans" else UniformLandmarks()
+
     def _plan(self, n_rows):
-        """``(landmark indices, bandwidth seed)`` for ``n_rows`` rows, in fit's order of draws."""
+        """``(m, bandwidth seed, landmark generator)`` for ``n_rows`` rows, in fit's order of draws."""
         self._validate_params()
         if self.n_components is None:
             raise ValueError(
@@ -260,32 +248,27 @@ class LandmarkSpectralEmbedding(ClassNamePrefixFeaturesOutMixin, TransformerMixi
             raise ValueError(f"{self.n_components} clusters (eigenvectors) must be <= the number of rows ({n_rows})")
         if self.n_components > m:
             raise ValueError(f"{self.n_components} clusters (eigenvectors) must be <= the number of landmarks ({m})")
-        self._planned_landmarks = m
-        self._kmeans_seed = landmark_seed
-        if self.landmarks == "kmeans":  # the rows whose k-means centres become the landmarks
-            return sample_row_indices(n_rows, KMEANS_SAMPLE_FACTOR * m, [landmark_seed, 0x4B4D]), bandwidth_seed
-        return sample_row_indices(n_rows, m, [landmark_seed, 0x5350]), bandwidth_seed
+        tag = 0x4B4D if self.landmarks == "kmeans" else 0x5350  # (one stream per selection)
+        return m, bandwidth_seed, np.random.default_rng([landmark_seed, tag])
 
-    def _set_landmarks(self, L, idx, bandwidth):
-        """Seam 2: the rows ``L`` that :meth:`_plan` asked for (indices ``idx``) and the global bandwidth.
+    def _choose_landmarks(self, data, m, rng, bandwidth):
+        """Seam 2: the landmarks from the selector (:meth:`_selector`) on ``data``, and the global bandwidth.
 
-        Uniform landmarks are those rows.  For ``landmarks="kmeans"`` they are the sample of
-        :data:`KMEANS_SAMPLE_FACTOR` ``m`` rows whose k-means centres become the landmarks (not
-        rows: ``landmark_indices_`` is None).  ``bandwidth`` None: local, or Chen & Cai's, resolved
-        here from the landmarks (and the sample).
+        ``data``: a :class:`~kernelsketch.maps.landmark_selection.LandmarkData` (the rows as the
+        fitting path has them: in memory, a file, Dask); ``rng``: :meth:`_plan`'s.  Uniform
+        landmarks are rows; k-means landmarks are centres (``landmark_indices_`` None), and
+        ``"knn_mean"`` is then measured on the sample they came from.  ``bandwidth`` None:
+        local, or Chen & Cai's, resolved here.
         """
-        S = np.ascontiguousarray(L.toarray() if sp.issparse(L) else L, dtype=np.float64)
-        planned = vars(self).pop("_planned_landmarks", None)  # (the plan's, not fitted state: never saved)
-        seed = vars(self).pop("_kmeans_seed", None)
-        if self.landmarks == "kmeans":
-            L = _kmeans_landmarks(S, planned, seed)
-            idx = None
-        else:
-            L, S = S, None
-        self.landmarks_ = L
+        L, idx = select_landmarks(self._selector(), data, m, rng, at_most=self.landmarks == "kmeans")
+        self.landmarks_ = np.ascontiguousarray(L.toarray() if sp.issparse(L) else L, dtype=np.float64)
         self.landmark_indices_ = None if idx is None else np.asarray(idx, dtype=np.int64)
         if self.bandwidth == _KNN_MEAN:
-            bandwidth = self._knn_mean_bandwidth(L, S)
+            sample = None
+            if idx is None:
+                S = data.gathered
+                sample = np.ascontiguousarray(S.toarray() if sp.issparse(S) else S, dtype=np.float64)
+            bandwidth = self._knn_mean_bandwidth(self.landmarks_, sample)
         self.bandwidth_ = None if bandwidth is None else float(bandwidth)
 
     def _knn_mean_bandwidth(self, L, sample):
@@ -466,8 +449,9 @@ class LandmarkSpectralEmbedding(ClassNamePrefixFeaturesOutMixin, TransformerMixi
     def fit(self, X: ArrayLike, y: object = None) -> Self:
         """Draw the landmarks, sum the block statistics, solve the ``m x m`` eigenproblem. Returns self."""
         X = check_input(X, accept_sparse=("csr",), estimator=self, reset=True)
-        idx, seed = self._plan(X.shape[0])
-        self._set_landmarks(take_rows(X, idx), idx, self._resolve_bandwidth(X, seed))
+        m, seed, rng = self._plan(X.shape[0])
+        data = LandmarkData(X.shape[0], lambda i: take_rows(X, i))
+        self._choose_landmarks(data, m, rng, self._resolve_bandwidth(X, seed))
         chunk = get_chunk_n_rows(8 * (X.shape[1] + 4 * self.landmarks_.shape[0]), X.shape[0])
         stats = self._merge([self._statistics(X[s]) for s in gen_row_slices(X.shape[0], max(chunk, 1))])
         return self._finish(stats)

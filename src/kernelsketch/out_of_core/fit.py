@@ -39,6 +39,7 @@ from .._typing import DataLike, RandomStateLike
 from ..kernels.bandwidth import bandwidth_from_moments, bandwidth_from_rows, bandwidth_plan
 from ..kernels.kernel_functions import KERNELS, Kernel, ShiftInvariantKernel
 from ..kernels.selection import make_kernel
+from ..maps.landmark_selection import LandmarkData
 from ..utils.validation import check_input, check_random_state, derive_seed
 from .engine import _dense_if_needed, _sum_tuples, open_engine, record_feature_names
 
@@ -344,13 +345,20 @@ def _fit_landmarks_then_pass(est, engine, graph_cache=None):
     if engine.n_rows is None:
         engine.reduce(lambda X, _: X.shape[0], sum, desc="count rows")
     N = engine.n_rows
-    idx, seed = est._plan(N)
+    m, seed, rng = est._plan(N)
     h = None
     if est.bandwidth not in ("local", "knn_mean"):  # (knn_mean: the estimator's own, from its landmarks)
         h = resolve_kernel("gaussian", est.bandwidth, None, engine, seed).bandwidth
-    L, n_read = _take(engine, idx)
-    check_input(L, accept_sparse=("csr",), estimator=est, reset=True)  # n_features_in_ from the rows
-    est._set_landmarks(L, idx, h)
+    read = {"rows": 0}
+
+    def gather(idx):
+        R, n_read = _take(engine, idx)
+        read["rows"] += n_read
+        check_input(R, accept_sparse=("csr",), estimator=est, reset=True)  # n_features_in_ from the rows
+        return R
+
+    est._choose_landmarks(LandmarkData(N, gather), m, rng, h)
+    n_read = read["rows"]
     desc = f"{type(est).__name__} statistics"
     if graph_cache is None:
         stats = engine.reduce(_pass_statistics, est._merge, state=est, desc=desc)

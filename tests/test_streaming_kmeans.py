@@ -14,9 +14,9 @@ from sklearn.preprocessing import StandardScaler
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from kernelsketch.cluster import StreamingKMeans
-from kernelsketch.kernels.lloyd import _lloyd_in_memory, assign_with_statistics, lloyd_statistics
 from kernelsketch.datasets import load_dataset
 from kernelsketch.datasets._testing import require_shared_data
+from kernelsketch.kernels.lloyd import _lloyd_in_memory, assign_with_statistics, lloyd_statistics
 from kernelsketch.maps import KernelJL
 
 

@@ -59,7 +59,7 @@ def parameter_docs(cls):
 
 def _cell(text):
     text = text.replace("``", "`").replace("|", "\\|")
-    text = re.sub(r":(?:class|meth|func|attr|data):`~?([^`]+)`", r"`\1`", text)
+    text = re.sub(r":(?:class|meth|func|attr|data|mod):`~?([^`]+)`", r"`\1`", text)
     return text
 
 

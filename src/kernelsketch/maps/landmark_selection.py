@@ -146,8 +146,8 @@ class KMeansLandmarks:
     >>> import numpy as np
     >>> X = np.vstack([np.zeros((50, 2)), np.full((50, 2), 5.0)]) + np.random.default_rng(0).normal(size=(100, 2))
     >>> L, idx = KMeansLandmarks().select(LandmarkData(100, lambda i: X[i]), 2, np.random.default_rng(0))
-    >>> idx is None, sorted(np.round(L.mean(axis=1)).tolist())
-    (True, [0.0, 5.0])
+    >>> idx is None, sorted(int(round(v)) for v in L.mean(axis=1))
+    (True, [0, 5])
     """
 
     def __init__(self, sample_factor: int = 10) -> None:

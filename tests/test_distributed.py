@@ -560,3 +560,77 @@ def test_dask_reduce_folds_in_chunk_order_holding_one_running_result(client):
         assert max(seen) <= 2 and len(seen) == 8  # 7 folds of (running, part), then merge([running])
     local = open_engine(X, block_rows=4).reduce(_first_value, merge)
     assert local == out
+
+
+def _plus_row_sums(X, shift):
+    return X.sum(axis=1, keepdims=True) + shift
+
+
+def test_derive_gives_an_engine_of_each_blocks_result_on_both_engines(client):
+    """``engine.derive(fn)``: an engine over the same rows whose blocks are ``fn(block)``; Dask keeps them on the
+    workers until ``release``; the local engine maps each block as it reads it."""
+    from kernelsketch.distributed.engine import DaskEngine
+    from kernelsketch.out_of_core import open_engine
+
+    X = np.arange(60.0).reshape(30, 2)
+    want = X.sum(axis=1) + 1.0
+    dask_engine = DaskEngine(da.from_array(X, chunks=(7, 2)), client=client)
+    for engine in (open_engine(X, block_rows=7), dask_engine):
+        derived = engine.derive(_plus_row_sums, 1.0)
+        blocks = []
+        derived.foreach(_identity, lambda out, y, blocks=blocks: blocks.append(out))
+        np.testing.assert_array_equal(np.vstack(blocks).ravel(), want)
+        assert derived.reduce(_identity, lambda parts: np.vstack(parts)).ravel().tolist() == want.tolist()
+        derived.release()
+    derived = dask_engine.derive(_plus_row_sums, 0.0)
+    futures = distributed.futures_of(derived._kept)
+    distributed.wait(futures)
+    assert futures and all(f.status == "finished" for f in futures)  # computed once, held on the workers
+    derived.release()
+    assert derived._kept is None and all(f.status == "cancelled" for f in futures)
+    assert not DaskEngine(da.from_array(X, chunks=(7, 2))).can_keep(0)  # no client: nothing to keep on
+    assert dask_engine.can_keep(2**20) and not dask_engine.can_keep(2**40)  # a quarter of 2 x 2 GiB
+
+
+def _identity(X, _state):
+    return X
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_dask_keeps_each_chunks_graph_on_the_workers_and_searches_each_row_once(monkeypatch, dtype):
+    """keep_graph on Dask: the fit pass's graph of each chunk stays on the workers and the assignment pass embeds
+    it (one search per row, not two), with the labels of the two-search run and of the local engine."""
+    from sklearn.datasets import make_blobs
+
+    import kernelsketch as ks
+    from kernelsketch.distributed.engine import DaskEngine
+    from kernelsketch.maps import LandmarkSpectralEmbedding
+
+    X, _ = make_blobs(12000, centers=4, n_features=3, random_state=1)
+    X = X.astype(dtype)
+    searched = {"rows": 0}
+    graph = LandmarkSpectralEmbedding._graph
+
+    def counting(self, rows):
+        searched["rows"] += rows.shape[0]
+        return graph(self, rows)
+
+    monkeypatch.setattr(LandmarkSpectralEmbedding, "_graph", counting)
+    released = []
+    release = DaskEngine.release
+    monkeypatch.setattr(DaskEngine, "release", lambda self: (released.append(self._kept is not None), release(self)))
+    options = dict(init_size=2000, random_state=0, missing_codes=None)
+    local = ks.cluster_file(X, 4, **options).labels
+    with distributed.Client(processes=False, n_workers=1, threads_per_worker=2, dashboard_address=":0") as c:
+        runs = {}
+        for keep in (True, False):
+            searched["rows"] = 0
+            runs[keep] = (
+                ks.cluster_file(da.from_array(X, chunks=(3000, 3)), 4, client=c, keep_graph=keep, **options),
+                searched["rows"],
+            )
+    (kept, n_kept), (again, n_again) = runs[True], runs[False]
+    np.testing.assert_array_equal(kept.labels, again.labels)
+    np.testing.assert_array_equal(kept.labels, local)
+    assert n_kept == 12000 + 2000 and n_again == 2 * 12000 + 2000  # the fit pass, k-means' sample, (assignment)
+    assert released == [True]  # the kept graphs were dropped when the run ended

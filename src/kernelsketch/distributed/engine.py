@@ -13,6 +13,7 @@ workers read them.
 
 from __future__ import annotations
 
+import copy
 import functools
 import os
 import pickle
@@ -23,6 +24,9 @@ import numpy as np
 from ._dask import check_dask_matrix, import_dask, known_n_rows, persist_in_memory
 from .mapping import broadcast
 from .reduction import compute_reduced, tree_reduce
+
+#: derived chunks (a kept graph) may take at most this share of the workers' memory limits
+KEEP_MEMORY_FRACTION = 0.25
 
 
 def _sketch_block(template, block):
@@ -192,7 +196,43 @@ class DaskEngine:
         return self.gather(np.sort(rng.choice(self.n_rows, k, replace=False)))
 
     def _blocks(self):
-        return list(self.X.to_delayed().ravel())
+        kept = getattr(self, "_kept", None)
+        return list(kept) if kept is not None else list(self.X.to_delayed().ravel())
+
+    @_worker_memory
+    def derive(self, fn, state=None, desc="derive"):
+        """An engine whose chunks are ``fn(chunk, state)``, computed once and kept on the workers (``persist``).
+
+        Its :meth:`reduce` and :meth:`foreach` read the kept chunks (the labels are this engine's), so
+        a later pass does not compute ``fn`` again: the spectral embedding's graph found in the fit pass
+        serves the assignment pass.  Kept until :meth:`release` (or until the engine is dropped).
+        """
+        dask = import_dask("dask")
+        handle = self._state(state)
+        parts = [dask.delayed(_run, pure=False)(fn, b, handle) for b in self._blocks()]
+        self.stats["tasks"] += len(parts)
+        kept = self.client.persist(parts) if self.client is not None else list(dask.persist(*parts))
+        derived = copy.copy(self)
+        derived._kept = kept
+        return derived
+
+    def release(self):
+        """Drop the chunks :meth:`derive` kept on the workers."""
+        kept, self._kept = getattr(self, "_kept", None), None
+        if kept and self.client is not None:
+            from distributed import futures_of
+
+            self.client.cancel(futures_of(kept))
+
+    def can_keep(self, nbytes):
+        """Whether the workers can keep ``nbytes`` of derived chunks: a client, and at most
+        :data:`KEEP_MEMORY_FRACTION` of their memory limits (any worker without a limit: yes)."""
+        if self.client is None:
+            return False
+        limits = [w.get("memory_limit") or 0 for w in self.client.scheduler_info()["workers"].values()]
+        if not limits:
+            return False
+        return any(v == 0 for v in limits) or nbytes <= KEEP_MEMORY_FRACTION * sum(limits)
 
     @_worker_memory
     def reduce(self, fn, merge, state=None, desc="pass"):

@@ -431,12 +431,27 @@ class ClusterResult:
 
 def _embed_block(X, state):
     """The block's embedding: ``state`` is ``(embedding, ...)``, with the run's kept-graph reader third when there
-    is one (the graph the fit pass found for these rows: no second search)."""
+    is one (the graph the fit pass found for these rows: no second search), or True there when the block is
+    itself a kept graph (a Dask chunk of :class:`KeptGraphs`: ``(indices, weights, float32 input?)``)."""
     embedding = state[0]
     reader = state[2] if len(state) > 2 else None
+    if reader is True:
+        indices, weights, single = X
+        U = embedding._embed_graph(indices, weights)
+        return U.astype(np.float32) if single else U
     if reader is not None:
         return _kept_embedding(X, embedding, reader)
     return X if embedding is None else _transform_block(embedding, X)
+
+
+def _over_graphs(engine, embedding, centers, cache):
+    """``(engine, state)`` of a pass that embeds every row: the kept graphs' engine when the run keeps them on
+    the engine (Dask), else ``engine`` with the spilled graph's reader (local) or nothing (search again)."""
+    from .graph_cache import KeptGraphs
+
+    if isinstance(cache, KeptGraphs):
+        return cache.graphs, (embedding, centers, True)
+    return engine, (embedding, centers, None if cache is None else cache.reader())
 
 
 def _stats_block(X, state):
@@ -553,12 +568,14 @@ def cluster_file(
         being asked); ``"impute"``: each is read as its column's median; None: do not look.
     keep_graph : bool or "auto", default="auto"
         Keep each row's landmark graph from the fit pass (``r`` indices and weights a row, 12 bytes
-        each, in a temporary folder removed afterwards, also on error:
-        :class:`~kernelsketch.out_of_core.graph_cache.GraphCache`), so that the assignment pass
-        (and any Lloyd pass) reads it instead of searching the nearest landmarks again: the same
-        labels, about half the search time.  ``"auto"``: for the spectral embedding on a local
-        engine (file or array; Dask searches again), when the temporary directory has room for
-        twice the graph.  True requires it; False searches again.
+        each), so that the assignment pass (and any Lloyd pass) reads it instead of searching the
+        nearest landmarks again: the same labels, about half the search time.  On a local engine
+        (file or array) it goes to a temporary folder removed afterwards, also on error
+        (:class:`~kernelsketch.out_of_core.graph_cache.GraphCache`); on Dask with a client, each
+        chunk's graph stays on the workers until the run ends
+        (:class:`~kernelsketch.out_of_core.graph_cache.KeptGraphs`).  ``"auto"``: for the spectral
+        embedding, when the temporary directory has room for twice the graph (local) or the graph
+        takes at most a quarter of the workers' memory (Dask).  True requires it; False searches again.
 
     Returns
     -------
@@ -670,37 +687,43 @@ def cluster_file(
 
 
 def _graph_cache(keep_graph, engine, embedding, init_size=None):
-    """A :class:`GraphCache` for this run when ``keep_graph`` asks for one and it can serve (else None)."""
-    import shutil
-    import tempfile
+    """Where this run keeps each row's graph, when ``keep_graph`` asks for it and it can serve (else None).
 
+    A :class:`GraphCache` (a temporary folder) on a local engine; :class:`KeptGraphs` (the workers'
+    memory) on Dask with a client.  ``"auto"``: when some rows are outside k-means' sample (else there
+    is no pass to serve) and there is room (:meth:`Engine.can_keep`: free disk for twice the graph
+    locally, a quarter of the workers' memory on Dask).
+    """
     from ..cluster.streaming_kmeans import DEFAULT_INIT_SIZE
     from .fit import fit_strategy
-    from .graph_cache import GraphCache
+    from .graph_cache import GraphCache, KeptGraphs
 
     if keep_graph is False:
         return None
+    kind = getattr(engine, "name", None)
     serves = (
-        getattr(engine, "name", None) == "local"
+        kind in ("local", "dask")
         and embedding is not None
         and not isinstance(embedding, str)
         and hasattr(embedding, "_embed_graph")
         and fit_strategy(embedding) == "landmarks_then_pass"
+        and engine.can_keep(0)  # (Dask without a client keeps nothing)
     )
     if not serves:
         if keep_graph is True:
             raise ValueError(
-                "keep_graph=True keeps the spectral embedding's graph on a local engine (a file or an array); "
-                f"this run has {type(embedding).__name__} on the {getattr(engine, 'name', '?')} engine"
+                "keep_graph=True keeps the spectral embedding's graph on a local engine (a file or an array) or "
+                f"on Dask with a client; this run has {type(embedding).__name__} on the {kind or '?'} engine"
+                + (" without a client" if kind == "dask" else "")
             )
         return None
     if keep_graph == "auto" and engine.n_rows is not None:
         if engine.n_rows <= (init_size or DEFAULT_INIT_SIZE):  # every row in k-means' sample: no pass to serve
             return None
-        need = 2 * engine.n_rows * int(getattr(embedding, "n_neighbors", 10)) * 12
-        if shutil.disk_usage(tempfile.gettempdir()).free < need:
+        graph_bytes = engine.n_rows * int(getattr(embedding, "n_neighbors", 10)) * 12
+        if not engine.can_keep(2 * graph_bytes if kind == "local" else graph_bytes):
             return None
-    return GraphCache()
+    return GraphCache() if kind == "local" else KeptGraphs()
 
 
 def _check_cluster_args(n_clusters, lloyd_passes, standardize, embedding):
@@ -755,8 +778,8 @@ def _lloyd_passes(engine, embedding, km, lloyd_passes, cache=None):
     """Up to ``lloyd_passes`` exact Lloyd passes over every row; stops when the centres settle."""
     passes = 0
     for passes in range(1, lloyd_passes + 1):
-        state = (embedding, km.cluster_centers_, None if cache is None else cache.reader())
-        sums, counts, _ = engine.reduce(_stats_block, _sum_tuples, state=state, desc=f"Lloyd pass {passes}")
+        source, state = _over_graphs(engine, embedding, km.cluster_centers_, cache)
+        sums, counts, _ = source.reduce(_stats_block, _sum_tuples, state=state, desc=f"Lloyd pass {passes}")
         if km.converged(km.update(sums, counts)):
             break
     return passes
@@ -813,8 +836,8 @@ class _Assignment:
             if in_memory is not None:
                 self.assign_in_memory(*in_memory, centers)
             else:
-                state = (embedding, centers, None if cache is None else cache.reader())
-                engine.foreach(_assign_block, self.consume, state=state, desc="assign clusters")
+                source, state = _over_graphs(engine, embedding, centers, cache)
+                source.foreach(_assign_block, self.consume, state=state, desc="assign clusters")
             return self.sink.close()
         except BaseException:
             self.sink.abort()

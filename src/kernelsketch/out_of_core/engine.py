@@ -79,6 +79,25 @@ class Engine(Protocol):
         """``consume(fn(X_block, state), y_block)`` for every block, in row order."""
         ...
 
+    def derive(self, fn: Callable, state: Any = None, desc: str = "derive") -> Engine:
+        """An engine over the same rows whose blocks are ``fn(X_block, state)`` (labels unchanged), for
+        :meth:`reduce` and :meth:`foreach`.
+
+        Dask computes them once and keeps them on the workers until :meth:`release`, so later passes
+        read them instead of computing ``fn`` again; the local engine applies ``fn`` to each block as
+        it reads it (its driver keeps a spilled graph instead,
+        :class:`~kernelsketch.out_of_core.graph_cache.GraphCache`).
+        """
+        ...
+
+    def release(self) -> None:
+        """Drop what :meth:`derive` kept (nothing, for an engine that keeps nothing)."""
+        ...
+
+    def can_keep(self, nbytes: int) -> bool:
+        """Whether ``nbytes`` of kept per-block results fit where this engine would keep them."""
+        ...
+
 
 # -- engines ----------------------------------------------------------------------
 class LocalEngine:
@@ -175,6 +194,22 @@ class LocalEngine:
         """``consume(fn(X_block, state), y_block)`` for every block, in row order."""
         for X, y in self._blocks(desc):
             consume(fn(X, state), y)
+
+    def derive(self, fn, state=None, desc="derive"):
+        """An engine over the same blocks, each mapped by ``fn(X_block, state)`` as it is read (nothing kept)."""
+        derived = copy.copy(self)
+        derived.set_preprocess(lambda X, fn=fn, state=state: fn(X, state))
+        return derived
+
+    def release(self):
+        """Nothing to drop: :meth:`derive` keeps nothing here."""
+
+    def can_keep(self, nbytes):
+        """Whether the temporary directory has ``nbytes`` free (where a spilled graph would go)."""
+        import shutil
+        import tempfile
+
+        return shutil.disk_usage(tempfile.gettempdir()).free >= nbytes
 
 
 def open_engine(data, *, client=None, block_rows=None, **read_options):

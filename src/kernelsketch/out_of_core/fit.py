@@ -42,6 +42,7 @@ from ..kernels.selection import make_kernel
 from ..maps.landmark_selection import LandmarkData
 from ..utils.validation import check_input, check_random_state, derive_seed
 from .engine import _dense_if_needed, _sum_tuples, open_engine, record_feature_names
+from .graph_cache import KeptGraphs
 
 #: rows an estimator without a streaming or landmark fit is fitted on (all rows when fewer)
 FIT_ROWS = 20_000
@@ -336,6 +337,16 @@ def _pass_statistics_kept(X, state):
     return est._graph_statistics(indices, weights)
 
 
+def _pass_graph(X, est):
+    """A chunk's graph as a derived engine keeps it: ``(indices, weights, whether X is float32)``."""
+    indices, weights = est._graph(X)
+    return indices, weights, X.dtype == np.float32
+
+
+def _graph_statistics(graph, est):
+    return est._graph_statistics(graph[0], graph[1])
+
+
 def _fit_landmarks_then_pass(est, engine, graph_cache=None):
     """Landmark rows by index, the bandwidth as the in-memory fit resolves it, one pass of statistics.
 
@@ -362,6 +373,9 @@ def _fit_landmarks_then_pass(est, engine, graph_cache=None):
     desc = f"{type(est).__name__} statistics"
     if graph_cache is None:
         stats = engine.reduce(_pass_statistics, est._merge, state=est, desc=desc)
+    elif isinstance(graph_cache, KeptGraphs):  # (Dask: each chunk's graph kept on the workers)
+        graphs = graph_cache.keep(engine, _pass_graph, est, desc=f"{type(est).__name__} graph")
+        stats = graphs.reduce(_graph_statistics, est._merge, state=est, desc=desc)
     else:
         stats = engine.reduce(_pass_statistics_kept, est._merge, state=(est, graph_cache), desc=desc)
         graph_cache.finish()
@@ -534,12 +548,13 @@ def fit_source(
         Choose the landmark count first (:func:`choose_landmarks`): the fewest whose
         Nystroem Gram error on held-out rows is at most this; the estimator's
         ``n_landmarks`` is set to it.  For landmark estimators only.
-    graph_cache : GraphCache, optional
-        Keep each row's landmark graph from the fit pass
-        (:class:`~kernelsketch.out_of_core.graph_cache.GraphCache`), so that a later pass over the
-        same engine needs no second nearest-landmark search.  For estimators fitted by one pass
-        of graph statistics (``LandmarkSpectralEmbedding``) on a local engine (whose passes read
-        the blocks in row order); ``cluster_file`` uses it for its assignment pass.
+    graph_cache : GraphCache or KeptGraphs, optional
+        Keep each row's landmark graph from the fit pass, so that a later pass over the same
+        engine needs no second nearest-landmark search: a
+        :class:`~kernelsketch.out_of_core.graph_cache.GraphCache` on a local engine (a spilled
+        file, read in row order), a :class:`~kernelsketch.out_of_core.graph_cache.KeptGraphs` on
+        Dask (each chunk's graph kept on the workers).  For estimators fitted by one pass of graph
+        statistics (``LandmarkSpectralEmbedding``); ``cluster_file`` uses it for its assignment pass.
 
     Returns
     -------
@@ -565,9 +580,12 @@ def fit_source(
     engine = open_engine(data, client=client, block_rows=block_rows, **read_options)
     t0 = time.perf_counter()
     strategy = fit_strategy(estimator)
-    if graph_cache is not None and (strategy != "landmarks_then_pass" or getattr(engine, "name", None) != "local"):
+    kind = getattr(engine, "name", None)
+    fits_engine = kind == ("dask" if isinstance(graph_cache, KeptGraphs) else "local")
+    if graph_cache is not None and (strategy != "landmarks_then_pass" or not fits_engine):
         raise ValueError(
-            "graph_cache keeps the graph of a landmark spectral embedding's fit pass on a local engine; got "
+            "graph_cache keeps the graph of a landmark spectral embedding's fit pass (a GraphCache on a local "
+            "engine, KeptGraphs on Dask); got "
             f"{type(estimator).__name__} (fitted by '{strategy}') on the {getattr(engine, 'name', '?')} engine"
         )
     choice = None

@@ -22,7 +22,7 @@ import tempfile
 
 import numpy as np
 
-__all__ = ["GraphCache"]
+__all__ = ["GraphCache", "KeptGraphs"]
 
 
 class GraphCache:
@@ -122,3 +122,32 @@ class _Reader:
     def close(self):
         for f in self._files:
             f.close()
+
+
+class KeptGraphs:
+    """Each chunk's graph kept by the engine itself for the run (Dask: on the workers, ``engine.derive``).
+
+    The Dask counterpart of :class:`GraphCache`: the fit pass derives an engine whose chunks are the
+    graphs (``(indices, weights, float32 input?)``) and sums the statistics over it; the assignment
+    pass (and any Lloyd pass) embeds those chunks, so each row is searched once.  :meth:`close`
+    drops them (also on error: use it as a context manager).
+    """
+
+    def __init__(self):
+        self.graphs = None
+
+    def keep(self, engine, fn, state, desc="graph"):
+        """The engine of ``fn(chunk, state)`` over ``engine``'s chunks, kept until :meth:`close`."""
+        self.graphs = engine.derive(fn, state, desc=desc)
+        return self.graphs
+
+    def close(self):
+        if self.graphs is not None:
+            self.graphs.release()
+            self.graphs = None
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()

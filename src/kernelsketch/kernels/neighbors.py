@@ -425,13 +425,12 @@ def approximate_nearest(X, L, r: int, index: SearchIndex, *, backend: str | None
         raise ValueError(f"r must be in [1, {r_max}] (the candidate neighbourhood of the index), got {r}")
     C: np.ndarray = np.ascontiguousarray(index.centres, dtype=dtype)
     l_sq = (L * L).sum(axis=1)
-    c_sq = (C * C).sum(axis=1)
     keys = np.empty((n, r), dtype=dtype)
     idx = np.empty((n, r), dtype=np.int32)
     use_numba = resolve_backend(backend, float(n) * m) == "numba"
     if use_numba:
         kernel = _numba_coarse
-        CT, c_sq_padded, groupT, widths, candidates, candT, cand_sq = _kernel_layout(index, L, C)
+        CT, c_sq, groupT, widths, candidates, candT, cand_sq = _kernel_layout(index, L, C)
         tile = APPROXIMATE_TILE_ROWS
         n_tiles = -(-n // tile)
 
@@ -442,7 +441,7 @@ def approximate_nearest(X, L, r: int, index: SearchIndex, *, backend: str | None
                 L,
                 l_sq,
                 CT,
-                c_sq_padded,
+                c_sq,
                 groupT,
                 widths,
                 index.members,
@@ -457,6 +456,7 @@ def approximate_nearest(X, L, r: int, index: SearchIndex, *, backend: str | None
 
         run_claim_loops(piece, n_tiles, max(1, min(n_threads or blas_num_threads(), n_tiles)))
     elif n:
+        c_sq = (C * C).sum(axis=1)
         _coarse_to_fine_numpy(
             X, L, l_sq, C, c_sq, index.members, index.offsets, index.candidates, r, keys, idx, n_threads
         )

@@ -40,7 +40,7 @@ import scipy.sparse as sp
 from numpy.typing import NDArray
 
 from ..kernels.lloyd import kmeans_on_sample
-from .landmarks import sample_landmarks
+from .landmarks import sample_landmarks, sample_row_indices
 
 __all__ = ["KMeansLandmarks", "LandmarkData", "LandmarkSelector", "UniformLandmarks", "select_landmarks"]
 
@@ -158,11 +158,7 @@ class KMeansLandmarks:
         return min(int(n_rows), self.sample_factor * int(n_landmarks))
 
     def select(self, data, n_landmarks, rng, *, kernel=None, replace=False):
-        size = self.sample_size(data.n_rows, n_landmarks)
-        idx = (
-            np.arange(data.n_rows, dtype=np.int64) if size >= data.n_rows else sample_landmarks(data.n_rows, size, rng)
-        )
-        S = data.gather(idx)
+        S = data.gather(sample_row_indices(data.n_rows, self.sample_size(data.n_rows, n_landmarks), rng))
         S = np.ascontiguousarray(S.toarray() if sp.issparse(S) else S, dtype=np.float64)
         distinct = np.unique(S, axis=0)
         if distinct.shape[0] <= n_landmarks:
@@ -229,8 +225,14 @@ def _check_indices(name, idx, m, n_rows, replace):
         raise ValueError(f"{name}.select returned repeated rows (replace=False)")
 
 
-def _rows_in_order(data, idx):
-    """The rows at ``idx`` (any order, repeats allowed) through one gather of the sorted distinct ones."""
+def rows_in_order(gather, idx):
+    """``(rows at idx, distinct rows read)``: any order, repeats allowed, through one ``gather`` of the sorted
+    distinct indices (the form a file, an engine and :class:`LandmarkData` answer)."""
+    idx = np.asarray(idx)
     uniq, inverse = np.unique(idx, return_inverse=True)
-    R = data.gather(uniq)
-    return R if np.array_equal(uniq, idx) else R[inverse]
+    R = gather(uniq)
+    return (R if np.array_equal(uniq, idx) else R[inverse.ravel()]), uniq.size
+
+
+def _rows_in_order(data, idx):
+    return rows_in_order(data.gather, idx)[0]

@@ -100,8 +100,8 @@ def sample_row_indices(n_samples, n_rows, seed):
     ----------
     n_samples : int
     n_rows : int
-    seed : int or sequence of int
-        Seeds ``numpy.random.default_rng``.
+    seed : int, sequence of int or Generator
+        Seeds ``numpy.random.default_rng`` (a Generator is drawn from as it is).
 
     Examples
     --------

@@ -39,7 +39,7 @@ from .._typing import DataLike, RandomStateLike
 from ..kernels.bandwidth import bandwidth_from_moments, bandwidth_from_rows, bandwidth_plan
 from ..kernels.kernel_functions import KERNELS, Kernel, ShiftInvariantKernel
 from ..kernels.selection import make_kernel
-from ..maps.landmark_selection import LandmarkData
+from ..maps.landmark_selection import LandmarkData, rows_in_order
 from ..utils.validation import check_input, check_random_state, derive_seed
 from .engine import _dense_if_needed, _sum_tuples, open_engine, record_feature_names
 from .graph_cache import KeptGraphs
@@ -219,9 +219,7 @@ def _bandwidth_of(est):
 
 def _take(engine, idx):
     """The rows at ``idx`` (any order, repeats allowed) in that order: one gather of the distinct rows."""
-    uniq, inverse = np.unique(np.asarray(idx), return_inverse=True)
-    rows, _ = engine.gather(uniq)
-    return rows[inverse.ravel()], uniq.size
+    return rows_in_order(lambda uniq: engine.gather(uniq)[0], idx)
 
 
 def _fit_landmarks(est, engine, fit_rows, also=None):

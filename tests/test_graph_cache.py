@@ -50,6 +50,46 @@ def test_blocks_come_back_in_the_order_they_were_written():
     assert not os.path.exists(folder)
 
 
+@pytest.mark.parametrize("background", [True, False])
+def test_indices_of_few_points_are_stored_small_and_read_back_exactly(monkeypatch, background):
+    monkeypatch.setattr(GraphCache, "background", background)
+    rng = np.random.default_rng(1)
+    blocks = [(rng.integers(0, 32768, (n, 4)), rng.random((n, 4))) for n in (300, 2)]
+    blocks[0][0][0, 0] = 32767  # the largest index int16 holds
+    with GraphCache() as cache:
+        for ind, w in blocks:
+            cache.append(ind, w, n_points=32768)
+        with pytest.raises(ValueError, match="exceeds the number of points"):
+            cache.append(np.full((1, 4), 32768), np.ones((1, 4)), n_points=32768)
+        cache.finish()
+        assert cache.index_dtype == np.int16 and cache.nbytes() == 302 * 4 * (2 + 8)
+        reader = cache.reader()
+        for ind, w in blocks:
+            gi, gw = reader.next(ind.shape[0])
+            assert gi.dtype == np.int32
+            np.testing.assert_array_equal(gi, ind)
+            np.testing.assert_array_equal(gw, w)
+    with GraphCache() as cache:  # more points than int16 holds: int32
+        cache.append(np.array([[40000]]), np.ones((1, 1)), n_points=40001)
+        cache.finish()
+        assert cache.index_dtype == np.int32
+        assert cache.reader().next(1)[0].tolist() == [[40000]]
+
+
+def test_a_failed_background_write_is_raised_and_nothing_is_left(monkeypatch):
+    def fail(self, indices, weights):
+        raise OSError("No space left on device")
+
+    monkeypatch.setattr(GraphCache, "_write", fail)
+    before = _leftovers()
+    cache = GraphCache()
+    with pytest.raises(OSError, match="No space left"), cache:
+        cache.append(np.zeros((3, 2), np.int32), np.ones((3, 2)))  # written on the writer thread
+        cache.append(np.zeros((3, 2), np.int32), np.ones((3, 2)))  # the first write's failure surfaces here
+        cache.finish()
+    assert _leftovers() == before
+
+
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 @pytest.mark.parametrize("lloyd_passes", [0, 1])
 def test_the_kept_graph_gives_the_labels_of_a_second_search(tmp_path, dtype, lloyd_passes):

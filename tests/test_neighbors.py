@@ -208,21 +208,24 @@ def test_the_search_index_is_the_same_in_every_process_and_refuses_others():
         nb.build_search_index(L, 0)
 
 
-def test_graph_gram_split_in_halves_is_the_same_on_one_thread_or_two(monkeypatch):
+def test_graph_gram_split_by_landmark_is_the_unsplit_sum_bit_for_bit(monkeypatch):
     if nb._numba_kernel() is None:
         pytest.skip("no numba")
     rng = np.random.default_rng(8)
-    n, r, m = 5001, 5, 30
+    n, r, m = 5001, 5, 31
     indices = np.argsort(rng.random((n, m)), axis=1)[:, :r].astype(np.int32)
     weights = rng.random((n, r))
     Z = sp.csr_matrix((weights.ravel(), indices.ravel(), np.arange(0, n * r + 1, r)), shape=(n, m)).toarray()
     monkeypatch.setattr(nb, "GRAM_NUMBA_MIN_PRODUCTS", 0)
-    monkeypatch.setattr(nb, "GRAM_SPLIT_ROWS", 1000)  # two halves
+    monkeypatch.setattr(nb, "GRAM_SPLIT_ROWS", 1000)  # split: a half of the landmarks a thread
     monkeypatch.setattr(nb, "blas_num_threads", lambda: 2)
     two = nb.graph_gram(indices, weights, m)
     monkeypatch.setattr(nb, "blas_num_threads", lambda: 1)
     one = nb.graph_gram(indices, weights, m)
-    np.testing.assert_array_equal(one, two)  # the same halves, added in the same order: bit for bit
+    monkeypatch.setattr(nb, "GRAM_SPLIT_ROWS", n + 1)  # not split
+    unsplit = nb.graph_gram(indices, weights, m)
+    np.testing.assert_array_equal(one, two)  # every entry summed in row order: bit for bit
+    np.testing.assert_array_equal(unsplit, two)
     np.testing.assert_allclose(two, Z.T @ Z, rtol=1e-12, atol=1e-15)
 
 

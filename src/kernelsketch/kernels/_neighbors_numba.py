@@ -44,12 +44,15 @@ def smallest(G, l_sq, r, keys, idx):  # pragma: no cover - compiled
 
 
 @numba.njit(nogil=True, cache=CACHE)
-def gram_add(indices, weights, G):  # pragma: no cover - compiled
-    """``G += Z^T Z`` for the rows of a graph given as ``r`` (index, weight) pairs per row, in row order."""
+def gram_add(indices, weights, G, lo, hi):  # pragma: no cover - compiled
+    """``G[lo:hi] += (Z^T Z)[lo:hi]`` for the rows of a graph given as ``r`` (index, weight) pairs per
+    row, in row order: each entry is summed in row order, whatever the stripe ``[lo, hi)``."""
     n, r = indices.shape
     for i in range(n):
         for a in range(r):
             ia = indices[i, a]
+            if ia < lo or ia >= hi:
+                continue
             wa = weights[i, a]
             for b in range(r):
                 G[ia, indices[i, b]] += wa * weights[i, b]

@@ -73,27 +73,25 @@ def graph_gram(indices, weights, n_points: int):
 
     With numba, the ``r^2`` products of each row are added into a dense ``m x m`` array in row order
     (the sparse product costs as much as the nearest-landmark search itself); a block of at least
-    :data:`GRAM_SPLIT_ROWS` rows is cut in two halves summed on two threads and then added, first
-    half first (the same halves whatever the number of threads, so the same rounding).  Without
-    numba, scipy's sparse product.  The routes agree to rounding.
+    :data:`GRAM_SPLIT_ROWS` rows is split by landmark, not by row: two threads each read every row
+    and add the products of their half of ``Z^T Z``'s rows into one array (each thread's half stays in
+    cache, and every entry is still summed in row order, so the answer is the one thread's, bit for
+    bit, for any number of threads).  Without numba, scipy's sparse product.  The routes agree to rounding.
     """
     n, r = indices.shape
     if float(n) * r * r >= GRAM_NUMBA_MIN_PRODUCTS and _numba_kernel() is not None:
         weights = np.ascontiguousarray(weights, dtype=np.float64)
+        G = np.zeros((n_points, n_points))
         if n < GRAM_SPLIT_ROWS:
-            G = np.zeros((n_points, n_points))
-            _numba_gram(indices, weights, G)
+            _numba_gram(indices, weights, G, 0, n_points)
             return G
-        half = n // 2
-        parts = [np.zeros((n_points, n_points)), np.zeros((n_points, n_points))]
-        spans = [slice(0, half), slice(half, n)]
+        cut = [0, n_points // 2, n_points]
 
         def piece(t, _state):
-            _numba_gram(indices[spans[t]], weights[spans[t]], parts[t])
+            _numba_gram(indices, weights, G, cut[t], cut[t + 1])
 
         run_claim_loops(piece, 2, max(1, min(2, blas_num_threads())))
-        parts[0] += parts[1]
-        return parts[0]
+        return G
     Z = sp.csr_matrix(
         (np.asarray(weights, dtype=np.float64).ravel(), indices.ravel(), np.arange(0, n * r + 1, r, dtype=np.int64)),
         shape=(n, n_points),
@@ -105,7 +103,7 @@ def graph_gram(indices, weights, n_points: int):
 _GATHER_MAX_VALUES = 8192
 #: values of one gathered chunk (rows x c x d)
 _GATHER_CHUNK_VALUES = 1 << 21
-#: blocks of at least this many rows sum their ``Z^T Z`` in two halves on two threads
+#: blocks of at least this many rows sum their ``Z^T Z`` on two threads (a half of its rows each)
 GRAM_SPLIT_ROWS = 20_000
 #: searches smaller than this (rows x points) run on numpy when the backend is left to choose: loading
 #: numba and its compiled selection costs ~1-3 s once per process, more than such a search takes

@@ -25,6 +25,7 @@ from ..kernels.selection import make_kernel
 from ..utils.chunking import gen_row_slices, get_chunk_n_rows
 from ..utils.dispatch import maybe_dask_transform
 from ..utils.estimator_checks import Interval, StrOptions
+from ..utils.threads import parallel_rows
 from ..utils.validation import check_input, check_random_state, derive_seed
 from ..utils.warnings import warn as _warn
 from .landmark_selection import KMeansLandmarks, LandmarkData, UniformLandmarks, select_landmarks
@@ -304,8 +305,15 @@ class LandmarkSpectralEmbedding(ClassNamePrefixFeaturesOutMixin, TransformerMixi
             d2, indices = approximate_nearest(X, L, r, self._search_index(r))
         else:
             d2, indices = nearest(X, L, r)  # ascending: d2[:, -1] is the r-th nearest
+        weights = np.empty(d2.shape, dtype=np.float64)
+        parallel_rows(self._weights_into, d2, weights)  # row by row: the same weights on any number of threads
+        return indices, weights
+
+    def _weights_into(self, d2, weights):
+        """The Gaussian weights of rows at squared distances ``d2`` (ascending), each row summing to 1, into
+        ``weights`` (float64, the same shape)."""
+        weights[...] = d2
         if self.bandwidth_ is None:
-            weights = np.array(d2, dtype=np.float64)  # (a float64 copy: the steps below work in place)
             scale = weights[:, -1:].copy()  # the r-th nearest landmark's squared distance
             at_zero = scale[:, 0] <= 0  # every neighbour at distance 0: equal weights
             if at_zero.any():
@@ -313,14 +321,14 @@ class LandmarkSpectralEmbedding(ClassNamePrefixFeaturesOutMixin, TransformerMixi
                 weights[at_zero] = 0.0
             np.divide(weights, scale, out=weights)
             np.negative(weights, out=weights)
-            np.exp(weights, out=weights)
         else:
             # exp(-(d^2 - d_1^2) / h^2): the same weights once each row is scaled to sum 1, without the
             # underflow of exp(-d^2 / h^2) for a row far from every landmark (its nearest one weighs 1)
-            d2 = d2.astype(np.float64, copy=False)
-            weights = np.exp(-(d2 - d2[:, :1]) / self.bandwidth_**2)
+            weights -= weights[:, :1].copy()
+            np.negative(weights, out=weights)
+            weights /= self.bandwidth_**2
+        np.exp(weights, out=weights)
         weights /= weights.sum(axis=1, keepdims=True)  # >= 1 before: the nearest landmark's weight is > 0
-        return indices, weights
 
     def _approximate(self, X):
         """Whether rows like ``X`` are searched approximately (``search``, resolved by the number of columns)."""

@@ -3,13 +3,14 @@
 The default clustering finds every row's ``r`` nearest landmarks twice: once in the fit pass (for
 the graph statistics ``Z^T Z``) and once in the assignment pass (for the embedding).  The search
 is almost all of either pass.  A :class:`GraphCache` keeps what the first search found, ``r``
-landmark indices (int32) and ``r`` weights (float64) per row, so that the assignment pass (and
-any Lloyd pass) is a sparse product with the projection: the same numbers as searching again, so
-the same labels.
+landmark indices (int16 for at most 32,768 landmarks, else int32) and ``r`` weights (float64) per
+row, so that the assignment pass (and any Lloyd pass) is a sparse product with the projection:
+the same numbers as searching again, so the same labels.
 
 The rows are written in the order the fit pass reads them, to two files in a private temporary
-folder (plain appends: their pages go to the page cache, not to this process's memory), and read
-back in the same order by each later pass.  That order is the local engine's: its passes read the
+folder (plain appends on a background thread, one block in flight, overlapping the next block's
+search: their pages go to the page cache, not to this process's memory), and read back in the
+same order by each later pass.  That order is the local engine's: its passes read the
 same blocks, in row order, after the same preprocessing.  The folder is removed by
 :meth:`GraphCache.close` (also on error: use it as a context manager).
 """
@@ -19,10 +20,24 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
+import threading
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
 __all__ = ["GraphCache", "KeptGraphs"]
+
+_writer_lock = threading.Lock()
+_writer_pool: tuple[int, ThreadPoolExecutor] | None = None
+
+
+def _writer() -> ThreadPoolExecutor:
+    """The process's one graph-writing thread (its own: the shared pool's threads run the searches)."""
+    global _writer_pool
+    with _writer_lock:
+        if _writer_pool is None or _writer_pool[0] != os.getpid():  # (a forked child has no such thread)
+            _writer_pool = (os.getpid(), ThreadPoolExecutor(max_workers=1, thread_name_prefix="kernelsketch-graph"))
+        return _writer_pool[1]
 
 
 class GraphCache:
@@ -53,9 +68,18 @@ class GraphCache:
         self.width = None
         self.rows = 0
         self.complete = False
+        self.index_dtype = None  # int16 when every index fits (fewer bytes to write and read), else int32
+        self._pending = None
 
-    def append(self, indices, weights):
-        """Add the next block's graph (rows in order): ``indices`` (n, r) int, ``weights`` (n, r) float."""
+    #: write each block on a background thread while the caller computes the next (one write in flight)
+    background = True
+
+    def append(self, indices, weights, n_points=None):
+        """Add the next block's graph (rows in order): ``indices`` (n, r) int, ``weights`` (n, r) float.
+
+        ``n_points``: how many points the indices are taken from (the landmarks), known at the first
+        block: with at most 32,768 the indices are stored as int16.
+        """
         if self.complete or self._files is None:
             raise RuntimeError("the graph cache is finished: it is written by one pass only")
         indices = np.ascontiguousarray(indices, dtype=np.int32)
@@ -66,12 +90,32 @@ class GraphCache:
             self.width = indices.shape[1]
         elif indices.shape[1] != self.width:
             raise ValueError(f"every block has {self.width} neighbours per row, got {indices.shape[1]}")
+        if self.index_dtype is None:
+            fits = n_points is not None and n_points <= np.iinfo(np.int16).max + 1
+            self.index_dtype = np.dtype(np.int16 if fits else np.int32)
+        small_max = np.iinfo(self.index_dtype).max
+        if self.index_dtype == np.int16 and indices.size and (indices.min() < 0 or indices.max() > small_max):
+            raise ValueError("an index exceeds the number of points given at the first block")
+        small = indices.astype(self.index_dtype)  # (a copy: the caller may reuse its arrays once this returns)
+        if self.background:
+            self._wait()  # one write in flight: at most one block's graph is held here
+            self._pending = _writer().submit(self._write, small, weights.copy())
+        else:
+            self._write(small, weights)
+        self.rows += indices.shape[0]
+
+    def _write(self, indices, weights):
         indices.tofile(self._files[0])
         weights.tofile(self._files[1])
-        self.rows += indices.shape[0]
+
+    def _wait(self):
+        pending, self._pending = self._pending, None
+        if pending is not None:
+            pending.result()  # (a failed write raises here)
 
     def finish(self):
         """Close the files: the pass that wrote them saw every row."""
+        self._wait()
         for f in self._files or ():
             f.close()
         self._files = None
@@ -85,6 +129,10 @@ class GraphCache:
 
     def close(self):
         """Remove the temporary folder and everything in it."""
+        try:
+            self._wait()
+        except Exception:  # (closing after a failed write: the failure was or will be raised elsewhere)
+            pass
         for f in self._files or ():
             f.close()
         self._files = None
@@ -98,7 +146,7 @@ class GraphCache:
 
     def nbytes(self):
         """Bytes on disk."""
-        return self.rows * (self.width or 0) * (4 + 8)
+        return self.rows * (self.width or 0) * (np.dtype(self.index_dtype or np.int32).itemsize + 8)
 
 
 class _Reader:
@@ -112,7 +160,7 @@ class _Reader:
         r = self.cache.width
         if self.row + n > self.cache.rows:
             raise ValueError(f"the graph cache holds {self.cache.rows} rows; asked for rows {self.row}..{self.row + n}")
-        indices = np.fromfile(self._files[0], dtype=np.int32, count=n * r).reshape(n, r)
+        indices = np.fromfile(self._files[0], dtype=self.cache.index_dtype, count=n * r).reshape(n, r).astype(np.int32)
         weights = np.fromfile(self._files[1], dtype=np.float64, count=n * r).reshape(n, r)
         self.row += n
         if self.row == self.cache.rows:

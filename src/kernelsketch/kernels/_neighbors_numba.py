@@ -53,9 +53,9 @@ def gram_add(indices, weights, G, lo, hi):  # pragma: no cover - compiled
             ia = indices[i, a]
             if ia < lo or ia >= hi:
                 continue
-            wa = weights[i, a]
+            wa = np.float64(weights[i, a])  # (float32 weights: each product in float64)
             for b in range(r):
-                G[ia, indices[i, b]] += wa * weights[i, b]
+                G[ia, indices[i, b]] += wa * np.float64(weights[i, b])
 
 
 @numba.njit(nogil=True, cache=CACHE)

@@ -80,7 +80,8 @@ def graph_gram(indices, weights, n_points: int):
     """
     n, r = indices.shape
     if float(n) * r * r >= GRAM_NUMBA_MIN_PRODUCTS and _numba_kernel() is not None:
-        weights = np.ascontiguousarray(weights, dtype=np.float64)
+        float32 = np.asarray(weights).dtype == np.float32  # (summed in float64 all the same)
+        weights = np.ascontiguousarray(weights, dtype=np.float32 if float32 else np.float64)
         G = np.zeros((n_points, n_points))
         if n < GRAM_SPLIT_ROWS:
             _numba_gram(indices, weights, G, 0, n_points)

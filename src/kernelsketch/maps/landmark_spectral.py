@@ -297,7 +297,9 @@ class LandmarkSpectralEmbedding(ClassNamePrefixFeaturesOutMixin, TransformerMixi
     def _graph(self, X):
         """The graph stage: each row's ``r`` nearest landmarks and its Gaussian weights summing to 1.
 
-        ``(indices int32 (n, r), weights float64 (n, r))``; everything the embedding needs of a row.
+        ``(indices int32 (n, r), weights (n, r))``: everything the embedding needs of a row.  The weights are
+        float32 for float32 rows (their distances are float32: the search runs in the rows' dtype), else
+        float64.
         """
         L = self.landmarks_
         r = min(self.n_neighbors, L.shape[0])
@@ -305,13 +307,13 @@ class LandmarkSpectralEmbedding(ClassNamePrefixFeaturesOutMixin, TransformerMixi
             d2, indices = approximate_nearest(X, L, r, self._search_index(r))
         else:
             d2, indices = nearest(X, L, r)  # ascending: d2[:, -1] is the r-th nearest
-        weights = np.empty(d2.shape, dtype=np.float64)
+        weights = np.empty(d2.shape, dtype=np.float32 if d2.dtype == np.float32 else np.float64)
         parallel_rows(self._weights_into, d2, weights)  # row by row: the same weights on any number of threads
         return indices, weights
 
     def _weights_into(self, d2, weights):
         """The Gaussian weights of rows at squared distances ``d2`` (ascending), each row summing to 1, into
-        ``weights`` (float64, the same shape)."""
+        ``weights`` (the same shape; computed in its dtype)."""
         weights[...] = d2
         if self.bandwidth_ is None:
             scale = weights[:, -1:].copy()  # the r-th nearest landmark's squared distance

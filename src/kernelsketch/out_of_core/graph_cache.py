@@ -3,9 +3,9 @@
 The default clustering finds every row's ``r`` nearest landmarks twice: once in the fit pass (for
 the graph statistics ``Z^T Z``) and once in the assignment pass (for the embedding).  The search
 is almost all of either pass.  A :class:`GraphCache` keeps what the first search found, ``r``
-landmark indices (int16 for at most 32,768 landmarks, else int32) and ``r`` weights (float64) per
-row, so that the assignment pass (and any Lloyd pass) is a sparse product with the projection:
-the same numbers as searching again, so the same labels.
+landmark indices (int16 for at most 32,768 landmarks, else int32) and ``r`` weights (in their own
+dtype: float32 for float32 rows) per row, so that the assignment pass (and any Lloyd pass) is a
+sparse product with the projection: the same numbers as searching again, so the same labels.
 
 The rows are written in the order the fit pass reads them, to two files in a private temporary
 folder (plain appends on a background thread, one block in flight, overlapping the next block's
@@ -69,6 +69,7 @@ class GraphCache:
         self.rows = 0
         self.complete = False
         self.index_dtype = None  # int16 when every index fits (fewer bytes to write and read), else int32
+        self.weight_dtype = None  # the first block's: float32 or float64
         self._pending = None
 
     #: write each block on a background thread while the caller computes the next (one write in flight)
@@ -83,7 +84,9 @@ class GraphCache:
         if self.complete or self._files is None:
             raise RuntimeError("the graph cache is finished: it is written by one pass only")
         indices = np.ascontiguousarray(indices, dtype=np.int32)
-        weights = np.ascontiguousarray(weights, dtype=np.float64)
+        if self.weight_dtype is None:
+            self.weight_dtype = np.dtype(np.float32 if np.asarray(weights).dtype == np.float32 else np.float64)
+        weights = np.ascontiguousarray(weights, dtype=self.weight_dtype)
         if indices.shape != weights.shape or indices.ndim != 2:
             raise ValueError(f"indices {indices.shape} and weights {weights.shape} must be one (n, r) shape")
         if self.width is None:
@@ -146,7 +149,8 @@ class GraphCache:
 
     def nbytes(self):
         """Bytes on disk."""
-        return self.rows * (self.width or 0) * (np.dtype(self.index_dtype or np.int32).itemsize + 8)
+        itemsizes = np.dtype(self.index_dtype or np.int32).itemsize + np.dtype(self.weight_dtype or np.float64).itemsize
+        return self.rows * (self.width or 0) * itemsizes
 
 
 class _Reader:
@@ -161,7 +165,7 @@ class _Reader:
         if self.row + n > self.cache.rows:
             raise ValueError(f"the graph cache holds {self.cache.rows} rows; asked for rows {self.row}..{self.row + n}")
         indices = np.fromfile(self._files[0], dtype=self.cache.index_dtype, count=n * r).reshape(n, r).astype(np.int32)
-        weights = np.fromfile(self._files[1], dtype=np.float64, count=n * r).reshape(n, r)
+        weights = np.fromfile(self._files[1], dtype=self.cache.weight_dtype, count=n * r).reshape(n, r)
         self.row += n
         if self.row == self.cache.rows:
             self.close()

@@ -275,3 +275,20 @@ def test_the_search_index_is_rebuilt_not_pickled():
     copy = pickle.loads(pickle.dumps(emb))
     assert "_search_index_cache" not in vars(copy)
     np.testing.assert_array_equal(copy.transform(X), U)
+
+
+@pytest.mark.parametrize("n_columns", [64, 20])  # the exact search (64 columns), the approximate one (20)
+def test_float32_rows_give_float32_weights_and_the_float64_clusters(n_columns):
+    from sklearn.datasets import load_digits
+
+    X, _ = load_digits(return_X_y=True)
+    X = X[:, :n_columns] + np.random.default_rng(0).normal(0, 0.01, (X.shape[0], n_columns))  # (no exact ties)
+    a = LandmarkSpectralClustering(10, random_state=3).fit(X)
+    b = LandmarkSpectralClustering(10, random_state=3).fit(X.astype(np.float32))
+    assert adjusted_rand_score(a.labels_, b.labels_) > 0.99
+    i64, w64 = a.embedding_._graph(X)
+    i32, w32 = b.embedding_._graph(X.astype(np.float32))
+    assert w64.dtype == np.float64 and w32.dtype == np.float32
+    same = (i64 == i32).all(axis=1)  # rows whose neighbours are the same (in the same order)
+    assert same.mean() > 0.99
+    np.testing.assert_allclose(w32[same], w64[same], rtol=2e-4, atol=1e-6)

@@ -131,7 +131,7 @@ def test_the_assignment_pass_does_not_search_again(tmp_path, monkeypatch):
 
 @pytest.mark.parametrize("error", [RuntimeError, KeyboardInterrupt])
 def test_a_failed_or_interrupted_run_removes_the_kept_graph(tmp_path, monkeypatch, error):
-    from kernelsketch.out_of_core import drivers
+    from kernelsketch.maps.landmark_spectral import LandmarkSpectralEmbedding
 
     X = _blobs(3000)
     before = _leftovers()
@@ -141,11 +141,45 @@ def test_a_failed_or_interrupted_run_removes_the_kept_graph(tmp_path, monkeypatc
         seen.append(_leftovers() - before)  # the kept graph exists while the assignment pass runs
         raise error("disk on fire")
 
-    monkeypatch.setattr(drivers, "_kept_embedding", boom)
+    monkeypatch.setattr(LandmarkSpectralEmbedding, "_embed_graph", boom)
     with pytest.raises(error, match="disk on fire"):  # (Ctrl-C is a KeyboardInterrupt in the main thread)
         ks.cluster_file(X, 3, init_size=500, keep_graph=True, random_state=0)
     assert seen and len(seen[0]) == 1
     assert _leftovers() == before
+
+
+@pytest.mark.parametrize("labelled", [False, True])
+def test_the_assignment_pass_reads_the_file_again_only_for_its_labels(tmp_path, monkeypatch, labelled):
+    X = _blobs(5000, dtype=np.float32)
+    y = (X[:, 0] > 0).astype(int)
+    if labelled:
+        path = tmp_path / "X.csv"
+        np.savetxt(path, np.column_stack([X, y]), delimiter=",", header="a,b,c,d,e,label", comments="")
+        kw = dict(label_column="label")
+    else:
+        path = tmp_path / "X.npy"
+        np.save(path, X)
+        kw = {}
+    passes = []
+    cls = type(ks.io.open_matrix(path, **kw))
+    original = cls.iter_blocks
+
+    def counting(self, *a, **k):
+        passes.append(1)
+        return original(self, *a, **k)
+
+    monkeypatch.setattr(cls, "iter_blocks", counting)
+    common = dict(init_size=800, block_rows=700, random_state=0, standardize=False, **kw)
+    kept = ks.cluster_file(path, 4, keep_graph=True, **common)
+    reads_kept = len(passes)
+    passes.clear()
+    searched = ks.cluster_file(path, 4, keep_graph=False, **common)
+    np.testing.assert_array_equal(kept.labels, searched.labels)  # the same labels either way
+    assert kept.labels.dtype == searched.labels.dtype
+    # without labels the assignment pass reads the kept graph alone: one pass of the file fewer
+    assert reads_kept == len(passes) - (0 if labelled else 1)
+    if labelled:
+        assert kept.adjusted_rand_index == searched.adjusted_rand_index is not None
 
 
 def test_keep_graph_is_refused_where_it_cannot_serve():

@@ -446,11 +446,15 @@ def _embed_block(X, state):
 
 def _over_graphs(engine, embedding, centers, cache):
     """``(engine, state)`` of a pass that embeds every row: the kept graphs' engine when the run keeps them on
-    the engine (Dask), else ``engine`` with the spilled graph's reader (local) or nothing (search again)."""
+    the engine (Dask) or in a file with no labels to read beside them (local: the file is not read again),
+    else ``engine`` with the spilled graph's reader (local, the labels read from the file) or nothing (search
+    again)."""
     from .graph_cache import KeptGraphs
 
     if isinstance(cache, KeptGraphs):
         return cache.graphs, (embedding, centers, True)
+    if cache is not None and not engine.has_labels:  # nothing to read of the file: the kept graph's blocks alone
+        return cache.engine(engine), (embedding, centers, True)
     return engine, (embedding, centers, None if cache is None else cache.reader())
 
 

@@ -331,7 +331,7 @@ def _pass_statistics_kept(X, state):
     """:func:`_pass_statistics`, keeping each row's graph in the run's :class:`GraphCache` (rows in order)."""
     est, cache = state
     indices, weights = est._graph(X)
-    cache.append(indices, weights, n_points=est.landmarks_.shape[0])
+    cache.append(indices, weights, n_points=est.landmarks_.shape[0], float32_rows=X.dtype == np.float32)
     return est._graph_statistics(indices, weights)
 
 

@@ -70,16 +70,19 @@ class GraphCache:
         self.complete = False
         self.index_dtype = None  # int16 when every index fits (fewer bytes to write and read), else int32
         self.weight_dtype = None  # the first block's: float32 or float64
+        self.float32_rows = None  # whether the rows searched were float32 (their embedding is float32 too)
+        self.block_sizes = []  # rows of each block appended, in order
         self._pending = None
 
     #: write each block on a background thread while the caller computes the next (one write in flight)
     background = True
 
-    def append(self, indices, weights, n_points=None):
+    def append(self, indices, weights, n_points=None, float32_rows=False):
         """Add the next block's graph (rows in order): ``indices`` (n, r) int, ``weights`` (n, r) float.
 
         ``n_points``: how many points the indices are taken from (the landmarks), known at the first
-        block: with at most 32,768 the indices are stored as int16.
+        block: with at most 32,768 the indices are stored as int16.  ``float32_rows``: whether the rows
+        searched were float32 (as the engine over this graph, :meth:`engine`, says of its blocks).
         """
         if self.complete or self._files is None:
             raise RuntimeError("the graph cache is finished: it is written by one pass only")
@@ -106,6 +109,9 @@ class GraphCache:
         else:
             self._write(small, weights)
         self.rows += indices.shape[0]
+        self.block_sizes.append(indices.shape[0])
+        if self.float32_rows is None:
+            self.float32_rows = bool(float32_rows)
 
     def _write(self, indices, weights):
         indices.tofile(self._files[0])
@@ -129,6 +135,16 @@ class GraphCache:
         if not self.complete:
             raise RuntimeError("the graph cache is read only after the pass that writes it has finished")
         return _Reader(self)
+
+    def engine(self, like):
+        """The kept graph as an engine over its blocks, in the blocks of the pass that wrote it: each block
+        ``(indices, weights, float32 rows?)`` as :class:`KeptGraphs`' chunks (no labels: the file is not read).
+
+        ``like``: the engine of the data (its pass counter is shared).
+        """
+        if not self.complete:
+            raise RuntimeError("the graph cache is read only after the pass that writes it has finished")
+        return _GraphEngine(self, like)
 
     def close(self):
         """Remove the temporary folder and everything in it."""
@@ -174,6 +190,46 @@ class _Reader:
     def close(self):
         for f in self._files:
             f.close()
+
+
+class _GraphEngine:
+    """A finished :class:`GraphCache` read as an engine's blocks (``reduce`` and ``foreach``, in row order)."""
+
+    name = "local"
+    has_labels = False
+
+    def __init__(self, cache, like):
+        self.cache = cache
+        self.n_rows = cache.rows
+        self.stats = like.stats
+
+    def _blocks(self, desc):
+        from ..utils.progress import progress
+
+        self.stats["passes"] += 1
+        reader = self.cache.reader()
+        bar = progress(total=self.n_rows, desc=desc, unit="rows")
+        try:
+            for n in self.cache.block_sizes:
+                indices, weights = reader.next(n)
+                yield (indices, weights, self.cache.float32_rows), None
+                bar.update(n)
+        except BaseException:
+            reader.close()
+            getattr(bar, "abort", bar.close)()
+            raise
+        bar.close()
+
+    def reduce(self, fn, merge, state=None, desc="pass"):
+        running = None
+        for G, _ in self._blocks(desc):
+            part = fn(G, state)
+            running = part if running is None else merge([running, part])
+        return merge([running])
+
+    def foreach(self, fn, consume, state=None, desc="transform"):
+        for G, y in self._blocks(desc):
+            consume(fn(G, state), y)
 
 
 class KeptGraphs:

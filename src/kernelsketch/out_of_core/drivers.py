@@ -571,9 +571,11 @@ def cluster_file(
         column of genuine zeros looks the same as a code, and no value is changed without
         being asked); ``"impute"``: each is read as its column's median; None: do not look.
     keep_graph : bool or "auto", default="auto"
-        Keep each row's landmark graph from the fit pass (``r`` indices and weights a row, 12 bytes
-        each), so that the assignment pass (and any Lloyd pass) reads it instead of searching the
-        nearest landmarks again: the same labels, about half the search time.  On a local engine
+        Keep each row's landmark graph from the fit pass (``r`` indices and weights a row, at most 12
+        bytes each: 6 with at most 32,768 landmarks and float32 rows), so that the assignment pass (and
+        any Lloyd pass) reads it instead of searching the nearest landmarks again: the same labels,
+        about half the search time; without a label column that pass reads the kept graph alone, not
+        the data.  On a local engine
         (file or array) it goes to a temporary folder removed afterwards, also on error
         (:class:`~kernelsketch.out_of_core.graph_cache.GraphCache`); on Dask with a client, each
         chunk's graph stays on the workers until the run ends
@@ -724,7 +726,7 @@ def _graph_cache(keep_graph, engine, embedding, init_size=None):
     if keep_graph == "auto" and engine.n_rows is not None:
         if engine.n_rows <= (init_size or DEFAULT_INIT_SIZE):  # every row in k-means' sample: no pass to serve
             return None
-        graph_bytes = engine.n_rows * int(getattr(embedding, "n_neighbors", 10)) * 12
+        graph_bytes = engine.n_rows * int(getattr(embedding, "n_neighbors", 10)) * 12  # (at most)
         if not engine.can_keep(2 * graph_bytes if kind == "local" else graph_bytes):
             return None
     return GraphCache() if kind == "local" else KeptGraphs()

@@ -90,6 +90,19 @@ def test_a_failed_background_write_is_raised_and_nothing_is_left(monkeypatch):
     assert _leftovers() == before
 
 
+def test_ctrl_c_while_closing_still_removes_the_folder(monkeypatch):
+    cache = GraphCache()
+    cache.append(np.zeros((3, 2), np.int32), np.ones((3, 2)))
+
+    def interrupted(self):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(GraphCache, "_wait", interrupted)  # Ctrl-C while a write is awaited
+    with pytest.raises(KeyboardInterrupt):
+        cache.close()
+    assert not os.path.exists(cache.folder)
+
+
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 @pytest.mark.parametrize("lloyd_passes", [0, 1])
 def test_the_kept_graph_gives_the_labels_of_a_second_search(tmp_path, dtype, lloyd_passes):

@@ -152,10 +152,11 @@ class GraphCache:
             self._wait()
         except Exception:  # (closing after a failed write: the failure was or will be raised elsewhere)
             pass
-        for f in self._files or ():
-            f.close()
-        self._files = None
-        shutil.rmtree(self.folder, ignore_errors=True)
+        finally:  # (also when Ctrl-C interrupts the wait)
+            for f in self._files or ():
+                f.close()
+            self._files = None
+            shutil.rmtree(self.folder, ignore_errors=True)
 
     def __enter__(self):
         return self

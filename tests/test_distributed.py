@@ -39,10 +39,14 @@ pytestmark = pytest.mark.distributed
 @pytest.fixture(scope="module")
 def client():
     import cloudpickle
+    import dask
 
     # helpers defined in this module run on the workers: ship them by value
     cloudpickle.register_pickle_by_value(sys.modules[__name__])
     with (
+        # without the active memory manager: its ReduceReplicas policy drops broadcast copies every 2 s
+        # (dask/distributed#8657), and a test here checks where the broadcast state is
+        dask.config.set({"distributed.scheduler.active-memory-manager.start": False}),
         distributed.LocalCluster(
             n_workers=2,
             threads_per_worker=1,

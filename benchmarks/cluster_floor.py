@@ -140,7 +140,7 @@ def render(search, jobs, args):
         "",
         f"The approximate search (U-SPEC's coarse-to-fine, `search=\"auto\"`'s choice up to 40 columns) finds "
         f"{100 * search['recall']:.1f}% of the exact 10 nearest here: these rows are structureless Gaussian noise, "
-        "its worst case (on the labelled sets 92-100 %, `approximate-search.md`).",
+        "its worst case (on the labelled sets of at most 40 columns 94-100 %, `approximate-search.md`).",
     ]
     ours, wall, rss = jobs["ours"]
     mb_wall, mb_rss = jobs["minibatch"]

@@ -123,7 +123,7 @@ def test_approximate_search_is_the_coarse_to_fine_algorithm(backend, dtype):
     L = (centres[rng.integers(0, 6, 300)] + rng.normal(size=(300, 5))).astype(dtype)
     X = (centres[rng.integers(0, 6, 700)] + rng.normal(size=(700, 5))).astype(dtype)
     index = nb.build_search_index(L, 4)
-    assert index.candidates.shape == (300, 41) and index.offsets[-1] == 300
+    assert index.candidates.shape == (300, nb.CANDIDATE_FACTOR * 4 + 1) and index.offsets[-1] == 300
     assert sorted(index.members.tolist()) == list(range(300))
     d2, idx = nb.approximate_nearest(X, L, 4, index, backend=backend)
     d_ref, i_ref = reference_coarse_to_fine(X, L, 4, index)
@@ -147,9 +147,11 @@ def test_approximate_search_is_the_coarse_to_fine_algorithm(backend, dtype):
 def test_approximate_search_is_exact_when_the_candidates_are_every_landmark(dtype):
     rng = np.random.default_rng(5)
     X, L = rng.normal(size=(500, 3)).astype(dtype), rng.normal(size=(30, 3)).astype(dtype)
-    index = nb.build_search_index(L, 5)  # 10 r + 1 = 51 > 30 landmarks: all are candidates
-    _, idx = nb.approximate_nearest(X, L, 5, index)
-    _, i_ref = brute(X, L, 5)
+    r = 6
+    assert nb.CANDIDATE_FACTOR * r + 1 >= 30  # every one of the 30 landmarks is a candidate
+    index = nb.build_search_index(L, r)
+    _, idx = nb.approximate_nearest(X, L, r, index)
+    _, i_ref = brute(X, L, r)
     if dtype == np.float64:
         np.testing.assert_array_equal(idx, i_ref)
     else:
@@ -157,11 +159,11 @@ def test_approximate_search_is_exact_when_the_candidates_are_every_landmark(dtyp
 
 
 @pytest.mark.parametrize("blocks", [True, False])
-@pytest.mark.parametrize(("m", "r"), [(400, 6), (32, 4), (1000, 3)])
+@pytest.mark.parametrize(("m", "r"), [(400, 6), (32, 7), (1000, 3)])
 def test_approximate_backends_agree_bit_for_bit_whatever_the_tiles_and_threads(monkeypatch, dtype, blocks, m, r):
     """Both kernel routes (candidate blocks / gathers) against both numpy routes (one gather / rows by landmark).
 
-    Candidate lists of 61, 32 (every landmark) and 31 and groups of every size: the kernel pads each
+    Candidate lists of 31, 32 (every landmark) and 16 and groups of every size: the kernel pads each
     width to 32 with never-chosen entries, and visits a tile's rows in order of their nearest landmark.
     """
     if nb._numba_kernel() is None:

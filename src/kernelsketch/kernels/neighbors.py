@@ -217,8 +217,10 @@ def nearest(X, L, r: int, *, l_sq=None, backend: str | None = None, n_threads: i
 
 
 # -- the approximate search (U-SPEC's coarse-to-fine) ---------------------------------------------
-#: U-SPEC's candidate neighbourhood of a landmark: its ``CANDIDATE_FACTOR r + 1`` nearest landmarks
-CANDIDATE_FACTOR = 10
+#: the candidate neighbourhood of a landmark: its ``CANDIDATE_FACTOR r + 1`` nearest landmarks (10 r + 1
+#: before 0.2: 5 r + 1 passed the same rule on the labelled sets' tuning half, with the search ~35 % faster;
+#: ``benchmarks/results/approximate-search.md``)
+CANDIDATE_FACTOR = 5
 #: Lloyd steps grouping the landmarks (U-SPEC: 20)
 GROUP_ITER = 20
 #: the numba kernel copies each landmark's candidates into a contiguous block up to this size (else gathers)
@@ -249,7 +251,7 @@ def build_search_index(L, r: int) -> SearchIndex:
 
     ``floor(sqrt(m))`` groups by :data:`GROUP_ITER` Lloyd steps started from evenly spaced
     landmarks (no random draw: the same landmarks give the same index in every process), and
-    each landmark's ``min(m, 10 r + 1)`` nearest landmarks by the exact search.  Costs
+    each landmark's ``min(m, CANDIDATE_FACTOR r + 1)`` (``5 r + 1``) nearest landmarks by the exact search.  Costs
     ``O(m^2 d)`` once; a few milliseconds for a thousand landmarks.
     """
     L = np.ascontiguousarray(L, dtype=np.float64)
@@ -320,7 +322,7 @@ def _kernel_layout(index, L, C):
             candT[:, :, c:] = 0.0
         else:
             candT = np.empty((0, d, candidates.shape[1]), dtype=L.dtype)
-        index.layouts.clear()  # one dtype at a time: the copies are as large as m x (10 r + 1) x d
+        index.layouts.clear()  # one dtype at a time: the copies are as large as m x (5 r + 1) x d
         index.layouts[key] = (CT, c_sq, groupT, widths, candidates, candT, cand_sq)
     return index.layouts[key]
 
@@ -391,7 +393,7 @@ def approximate_nearest(X, L, r: int, index: SearchIndex, *, backend: str | None
 
     Coarse to fine (Huang et al., TKDE 2020): each row's nearest group centre, that group's
     nearest landmark ``p``, then the ``r`` nearest among ``p``'s candidate neighbourhood (its
-    ``10 r + 1`` nearest landmarks); about ``sqrt(m) + m / sqrt(m) + 10 r`` distances a row
+    ``5 r + 1`` nearest landmarks); about ``sqrt(m) + m / sqrt(m) + 5 r`` distances a row
     instead of ``m``.  The neighbours found are exact distances, but not always the ``r``
     nearest: a landmark outside the candidate neighbourhood is missed (the recall of every
     labelled set is in ``benchmarks/results/approximate-search.md``).  The answer of a row

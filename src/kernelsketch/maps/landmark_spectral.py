@@ -100,11 +100,12 @@ class LandmarkSpectralEmbedding(ClassNamePrefixFeaturesOutMixin, TransformerMixi
         How each row's ``r`` nearest landmarks are found.  ``"exact"``: all ``m`` distances
         (:func:`~kernelsketch.kernels.neighbors.nearest`); ``"approximate"``: U-SPEC's
         coarse-to-fine search (:func:`~kernelsketch.kernels.neighbors.approximate_nearest`: about
-        ``2 sqrt(m) + 10 r`` distances a row, 2-5x faster with few columns, slower with many),
-        which finds 92-100 % of the exact neighbours on the labelled sets with the same ARI
-        within noise (``benchmarks/results/approximate-search.md``); ``"auto"``: approximate for
-        dense data of at most :data:`AUTO_APPROXIMATE_MAX_FEATURES` (40) columns, exact otherwise
-        and for CSR input.  The choice depends on the number of columns only, and a row's
+        ``2 sqrt(m) + 5 r`` distances a row, 2-5x faster with few columns, slower with many),
+        which finds 94-100 % of the exact neighbours on the labelled sets of at most 40 columns
+        (83-100 % on all of them) with the same ARI within noise
+        (``benchmarks/results/approximate-search.md``); ``"auto"``: approximate for dense data of at
+        most :data:`AUTO_APPROXIMATE_MAX_FEATURES` (40) columns, exact otherwise and for CSR input.
+        The choice depends on the number of columns only, and a row's
         answer on that row only: the same on every engine, block size and thread count.
     random_state : int, Generator or None
         Seeds the landmarks and the bandwidth heuristic.

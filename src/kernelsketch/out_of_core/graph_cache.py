@@ -25,6 +25,9 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
+from ..utils.progress import progress
+from .engine import LocalEngine
+
 __all__ = ["GraphCache", "KeptGraphs"]
 
 _writer_lock = threading.Lock()
@@ -86,7 +89,7 @@ class GraphCache:
         """
         if self.complete or self._files is None:
             raise RuntimeError("the graph cache is finished: it is written by one pass only")
-        indices = np.ascontiguousarray(indices, dtype=np.int32)
+        indices = np.asarray(indices)
         if self.weight_dtype is None:
             self.weight_dtype = np.dtype(np.float32 if np.asarray(weights).dtype == np.float32 else np.float64)
         weights = np.ascontiguousarray(weights, dtype=self.weight_dtype)
@@ -102,7 +105,7 @@ class GraphCache:
         small_max = np.iinfo(self.index_dtype).max
         if self.index_dtype == np.int16 and indices.size and (indices.min() < 0 or indices.max() > small_max):
             raise ValueError("an index exceeds the number of points given at the first block")
-        small = indices.astype(self.index_dtype)  # (a copy: the caller may reuse its arrays once this returns)
+        small = np.array(indices, dtype=self.index_dtype, order="C")  # (a copy: the caller may reuse its arrays)
         if self.background:
             self._wait()  # one write in flight: at most one block's graph is held here
             self._pending = _writer().submit(self._write, small, weights.copy())
@@ -193,20 +196,18 @@ class _Reader:
             f.close()
 
 
-class _GraphEngine:
-    """A finished :class:`GraphCache` read as an engine's blocks (``reduce`` and ``foreach``, in row order)."""
+class _GraphEngine(LocalEngine):
+    """A finished :class:`GraphCache` read as a local engine's blocks, in row order: :meth:`reduce` and
+    :meth:`foreach` are the local engine's, over ``((indices, weights, float32 rows?), None)`` blocks."""
 
-    name = "local"
     has_labels = False
 
-    def __init__(self, cache, like):
+    def __init__(self, cache, like):  # (no source: the blocks are the kept graph's)
         self.cache = cache
         self.n_rows = cache.rows
         self.stats = like.stats
 
     def _blocks(self, desc):
-        from ..utils.progress import progress
-
         self.stats["passes"] += 1
         reader = self.cache.reader()
         bar = progress(total=self.n_rows, desc=desc, unit="rows")
@@ -220,17 +221,6 @@ class _GraphEngine:
             getattr(bar, "abort", bar.close)()
             raise
         bar.close()
-
-    def reduce(self, fn, merge, state=None, desc="pass"):
-        running = None
-        for G, _ in self._blocks(desc):
-            part = fn(G, state)
-            running = part if running is None else merge([running, part])
-        return merge([running])
-
-    def foreach(self, fn, consume, state=None, desc="transform"):
-        for G, y in self._blocks(desc):
-            consume(fn(G, state), y)
 
 
 class KeptGraphs:

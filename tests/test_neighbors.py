@@ -92,11 +92,22 @@ def test_graph_gram_is_z_transpose_z_on_both_routes(monkeypatch):
     weights = rng.random((n, r))
     weights /= weights.sum(axis=1, keepdims=True)
     Z = sp.csr_matrix((weights.ravel(), indices.ravel(), np.arange(0, n * r + 1, r)), shape=(n, m)).toarray()
-    monkeypatch.setattr(nb, "GRAM_NUMBA_MIN_PRODUCTS", 0)  # the compiled route where numba is installed
-    dense = nb.graph_gram(indices, weights, m)
-    np.testing.assert_allclose(sp.csr_matrix(dense).toarray(), Z.T @ Z, rtol=1e-12, atol=1e-15)
-    monkeypatch.setattr(nb, "GRAM_NUMBA_MIN_PRODUCTS", float("inf"))  # scipy's sparse product
-    np.testing.assert_allclose(nb.graph_gram(indices, weights, m).toarray(), Z.T @ Z, rtol=1e-12, atol=1e-15)
+    bincount = np.bincount(indices.ravel(), weights=weights.ravel(), minlength=m)
+    for weights_in in (weights, weights.astype(np.float32)):
+        monkeypatch.setattr(nb, "GRAM_NUMBA_MIN_PRODUCTS", 0)  # the compiled route where numba is installed
+        degrees = np.zeros(m)  # Z^T 1 is added into what the caller passes
+        dense = nb.graph_gram(indices, weights_in, m, degrees)
+        np.testing.assert_allclose(sp.csr_matrix(dense).toarray(), Z.T @ Z, rtol=1e-6, atol=1e-9)
+        degrees_scipy = np.zeros(m)
+        monkeypatch.setattr(nb, "GRAM_NUMBA_MIN_PRODUCTS", float("inf"))  # scipy's sparse product
+        G = nb.graph_gram(indices, weights_in, m, degrees_scipy).toarray()
+        np.testing.assert_allclose(G, Z.T @ Z, rtol=1e-6, atol=1e-9)
+        # the degrees are np.bincount's in both routes (summed in the same order: equal, not just close)
+        expected = np.bincount(indices.ravel(), weights=weights_in.ravel(), minlength=m)
+        np.testing.assert_array_equal(degrees, expected)
+        np.testing.assert_array_equal(degrees_scipy, expected)
+    np.testing.assert_allclose(nb.graph_gram(indices, weights, m, None).toarray(), Z.T @ Z, rtol=1e-12, atol=1e-15)
+    np.testing.assert_allclose(bincount, Z.sum(axis=0), rtol=1e-12)
 
 
 # -- the approximate (coarse-to-fine) search -------------------------------------------------------
@@ -221,13 +232,16 @@ def test_graph_gram_split_by_landmark_is_the_unsplit_sum_bit_for_bit(monkeypatch
     monkeypatch.setattr(nb, "GRAM_NUMBA_MIN_PRODUCTS", 0)
     monkeypatch.setattr(nb, "GRAM_SPLIT_ROWS", 1000)  # split: a half of the landmarks a thread
     monkeypatch.setattr(nb, "blas_num_threads", lambda: 2)
-    two = nb.graph_gram(indices, weights, m)
+    d_two, d_one, d_unsplit = np.zeros(m), np.zeros(m), np.zeros(m)
+    two = nb.graph_gram(indices, weights, m, d_two)
     monkeypatch.setattr(nb, "blas_num_threads", lambda: 1)
-    one = nb.graph_gram(indices, weights, m)
+    one = nb.graph_gram(indices, weights, m, d_one)
     monkeypatch.setattr(nb, "GRAM_SPLIT_ROWS", n + 1)  # not split
-    unsplit = nb.graph_gram(indices, weights, m)
+    unsplit = nb.graph_gram(indices, weights, m, d_unsplit)
     np.testing.assert_array_equal(one, two)  # every entry summed in row order: bit for bit
     np.testing.assert_array_equal(unsplit, two)
+    for d in (d_two, d_one, d_unsplit):  # each landmark's degree too, and it is np.bincount's
+        np.testing.assert_array_equal(d, np.bincount(indices.ravel(), weights=weights.ravel(), minlength=m))
     np.testing.assert_allclose(two, Z.T @ Z, rtol=1e-12, atol=1e-15)
 
 

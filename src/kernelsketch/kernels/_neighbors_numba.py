@@ -44,9 +44,10 @@ def smallest(G, l_sq, r, keys, idx):  # pragma: no cover - compiled
 
 
 @numba.njit(nogil=True, cache=CACHE)
-def gram_add(indices, weights, G, lo, hi):  # pragma: no cover - compiled
-    """``G[lo:hi] += (Z^T Z)[lo:hi]`` for the rows of a graph given as ``r`` (index, weight) pairs per
-    row, in row order: each entry is summed in row order, whatever the stripe ``[lo, hi)``."""
+def gram_add(indices, weights, G, degrees, lo, hi):  # pragma: no cover - compiled
+    """``G[lo:hi] += (Z^T Z)[lo:hi]`` and ``degrees[lo:hi] += (Z^T 1)[lo:hi]`` for the rows of a graph given
+    as ``r`` (index, weight) pairs per row, in row order: each entry is summed in row order, whatever the
+    stripe ``[lo, hi)`` (so ``degrees`` is ``np.bincount``'s, bit for bit)."""
     n, r = indices.shape
     for i in range(n):
         for a in range(r):
@@ -54,6 +55,7 @@ def gram_add(indices, weights, G, lo, hi):  # pragma: no cover - compiled
             if ia < lo or ia >= hi:
                 continue
             wa = np.float64(weights[i, a])  # (float32 weights: each product in float64)
+            degrees[ia] += wa
             for b in range(r):
                 G[ia, indices[i, b]] += wa * np.float64(weights[i, b])
 

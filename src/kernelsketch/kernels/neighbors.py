@@ -67,9 +67,10 @@ def _numba_kernel():
     return _numba_select or None
 
 
-def graph_gram(indices, weights, n_points: int):
+def graph_gram(indices, weights, n_points: int, degrees=None):
     """``Z^T Z`` (``(m, m)``: dense on the numba route, CSR on scipy's) of the graph whose row ``i`` joins
-    ``indices[i]`` with ``weights[i]``.
+    ``indices[i]`` with ``weights[i]``; with ``degrees`` (float64 ``(m,)``), ``Z^T 1`` (each point's sum
+    of weights, ``np.bincount``'s numbers) is added into it in the same sweep.
 
     With numba, the ``r^2`` products of each row are added into a dense ``m x m`` array in row order
     (the sparse product costs as much as the nearest-landmark search itself); a block of at least
@@ -83,16 +84,19 @@ def graph_gram(indices, weights, n_points: int):
         float32 = np.asarray(weights).dtype == np.float32  # (summed in float64 all the same)
         weights = np.ascontiguousarray(weights, dtype=np.float32 if float32 else np.float64)
         G = np.zeros((n_points, n_points))
+        sums = np.zeros(n_points) if degrees is None else degrees
         if n < GRAM_SPLIT_ROWS:
-            _numba_gram(indices, weights, G, 0, n_points)
+            _numba_gram(indices, weights, G, sums, 0, n_points)
             return G
         cut = [0, n_points // 2, n_points]
 
         def piece(t, _state):
-            _numba_gram(indices, weights, G, cut[t], cut[t + 1])
+            _numba_gram(indices, weights, G, sums, cut[t], cut[t + 1])
 
         run_claim_loops(piece, 2, max(1, min(2, blas_num_threads())))
         return G
+    if degrees is not None:
+        degrees += np.bincount(indices.ravel(), weights=np.asarray(weights).ravel(), minlength=n_points)
     Z = sp.csr_matrix(
         (np.asarray(weights, dtype=np.float64).ravel(), indices.ravel(), np.arange(0, n * r + 1, r, dtype=np.int64)),
         shape=(n, n_points),

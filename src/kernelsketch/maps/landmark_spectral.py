@@ -366,8 +366,17 @@ class LandmarkSpectralEmbedding(ClassNamePrefixFeaturesOutMixin, TransformerMixi
         return self._csr(*self._graph(X))
 
     def _embed_graph(self, indices, weights):
-        """The embed stage: ``Z @ P`` of rows given by their graph (unit rows when asked), float64."""
-        U = np.asarray(self._csr(indices, weights) @ self.projection_)
+        """The embed stage: ``Z @ P`` of rows given by their graph (unit rows when asked), float64.
+
+        Row ranges on the BLAS threads (each row's product depends on that row alone: the same numbers).
+        """
+        P = self.projection_
+        U = np.empty((indices.shape[0], P.shape[1]))
+
+        def embed_rows(indices, weights, out):
+            out[...] = self._csr(indices, weights) @ P
+
+        parallel_rows(embed_rows, indices, weights, U)
         if self.unit_rows:
             _unit_rows(U)
         return U
@@ -383,8 +392,8 @@ class LandmarkSpectralEmbedding(ClassNamePrefixFeaturesOutMixin, TransformerMixi
     def _graph_statistics(self, indices, weights):
         """:meth:`_statistics` of rows given by their graph (:meth:`_graph`'s output, e.g. kept from a pass)."""
         m = self.landmarks_.shape[0]
-        degrees = np.bincount(indices.ravel(), weights=weights.ravel(), minlength=m)
-        return graph_gram(indices, weights, m), degrees, indices.shape[0]
+        degrees = np.zeros(m)  # Z^T 1, summed in the same sweep as Z^T Z
+        return graph_gram(indices, weights, m, degrees), degrees, indices.shape[0]
 
     @staticmethod
     def _merge(parts):

@@ -7,6 +7,7 @@ from typing import Any
 import numpy as np
 
 from .._typing import DataLike
+from ..utils.threads import blas_num_threads, run_claim_loops
 from .engine import _file_feature_names, open_engine
 
 
@@ -32,13 +33,47 @@ def _column_moments(X, _):
 
 
 def _column_absmax(X, _):
-    """(n, column max |value|) of one block: all ``standardize="auto"`` needs to decide."""
+    """(n, column max |value|) of one block: all ``standardize="auto"`` needs to decide.
+
+    Each column's largest and smallest value by pairwise folds (``np.maximum`` of the block's two
+    halves, then of that result's halves, ...): every ufunc call runs over long contiguous rows, where
+    ``X.max(axis=0)`` makes one call per row of ``d`` values (5 M rows x 20: 0.45 s against 0.13 s), on
+    the BLAS thread count.  The same values as ``X.max(axis=0)`` / ``X.min(axis=0)``: a maximum is exact
+    in any order, and a NaN propagates either way.
+    """
     X = np.asarray(X)
     if X.dtype.kind != "f":
         X = X.astype(np.float64)
-    hi = X.max(axis=0, initial=-np.inf)
-    lo = X.min(axis=0, initial=np.inf)
-    return X.shape[0], np.maximum(hi, -lo).astype(np.float64)
+    n, d = X.shape
+    if n == 0:
+        return 0, np.full(d, -np.inf)
+    parts = max(1, min(blas_num_threads(), n // _FOLD_MIN_ROWS))
+    bounds = np.linspace(0, n, parts + 1).astype(np.int64)
+    extremes = np.empty((parts, 2, d), dtype=X.dtype)
+
+    def piece(i, _state):
+        rows = X[bounds[i] : bounds[i + 1]]
+        extremes[i, 0] = _fold(rows, np.maximum)
+        extremes[i, 1] = _fold(rows, np.minimum)
+
+    run_claim_loops(piece, parts, parts)
+    hi, lo = extremes[:, 0].max(axis=0), extremes[:, 1].min(axis=0)
+    return n, np.maximum(hi, -lo).astype(np.float64)
+
+
+#: rows per thread below which the column extremes are folded on one thread
+_FOLD_MIN_ROWS = 4096
+
+
+def _fold(Y, ufunc):
+    """``ufunc.reduce(Y, axis=0)`` for a binary ``ufunc`` like ``np.maximum``, by halving ``Y`` (``n >= 1`` rows)."""
+    while Y.shape[0] > 1:
+        h = Y.shape[0] // 2
+        Z = ufunc(Y[:h], Y[h : 2 * h])
+        if Y.shape[0] % 2:
+            ufunc(Z[0], Y[-1], out=Z[0])
+        Y = Z
+    return Y[0]
 
 
 def _merge_absmax(parts):

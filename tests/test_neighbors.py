@@ -110,6 +110,24 @@ def test_graph_gram_is_z_transpose_z_on_both_routes(monkeypatch):
     np.testing.assert_allclose(bincount, Z.sum(axis=0), rtol=1e-12)
 
 
+@pytest.mark.parametrize("index_dtype", [np.int16, np.int32])
+@pytest.mark.parametrize("weight_dtype", [np.float32, np.float64])
+def test_graph_embed_is_scipys_csr_product_bit_for_bit_on_both_routes(monkeypatch, index_dtype, weight_dtype):
+    """The kept graph's embedding (the assignment pass) gives the numbers of ``transform``'s CSR product."""
+    rng = np.random.default_rng(4)
+    n, r, m, k = 20_001, 7, 300, 5
+    indices = rng.integers(0, m, size=(n, r)).astype(index_dtype)
+    weights = rng.random((n, r)).astype(weight_dtype)
+    P = rng.normal(size=(m, k))
+    Z = sp.csr_matrix((weights.ravel(), indices.ravel(), np.arange(0, n * r + 1, r)), shape=(n, m))
+    expected = np.asarray(Z @ P)
+    monkeypatch.setattr(nb, "GRAM_NUMBA_MIN_PRODUCTS", 0)  # compiled where numba is installed
+    np.testing.assert_array_equal(nb.graph_embed(indices, weights, P), expected)
+    monkeypatch.setattr(nb, "GRAM_NUMBA_MIN_PRODUCTS", float("inf"))  # scipy's, on row ranges
+    np.testing.assert_array_equal(nb.graph_embed(indices, weights, P), expected)
+    np.testing.assert_allclose(expected, Z.astype(np.float64).toarray() @ P, rtol=1e-12, atol=1e-12)
+
+
 # -- the approximate (coarse-to-fine) search -------------------------------------------------------
 def reference_coarse_to_fine(X, L, r, index):
     """The algorithm written plainly in float64 (the kernel's steps by brute force)."""

@@ -61,6 +61,22 @@ def gram_add(indices, weights, G, degrees, lo, hi):  # pragma: no cover - compil
 
 
 @numba.njit(nogil=True, cache=CACHE)
+def graph_embed(indices, weights, P, out):  # pragma: no cover - compiled
+    """``out = Z @ P`` for the rows of a graph given as ``r`` (index, weight) pairs per row: each row's
+    ``sum_a w_a P[j_a]``, added in pair order from 0 in float64 (scipy's CSR product's arithmetic)."""
+    n, r = indices.shape
+    k = P.shape[1]
+    for i in range(n):
+        for c in range(k):
+            out[i, c] = 0.0
+        for a in range(r):
+            w = np.float64(weights[i, a])
+            j = indices[i, a]
+            for c in range(k):
+                out[i, c] += w * P[j, c]
+
+
+@numba.njit(nogil=True, cache=CACHE)
 def _dots(x, P, rows, first, last, acc):  # pragma: no cover - compiled
     """``acc[q] = x . P[rows[first + q]]``, each summed in coordinate order from ``x[0] P[., 0]`` (numpy's order)."""
     d = x.shape[0]

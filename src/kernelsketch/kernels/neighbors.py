@@ -26,7 +26,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..utils.chunking import get_chunk_n_rows
-from ..utils.threads import blas_num_threads, run_claim_loops, single_threaded_blas
+from ..utils.threads import blas_num_threads, parallel_rows, run_claim_loops, single_threaded_blas
 from .tiled_gemm import tile_bytes
 
 __all__ = [
@@ -34,6 +34,7 @@ __all__ = [
     "SearchIndex",
     "approximate_nearest",
     "build_search_index",
+    "graph_embed",
     "graph_gram",
     "nearest",
     "nearest_centre",
@@ -52,18 +53,19 @@ MIN_TILE_ROWS, MAX_TILE_ROWS = 64, 4096
 _numba_select: Any = None
 _numba_gram: Any = None
 _numba_coarse: Any = None
+_numba_embed: Any = None
 
 
 def _numba_kernel():
-    global _numba_select, _numba_gram, _numba_coarse
+    global _numba_select, _numba_gram, _numba_coarse, _numba_embed
     if _numba_select is None:
         try:
             from . import _neighbors_numba
         except ImportError:
-            _numba_select = _numba_gram = _numba_coarse = False
+            _numba_select = _numba_gram = _numba_coarse = _numba_embed = False
         else:
             _numba_select, _numba_gram = _neighbors_numba.smallest, _neighbors_numba.gram_add
-            _numba_coarse = _neighbors_numba.coarse_to_fine
+            _numba_coarse, _numba_embed = _neighbors_numba.coarse_to_fine, _neighbors_numba.graph_embed
     return _numba_select or None
 
 
@@ -102,6 +104,35 @@ def graph_gram(indices, weights, n_points: int, degrees=None):
         shape=(n, n_points),
     )
     return (Z.T @ Z).tocsr()
+
+
+def graph_embed(indices, weights, P):
+    """``Z @ P`` (float64 ``(n, k)``) for the graph whose row ``i`` joins ``indices[i]`` with ``weights[i]``.
+
+    The compiled route adds each row's ``w_a P[j_a]`` in pair order from 0, as scipy's CSR product does
+    (the same numbers: each product and sum rounded once, no fused multiply-add), on row ranges on the
+    BLAS threads; without numba (or for few rows), scipy's product.
+    """
+    P = np.ascontiguousarray(P, dtype=np.float64)
+    n, r = indices.shape
+    out = np.empty((n, P.shape[1]))
+    if float(n) * r >= GRAM_NUMBA_MIN_PRODUCTS and _numba_kernel() is not None:
+        weights = np.asarray(weights)
+        if weights.dtype not in (np.float32, np.float64):
+            weights = weights.astype(np.float64)
+        parallel_rows(lambda i, w, o: _numba_embed(i, w, P, o), indices, weights, out)
+        return out
+
+    def product(i, w, o):
+        m = i.shape[0]
+        Z = sp.csr_matrix(
+            (np.asarray(w, dtype=np.float64).ravel(), i.ravel(), np.arange(0, m * r + 1, r, dtype=np.int64)),
+            shape=(m, P.shape[0]),
+        )
+        o[...] = Z @ P
+
+    parallel_rows(product, indices, weights, out)
+    return out
 
 
 #: the numpy approximate search gathers every row's candidates at once when ``c x d`` is at most this

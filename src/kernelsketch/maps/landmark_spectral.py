@@ -20,7 +20,7 @@ from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, Transfo
 from sklearn.utils.validation import check_is_fitted
 
 from .._typing import ArrayLike, FloatArray, RandomStateLike
-from ..kernels.neighbors import approximate_nearest, build_search_index, graph_gram, nearest
+from ..kernels.neighbors import approximate_nearest, build_search_index, graph_embed, graph_gram, nearest
 from ..kernels.selection import make_kernel
 from ..utils.chunking import gen_row_slices, get_chunk_n_rows
 from ..utils.dispatch import maybe_dask_transform
@@ -366,17 +366,9 @@ class LandmarkSpectralEmbedding(ClassNamePrefixFeaturesOutMixin, TransformerMixi
         return self._csr(*self._graph(X))
 
     def _embed_graph(self, indices, weights):
-        """The embed stage: ``Z @ P`` of rows given by their graph (unit rows when asked), float64.
-
-        Row ranges on the BLAS threads (each row's product depends on that row alone: the same numbers).
-        """
-        P = self.projection_
-        U = np.empty((indices.shape[0], P.shape[1]))
-
-        def embed_rows(indices, weights, out):
-            out[...] = self._csr(indices, weights) @ P
-
-        parallel_rows(embed_rows, indices, weights, U)
+        """The embed stage: ``Z @ P`` of rows given by their graph (unit rows when asked), float64
+        (:func:`~kernelsketch.kernels.neighbors.graph_embed`: the numbers of ``transform``'s CSR product)."""
+        U = graph_embed(indices, weights, self.projection_)
         if self.unit_rows:
             _unit_rows(U)
         return U

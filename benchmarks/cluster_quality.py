@@ -529,6 +529,8 @@ def scale_paragraph(path=None):
     mbk = next((v for k, v in rows.items() if "MiniBatchKMeans" in k), None)
     rss = re.search(r"peak RSS ([0-9,]+) MiB \(target", text)
     date = re.search(r"^- date: (.+)$", text, flags=re.M)
+    rounds = re.search(r"^Wall: the median of (\d+) fresh-process runs", text, flags=re.M)
+    ratio = re.search(r"the median of the rounds' ratios: \*\*([0-9.]+)x\*\*", text)
     if not (ours and mbk and rss):
         return ""
     return (
@@ -537,6 +539,11 @@ def scale_paragraph(path=None):
         f"k = 8) takes {ours} s in {rss.group(1)} MiB"
         + (f" ({exact} s with the exact search)" if exact else "")
         + f", against {mbk} s for scikit-learn's `MiniBatchKMeans(8)` on the same file in the same run"
+        + (
+            f" (medians of {rounds.group(1)} alternated runs of each; the rounds' ratios' median {ratio.group(1)}x)"
+            if rounds and ratio
+            else ""
+        )
         + ("; `--workers 2` gives the same labels" if "identical labels: yes" in text else "")
         + ".\n\n"
     )

@@ -101,6 +101,24 @@ def _dots_columns(x, PT, lo, hi, acc):  # pragma: no cover - compiled
             acc[q - lo] += xk * PT[k, q]
 
 
+@numba.njit(nogil=True, cache=CACHE)
+def _dots_columns2(x, y, PT, lo, hi, acc, acc2):  # pragma: no cover - compiled
+    """:func:`_dots_columns` of two rows ``x`` and ``y`` against the same ``PT`` (one read of each of its values
+    for both): ``acc`` for ``x``, ``acc2`` for ``y``, each sum in coordinate order as for one row."""
+    d = x.shape[0]
+    x0 = x[0]
+    y0 = y[0]
+    for q in range(lo, hi):
+        acc[q - lo] = x0 * PT[0, q]
+        acc2[q - lo] = y0 * PT[0, q]
+    for k in range(1, d):
+        xk = x[k]
+        yk = y[k]
+        for q in range(lo, hi):
+            acc[q - lo] += xk * PT[k, q]
+            acc2[q - lo] += yk * PT[k, q]
+
+
 @numba.njit(nogil=True, cache=CACHE, inline="always")
 def _argmin_key(sq, acc, n):  # pragma: no cover - compiled
     """The first ``h < n`` with the smallest ``sq[h] - (acc[h] + acc[h])`` (branch-free: a select per value)."""
@@ -132,6 +150,8 @@ def coarse_to_fine(  # pragma: no cover - compiled
     rows in order of ``p`` (a counting sort), so that rows sharing ``p`` read its candidate block
     while it is in cache: the keys ``l_sq[j] - 2 x.l_j`` of ``p``'s candidates and the ``r``
     smallest by :func:`_select`.  The order only changes when a row is visited, never its answer.
+    Rows go two at a time where they share what they are compared with (the centres; ``p``'s block):
+    :func:`_dots_columns2` reads each value once for both, and sums each row's products as for one row.
     Ties keep the lower index at every step, as the numpy version does.
     """
     n = X.shape[0]
@@ -145,10 +165,19 @@ def coarse_to_fine(  # pragma: no cover - compiled
     probe = np.empty(1, dtype=X.dtype)
     blocks = candT.shape[0] > 0
     nearest_p = np.empty(n, dtype=np.int64)
+    acc_next = np.empty(z, dtype=X.dtype)
+    g_next = 0
     for i in range(n):
         x = X[i]
-        _dots_columns(x, CT, 0, z, acc)
-        g = _argmin_key(c_sq, acc, z)
+        if i % 2 == 1:  # its nearest centre was found with the row before
+            g = g_next
+        elif i + 1 < n:  # two rows against the centres at once (every row's centres are the same)
+            _dots_columns2(x, X[i + 1], CT, 0, z, acc, acc_next)
+            g_next = _argmin_key(c_sq, acc_next, z)
+            g = _argmin_key(c_sq, acc, z)
+        else:
+            _dots_columns(x, CT, 0, z, acc)
+            g = _argmin_key(c_sq, acc, z)
         lo, hi = offsets[g], offsets[g + 1]
         _dots_columns(x, groupT[g], 0, widths[g], acc)
         best = l_sq[members[lo]] - (acc[0] + acc[0])
@@ -168,19 +197,32 @@ def coarse_to_fine(  # pragma: no cover - compiled
     for i in range(n):
         order[start[nearest_p[i]]] = i
         start[nearest_p[i]] += 1
-    for t in range(n):
+    acc2 = np.empty(c, dtype=X.dtype)
+    t = 0
+    while t < n:
         i = order[t]
         x = X[i]
         p = nearest_p[i]
         cand = candidates[p]
+        csq = cand_sq[p]
+        if blocks and t + 1 < n and nearest_p[order[t + 1]] == p:  # two rows of the same p: its block read once
+            i2 = order[t + 1]
+            _dots_columns2(x, X[i2], candT[p], 0, c, acc, acc2)
+            for q in range(c):
+                acc[q] = csq[q] - (acc[q] + acc[q])
+                acc2[q] = csq[q] - (acc2[q] + acc2[q])
+            _select(acc, cand, c, r, keys[i], idx[i], buf_keys, buf_idx, probe)
+            _select(acc2, cand, c, r, keys[i2], idx[i2], buf_keys, buf_idx, probe)
+            t += 2
+            continue
         if blocks:  # the candidates' coordinates as one contiguous (d, c) block: vectorized
             _dots_columns(x, candT[p], 0, c, acc)
         else:
             _dots(x, L, cand, 0, c, acc)
-        csq = cand_sq[p]
         for q in range(c):  # the keys, vectorized: the same arithmetic as l_sq[j] - (x.l_j + x.l_j)
             acc[q] = csq[q] - (acc[q] + acc[q])
         _select(acc, cand, c, r, keys[i], idx[i], buf_keys, buf_idx, probe)
+        t += 1
 
 
 @numba.njit(nogil=True, cache=CACHE, inline="always")

@@ -34,6 +34,7 @@ __all__ = [
     "SearchIndex",
     "approximate_nearest",
     "build_search_index",
+    "graph_csr",
     "graph_embed",
     "graph_gram",
     "nearest",
@@ -99,11 +100,16 @@ def graph_gram(indices, weights, n_points: int, degrees=None):
         return G
     if degrees is not None:
         degrees += np.bincount(indices.ravel(), weights=np.asarray(weights).ravel(), minlength=n_points)
-    Z = sp.csr_matrix(
-        (np.asarray(weights, dtype=np.float64).ravel(), indices.ravel(), np.arange(0, n * r + 1, r, dtype=np.int64)),
-        shape=(n, n_points),
-    )
+    Z = graph_csr(indices, weights, n_points, dtype=np.float64)
     return (Z.T @ Z).tocsr()
+
+
+def graph_csr(indices, weights, n_points: int, dtype=None):
+    """``Z``: CSR ``(n, n_points)`` whose row ``i`` holds ``weights[i]`` at columns ``indices[i]`` (``r`` a row),
+    its values in ``dtype`` (default: the weights')."""
+    n, r = indices.shape
+    values = np.asarray(weights, dtype=dtype).ravel()
+    return sp.csr_matrix((values, indices.ravel(), np.arange(0, n * r + 1, r, dtype=np.int64)), shape=(n, n_points))
 
 
 def graph_embed(indices, weights, P):
@@ -124,12 +130,7 @@ def graph_embed(indices, weights, P):
         return out
 
     def product(i, w, o):
-        m = i.shape[0]
-        Z = sp.csr_matrix(
-            (np.asarray(w, dtype=np.float64).ravel(), i.ravel(), np.arange(0, m * r + 1, r, dtype=np.int64)),
-            shape=(m, P.shape[0]),
-        )
-        o[...] = Z @ P
+        o[...] = graph_csr(i, w, P.shape[0]) @ P
 
     parallel_rows(product, indices, weights, out)
     return out

@@ -20,7 +20,14 @@ from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, Transfo
 from sklearn.utils.validation import check_is_fitted
 
 from .._typing import ArrayLike, FloatArray, RandomStateLike
-from ..kernels.neighbors import approximate_nearest, build_search_index, graph_embed, graph_gram, nearest
+from ..kernels.neighbors import (
+    approximate_nearest,
+    build_search_index,
+    graph_csr,
+    graph_embed,
+    graph_gram,
+    nearest,
+)
 from ..kernels.selection import make_kernel
 from ..utils.chunking import gen_row_slices, get_chunk_n_rows
 from ..utils.dispatch import maybe_dask_transform
@@ -355,11 +362,7 @@ class LandmarkSpectralEmbedding(ClassNamePrefixFeaturesOutMixin, TransformerMixi
         return state
 
     def _csr(self, indices, weights):
-        n, r = indices.shape
-        return sp.csr_matrix(
-            (weights.ravel(), indices.ravel(), np.arange(0, n * r + 1, r, dtype=np.int64)),
-            shape=(n, self.landmarks_.shape[0]),
-        )
+        return graph_csr(indices, weights, self.landmarks_.shape[0])
 
     def _affinity(self, X):
         """``Z`` of the rows of ``X``: CSR ``(n, m)``, ``r`` Gaussian weights per row summing to 1."""

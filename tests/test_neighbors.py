@@ -304,3 +304,68 @@ def test_compiled_selection_is_the_sorted_r_smallest_by_key_then_index(dtype):
             order = np.lexsort((cand, v))[:r]  # by key, then by index
             np.testing.assert_array_equal(ii, cand[order])
             np.testing.assert_array_equal(kk, v[order])
+
+
+# -- k-means' assignment straight from a graph ------------------------------------------------------
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("index_dtype", [np.int16, np.int32])
+def test_graph_assignment_is_the_nearest_centre_of_the_stored_embedding(monkeypatch, dtype, index_dtype):
+    """``assign_graph_with_statistics`` = the nearest centre of ``graph_embed``'s rows rounded to ``dtype``
+    (exact distances, near-ties aside), their sums, counts and squared distances; the same on one thread or
+    two (pieces summed in order) and on the route without numba."""
+    from kernelsketch.kernels import lloyd
+
+    rng = np.random.default_rng(7)
+    n, r, m, k, n_clusters = 20_001, 6, 300, 4, 5  # three pieces of GRAPH_ASSIGN_PIECE_ROWS
+    indices = rng.integers(0, m, size=(n, r)).astype(index_dtype)
+    weights = rng.random((n, r))
+    weights /= weights.sum(axis=1, keepdims=True)
+    P = rng.normal(size=(m, k))
+    C = rng.normal(scale=0.3, size=(n_clusters, k))
+    U = nb.graph_embed(indices, weights, P).astype(dtype).astype(np.float64)
+    Cd = C.astype(dtype).astype(np.float64)
+    D = ((U[:, None, :] - Cd[None, :, :]) ** 2).sum(axis=2)
+    exact = D.argmin(axis=1)
+    two = np.sort(D, axis=1)[:, :2]
+    clear = (two[:, 1] - two[:, 0]) > 1e-4 * (1.0 + two[:, 0])  # rows whose rounding cannot flip the label
+
+    labels, sq, sums, counts = lloyd.assign_graph_with_statistics(indices, weights, P, C, dtype)
+    assert clear.mean() > 0.99
+    np.testing.assert_array_equal(labels[clear], exact[clear])
+    np.testing.assert_array_equal(counts, np.bincount(labels, minlength=n_clusters))
+    onehot = np.zeros((n, n_clusters))
+    onehot[np.arange(n), labels] = 1.0
+    np.testing.assert_allclose(sums, onehot.T @ U, rtol=1e-12, atol=1e-9)
+    tol = 1e-5 if dtype == np.float32 else 1e-10
+    np.testing.assert_allclose(sq, D[np.arange(n), labels], rtol=tol, atol=tol)
+
+    monkeypatch.setattr(lloyd, "blas_num_threads", lambda: 1)
+    one = lloyd.assign_graph_with_statistics(indices, weights, P, C, dtype)
+    for a, b in zip(one, (labels, sq, sums, counts), strict=True):
+        np.testing.assert_array_equal(a, b)
+    monkeypatch.setattr(nb, "_numba_kernel", lambda: None)  # the route without numba: embed, then assign
+    plain = lloyd.assign_graph_with_statistics(indices, weights, P, C, dtype)
+    np.testing.assert_array_equal(plain[0][clear], exact[clear])
+    np.testing.assert_allclose(plain[2], sums, rtol=1e-12, atol=1e-9)
+
+
+def test_graph_gram_added_call_by_call_is_one_call_bit_for_bit(monkeypatch):
+    """``out=``: rows added block by block give one call's ``Z^T Z`` and ``Z^T 1`` exactly (each entry's sum
+    goes on in row order), split across threads or not; scipy's route adds its product (to rounding)."""
+    rng = np.random.default_rng(11)
+    n, r, m = 50_000, 6, 200
+    indices = rng.integers(0, m, size=(n, r)).astype(np.int32)
+    weights = rng.random((n, r)).astype(np.float32)
+    monkeypatch.setattr(nb, "GRAM_NUMBA_MIN_PRODUCTS", 0)
+    whole_deg = np.zeros(m)
+    whole = nb.graph_gram(indices, weights, m, whole_deg)
+    G, deg = np.full((m, m), 0.0), np.zeros(m)
+    for s in (slice(0, 7), slice(7, 30_000), slice(30_000, n)):  # under and over GRAM_SPLIT_ROWS
+        assert nb.graph_gram(indices[s], weights[s], m, deg, out=G) is G
+    np.testing.assert_array_equal(G, whole)
+    np.testing.assert_array_equal(deg, whole_deg)
+    monkeypatch.setattr(nb, "GRAM_NUMBA_MIN_PRODUCTS", float("inf"))
+    G2 = np.zeros((m, m))
+    for s in (slice(0, 20_000), slice(20_000, n)):
+        nb.graph_gram(indices[s], weights[s], m, None, out=G2)
+    np.testing.assert_allclose(G2, whole, rtol=1e-12)

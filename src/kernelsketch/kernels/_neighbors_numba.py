@@ -77,6 +77,50 @@ def graph_embed(indices, weights, P, out):  # pragma: no cover - compiled
 
 
 @numba.njit(nogil=True, cache=CACHE)
+def graph_assign(indices, weights, P, C, c_sq, labels, sq, sums, counts):  # pragma: no cover - compiled
+    """k-means' assignment of the rows of a graph's embedding without writing the embedding: each row's
+    ``u = sum_a w_a P[j_a]`` (:func:`graph_embed`'s float64 arithmetic), rounded to ``C``'s dtype, its
+    nearest row of ``C`` by ``c_sq - 2 c.u`` in that dtype (the first of equal keys) into ``labels``, its
+    squared distance (float64, at least 0) into ``sq``, and ``u`` (float64 of the rounded values) added
+    to its cluster's ``sums`` row and 1 to ``counts``, rows in order."""
+    n, r = indices.shape
+    k = P.shape[1]
+    nc = C.shape[0]
+    u = np.empty(k, dtype=np.float64)
+    x = np.empty(k, dtype=C.dtype)
+    vals = np.empty(nc, dtype=C.dtype)
+    vals[0] = -2.0
+    two = vals[0]  # -2 in C's dtype
+    for i in range(n):
+        for c in range(k):
+            u[c] = 0.0
+        for a in range(r):
+            w = np.float64(weights[i, a])
+            j = indices[i, a]
+            for c in range(k):
+                u[c] += w * P[j, c]
+        x_sq = 0.0
+        for c in range(k):
+            x[c] = u[c]
+            x_sq += np.float64(x[c]) * np.float64(x[c])
+        for h in range(nc):  # (C's dtype throughout: vals holds each key rounded as nearest_centre's array does)
+            dot = C[h, 0] * x[0]
+            for c in range(1, k):
+                dot += C[h, c] * x[c]
+            vals[h] = dot * two
+            vals[h] += c_sq[h]
+        best = 0
+        for h in range(1, nc):
+            if vals[h] < vals[best]:
+                best = h
+        labels[i] = best
+        sq[i] = max(np.float64(vals[best]) + x_sq, 0.0)
+        counts[best] += 1.0
+        for c in range(k):
+            sums[best, c] += np.float64(x[c])
+
+
+@numba.njit(nogil=True, cache=CACHE)
 def _dots(x, P, rows, first, last, acc):  # pragma: no cover - compiled
     """``acc[q] = x . P[rows[first + q]]``, each summed in coordinate order from ``x[0] P[., 0]`` (numpy's order)."""
     d = x.shape[0]

@@ -14,11 +14,12 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.cluster import kmeans_plusplus
 
+from ..utils.threads import blas_num_threads, run_claim_loops
 from ..utils.validation import check_input
 from .neighbors import nearest_centre as _assign
 from .neighbors import two_nearest_centres as _two_nearest
 
-__all__ = ["assign_with_statistics", "kmeans_on_sample", "lloyd_statistics"]
+__all__ = ["assign_graph_with_statistics", "assign_with_statistics", "kmeans_on_sample", "lloyd_statistics"]
 
 #: Lloyd iterations on the seeding sample
 SAMPLE_MAX_ITER = 300
@@ -88,6 +89,64 @@ def assign_with_statistics(X, centers):
     _assign(X, centers, labels, dist)
     sq = np.maximum(dist.astype(np.float64) + _sq_norms(X), 0.0)
     return labels, sq, _sums(X, labels, k), np.bincount(labels, minlength=k).astype(np.float64)
+
+
+#: rows of one piece of :func:`assign_graph_with_statistics` (its sums are summed piece by piece, in order)
+GRAPH_ASSIGN_PIECE_ROWS = 8192
+
+
+def assign_graph_with_statistics(indices, weights, P, centers, dtype=np.float64):
+    """:func:`assign_with_statistics` of the rows ``Z @ P`` of a landmark graph, without forming them.
+
+    ``Z``'s row ``i`` joins ``indices[i]`` with ``weights[i]`` (the input of
+    :func:`~kernelsketch.kernels.neighbors.graph_embed`); each embedded row is computed as ``graph_embed``
+    computes it (float64), rounded to ``dtype`` (the embedding a float32 run keeps), and assigned to its
+    nearest centre in that dtype, as :func:`assign_with_statistics` of the stored embedding would (up to
+    the rounding of the distances' sums, which only a near-tie can feel).  One compiled sweep on row pieces over the BLAS threads; the sums
+    are summed piece by piece in row order, so they do not depend on the number of threads.  Without
+    numba: the embedding, then :func:`assign_with_statistics`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from kernelsketch.kernels.neighbors import graph_embed
+    >>> rng = np.random.default_rng(0)
+    >>> idx, w, P = rng.integers(0, 50, size=(1000, 5)), rng.random((1000, 5)), rng.normal(size=(50, 3))
+    >>> C = rng.normal(size=(4, 3))
+    >>> labels, sq, sums, counts = assign_graph_with_statistics(idx, w, P, C)
+    >>> ref = assign_with_statistics(graph_embed(idx, w, P), C)
+    >>> bool((labels == ref[0]).all() and np.allclose(sums, ref[2]) and (counts == ref[3]).all())
+    True
+    """
+    from .neighbors import _numba_kernel, graph_embed
+
+    dtype = np.dtype(dtype)
+    if _numba_kernel() is None:
+        return assign_with_statistics(graph_embed(indices, weights, P).astype(dtype, copy=False), centers)
+    from ._neighbors_numba import graph_assign
+
+    P = np.ascontiguousarray(P, dtype=np.float64)
+    C = np.ascontiguousarray(centers, dtype=dtype)
+    if C.ndim != 2 or C.shape[1] != P.shape[1]:
+        raise ValueError(f"centers must have {P.shape[1]} columns (the embedding's), got shape {C.shape}")
+    c_sq = np.einsum("ij,ij->i", C, C)
+    indices = np.ascontiguousarray(indices)
+    weights = np.ascontiguousarray(weights)
+    if weights.dtype not in (np.float32, np.float64):
+        weights = weights.astype(np.float64)
+    n, k = indices.shape[0], C.shape[0]
+    labels = np.empty(n, dtype=np.int64)
+    sq = np.empty(n)
+    n_pieces = max(1, -(-n // GRAPH_ASSIGN_PIECE_ROWS))
+    sums = np.zeros((n_pieces, k, P.shape[1]))
+    counts = np.zeros((n_pieces, k))
+
+    def piece(t, _state):
+        s = slice(t * GRAPH_ASSIGN_PIECE_ROWS, min(n, (t + 1) * GRAPH_ASSIGN_PIECE_ROWS))
+        graph_assign(indices[s], weights[s], P, C, c_sq, labels[s], sq[s], sums[t], counts[t])
+
+    run_claim_loops(piece, n_pieces, max(1, min(blas_num_threads(), n_pieces)))
+    return labels, sq, sums.sum(axis=0), counts.sum(axis=0)
 
 
 def _lloyd_in_memory(X, centers, *, max_iter, tol_abs):

@@ -70,10 +70,12 @@ def _numba_kernel():
     return _numba_select or None
 
 
-def graph_gram(indices, weights, n_points: int, degrees=None):
+def graph_gram(indices, weights, n_points: int, degrees=None, out=None):
     """``Z^T Z`` (``(m, m)``: dense on the numba route, CSR on scipy's) of the graph whose row ``i`` joins
     ``indices[i]`` with ``weights[i]``; with ``degrees`` (float64 ``(m,)``), ``Z^T 1`` (each point's sum
-    of weights, ``np.bincount``'s numbers) is added into it in the same sweep.
+    of weights, ``np.bincount``'s numbers) is added into it in the same sweep.  With ``out`` (float64
+    ``(m, m)``, C-contiguous), ``Z^T Z`` is added into it and it is returned: on the numba route each entry
+    continues its sum in row order, so rows added call by call give the numbers of one call on them all.
 
     With numba, the ``r^2`` products of each row are added into a dense ``m x m`` array in row order
     (the sparse product costs as much as the nearest-landmark search itself); a block of at least
@@ -86,7 +88,7 @@ def graph_gram(indices, weights, n_points: int, degrees=None):
     if float(n) * r * r >= GRAM_NUMBA_MIN_PRODUCTS and _numba_kernel() is not None:
         float32 = np.asarray(weights).dtype == np.float32  # (summed in float64 all the same)
         weights = np.ascontiguousarray(weights, dtype=np.float32 if float32 else np.float64)
-        G = np.zeros((n_points, n_points))
+        G = np.zeros((n_points, n_points)) if out is None else out
         sums = np.zeros(n_points) if degrees is None else degrees
         if n < GRAM_SPLIT_ROWS:
             _numba_gram(indices, weights, G, sums, 0, n_points)
@@ -101,6 +103,9 @@ def graph_gram(indices, weights, n_points: int, degrees=None):
     if degrees is not None:
         degrees += np.bincount(indices.ravel(), weights=np.asarray(weights).ravel(), minlength=n_points)
     Z = graph_csr(indices, weights, n_points, dtype=np.float64)
+    if out is not None:
+        out += (Z.T @ Z).toarray()
+        return out
     return (Z.T @ Z).tocsr()
 
 

@@ -376,6 +376,23 @@ class LandmarkSpectralEmbedding(ClassNamePrefixFeaturesOutMixin, TransformerMixi
             _unit_rows(U)
         return U
 
+    def _assign_graph(self, indices, weights, centers, dtype):
+        """k-means' assignment of rows given by their graph, the embedding in ``dtype`` never stored
+        (:func:`~kernelsketch.kernels.lloyd.assign_graph_with_statistics`); ``(labels, squared distances,
+        sums, counts)`` as :func:`~kernelsketch.kernels.lloyd.assign_with_statistics` of it."""
+        from ..kernels.lloyd import assign_graph_with_statistics, assign_with_statistics
+
+        if self.unit_rows:
+            return assign_with_statistics(self._embed_graph(indices, weights).astype(dtype, copy=False), centers)
+        return assign_graph_with_statistics(indices, weights, self.projection_, centers, dtype)
+
+    def _assign(self, X, centers):
+        """k-means' assignment of ``transform(X)``'s rows by :meth:`_assign_graph` (the numbers of the kept
+        graph's assignment pass: the same rows give the same labels, distances and sums either way)."""
+        check_is_fitted(self)
+        X = check_input(X, accept_sparse=("csr",), estimator=self, reset=False)
+        return self._assign_graph(*self._graph(X), centers, np.float32 if X.dtype == np.float32 else np.float64)
+
     def _statistics(self, X):
         """One block's ``(Z^T Z, Z^T 1, rows)``: what the fit sums over all rows.
 
@@ -389,6 +406,18 @@ class LandmarkSpectralEmbedding(ClassNamePrefixFeaturesOutMixin, TransformerMixi
         m = self.landmarks_.shape[0]
         degrees = np.zeros(m)  # Z^T 1, summed in the same sweep as Z^T Z
         return graph_gram(indices, weights, m, degrees), degrees, indices.shape[0]
+
+    def _new_statistics(self):
+        """A running ``[Z^T Z, Z^T 1, rows]`` (zeros) for :meth:`_add_graph_statistics`."""
+        m = self.landmarks_.shape[0]
+        return [np.zeros((m, m)), np.zeros(m), 0]
+
+    def _add_graph_statistics(self, stats, indices, weights):
+        """Add rows given by their graph into the running statistics ``stats`` (:meth:`_new_statistics`), in
+        place: each entry's sum goes on in row order, so the rows of a file block by block give the numbers of
+        the same rows in one block (no block's partial sums added afterwards)."""
+        graph_gram(indices, weights, stats[0].shape[0], stats[1], out=stats[0])
+        stats[2] += indices.shape[0]
 
     @staticmethod
     def _merge(parts):
@@ -468,7 +497,9 @@ class LandmarkSpectralEmbedding(ClassNamePrefixFeaturesOutMixin, TransformerMixi
         data = LandmarkData(X.shape[0], lambda i: take_rows(X, i))
         self._choose_landmarks(data, m, rng, self._resolve_bandwidth(X, seed))
         chunk = get_chunk_n_rows(8 * (X.shape[1] + 4 * self.landmarks_.shape[0]), X.shape[0])
-        stats = self._merge([self._statistics(X[s]) for s in gen_row_slices(X.shape[0], max(chunk, 1))])
+        stats = self._new_statistics()
+        for s in gen_row_slices(X.shape[0], max(chunk, 1)):
+            self._add_graph_statistics(stats, *self._graph(X[s]))
         return self._finish(stats)
 
     def transform(self, X: ArrayLike) -> FloatArray:

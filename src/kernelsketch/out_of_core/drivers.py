@@ -458,19 +458,38 @@ def _over_graphs(engine, embedding, centers, cache):
     return engine, (embedding, centers, None if cache is None else cache.reader())
 
 
-def _stats_block(X, state):
-    from ..kernels.lloyd import lloyd_statistics
+def _block_assignment(X, state):
+    """``(labels, squared distances, sums, counts)`` of the block's embedded rows and ``state[1]``'s centres.
 
-    centers = state[1]
-    return lloyd_statistics(_embed_block(X, state), centers)
+    A block whose graph is at hand (kept by the fit pass, or itself a kept graph) is assigned straight from
+    it (:meth:`~kernelsketch.maps.LandmarkSpectralEmbedding._assign_graph`: one compiled sweep, the
+    embedding never stored), and a block of a landmark spectral embedding without one from its graph
+    searched again (the same numbers); any other is embedded, then assigned."""
+    from ..kernels.lloyd import assign_with_statistics
+
+    embedding, centers = state[0], state[1]
+    reader = state[2] if len(state) > 2 else None
+    if reader is True:
+        indices, weights, single = X
+    elif reader is not None:
+        (indices, weights), single = reader.next(X.shape[0]), X.dtype == np.float32
+    elif hasattr(embedding, "_assign"):  # searched again: the same numbers as from the kept graph
+        with warnings.catch_warnings():
+            warnings.filterwarnings("ignore", message=_NAMES_WARNING, category=UserWarning)
+            return embedding._assign(_dense_if_needed(embedding, X), centers)
+    else:
+        return assign_with_statistics(_embed_block(X, state), centers)
+    return embedding._assign_graph(indices, weights, centers, np.float32 if single else np.float64)
+
+
+def _stats_block(X, state):
+    _labels, dist, sums, counts = _block_assignment(X, state)
+    return sums, counts, float(dist.sum())
 
 
 def _assign_block(X, state):
-    from ..kernels.lloyd import assign_with_statistics
-
-    centers = state[1]
     # the statistics of this assignment come free: a look at one more Lloyd step
-    labels, dist, sums, counts = assign_with_statistics(_embed_block(X, state), centers)
+    labels, dist, sums, counts = _block_assignment(X, state)
     return labels, float(dist.sum()), sums, counts
 
 

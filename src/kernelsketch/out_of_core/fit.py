@@ -327,12 +327,12 @@ def _pass_statistics(X, est):
     return est._statistics(X)
 
 
-def _pass_statistics_kept(X, state):
-    """:func:`_pass_statistics`, keeping each row's graph in the run's :class:`GraphCache` (rows in order)."""
+def _pass_graph_kept(X, state):
+    """A block's graph, kept in the run's :class:`GraphCache` too (rows in order)."""
     est, cache = state
     indices, weights = est._graph(X)
     cache.append(indices, weights, n_points=est.landmarks_.shape[0], float32_rows=X.dtype == np.float32)
-    return est._graph_statistics(indices, weights)
+    return indices, weights
 
 
 def _pass_graph(X, est):
@@ -374,8 +374,14 @@ def _fit_landmarks_then_pass(est, engine, graph_cache=None):
     elif isinstance(graph_cache, KeptGraphs):  # (Dask: each chunk's graph kept on the workers)
         graphs = graph_cache.keep(engine, _pass_graph, est, desc=f"{type(est).__name__} graph")
         stats = graphs.reduce(_graph_statistics, est._merge, state=est, desc=desc)
-    else:
-        stats = engine.reduce(_pass_statistics_kept, est._merge, state=(est, graph_cache), desc=desc)
+    else:  # (local: the blocks' graphs added into one running Z^T Z, in row order, as the in-memory fit does)
+        stats = est._new_statistics()
+        engine.foreach(
+            _pass_graph_kept,
+            lambda graph, _y: est._add_graph_statistics(stats, *graph),
+            state=(est, graph_cache),
+            desc=desc,
+        )
         graph_cache.finish()
     est._finish(stats)
     return FitResult(est, "landmarks_then_pass", N, n_read, int(est.landmarks_.shape[0]), est.bandwidth_)

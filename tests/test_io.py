@@ -357,3 +357,28 @@ def test_npy_gather_region_by_region_reads_the_same_rows(tmp_path, monkeypatch):
     np.testing.assert_array_equal(parts[0], whole[0])
     np.testing.assert_array_equal(parts[1], X[idx, 5])
     assert open_matrix(tmp_path / "x.npy").take(np.array([], dtype=np.int64))[0].shape == (0, 6)
+
+
+@pytest.mark.parametrize("bad", [np.nan, np.inf, -np.inf, "both"])
+@pytest.mark.filterwarnings("error")
+def test_npy_blocks_refuse_non_finite_cells_and_keep_huge_finite_ones(tmp_path, bad):
+    """The finiteness check looks at a block's sum first: huge finite float32 values whose sum overflows
+    are still accepted (the cells are then checked one by one), and every NaN / inf cell is named; a block
+    read whole is returned as read (no copy, the same values)."""
+    from kernelsketch.io import open_matrix
+
+    X = np.ones((5000, 3), dtype=np.float32)
+    X[:, 1] = 3e38  # finite, but any sum of two overflows
+    np.save(tmp_path / "ok.npy", X)
+    got = np.concatenate([b for b, _ in open_matrix(tmp_path / "ok.npy").iter_blocks(700)])
+    np.testing.assert_array_equal(got, X)
+    if bad == "both":  # +inf and -inf: a NaN sum
+        X[4000, 0], X[4100, 2] = np.inf, -np.inf
+        where = "row index 4000, column 1"
+    else:
+        X[4321, 2] = bad
+        where = "row index 4321, column 3"
+    np.save(tmp_path / "bad.npy", X)
+    with pytest.raises(ValueError, match=f"{where}: value .* is not finite"):
+        for _ in open_matrix(tmp_path / "bad.npy").iter_blocks(700):
+            pass

@@ -122,6 +122,31 @@ def test_out_of_core_file_equals_in_memory_fit(tmp_path):
     assert adjusted_rand_score(labels, fitted.predict(X)) == 1.0
 
 
+def test_a_file_block_by_block_gives_the_in_memory_fit_bit_for_bit(tmp_path, monkeypatch):
+    """The local fit pass adds every block's ``Z^T Z`` into one running matrix in row order (the previous
+    block's beside the next block's search): with the compiled route for every block, a file read in 700-row
+    blocks gives the in-memory fit's statistics, hence its eigenproblem, exactly; kept graph or not."""
+    import kernelsketch.kernels.neighbors as nb
+
+    monkeypatch.setattr(nb, "GRAM_NUMBA_MIN_PRODUCTS", 0)  # the compiled Z^T Z for every block size
+    X, _ = make_blobs(3000, centers=5, n_features=6, random_state=1)
+    path = tmp_path / "X.npy"
+    np.save(path, X)
+    for search in ("approximate", "exact"):
+        params = dict(n_components=5, n_landmarks=300, search=search, random_state=0)
+        ref = LandmarkSpectralEmbedding(**params).fit(X)
+        for keep in (False, True):
+            cache = ks.out_of_core.GraphCache() if keep else None
+            try:
+                res = ks.fit_source(LandmarkSpectralEmbedding(**params), path, block_rows=700, graph_cache=cache)
+            finally:
+                if cache is not None:
+                    cache.close()
+            np.testing.assert_array_equal(res.estimator.landmark_degrees_, ref.landmark_degrees_)
+            np.testing.assert_array_equal(res.estimator.eigenvalues_, ref.eigenvalues_)
+            np.testing.assert_array_equal(res.estimator.projection_, ref.projection_)
+
+
 def test_dask_engine_gives_the_same_labels():
     da = pytest.importorskip("dask.array")
     X, _ = make_blobs(2000, centers=4, n_features=3, random_state=5)

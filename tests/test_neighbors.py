@@ -369,3 +369,29 @@ def test_graph_gram_added_call_by_call_is_one_call_bit_for_bit(monkeypatch):
     for s in (slice(0, 20_000), slice(20_000, n)):
         nb.graph_gram(indices[s], weights[s], m, None, out=G2)
     np.testing.assert_allclose(G2, whole, rtol=1e-12)
+
+
+@pytest.mark.parametrize("backend", ["numba", "numpy"])
+def test_the_work_run_beside_the_search_runs_once_and_changes_nothing(backend):
+    """``approximate_nearest(also=...)``: each call runs exactly once, on the search's threads, and the
+    neighbours are those of the search alone; ``graph_gram_pieces`` run in any order give ``graph_gram``."""
+    if backend == "numba" and resolve_backend(None) != "numba":
+        pytest.skip("numba is not installed")
+    rng = np.random.default_rng(5)
+    L, X = rng.normal(size=(300, 4)), rng.normal(size=(9000, 4))
+    index = nb.build_search_index(L, 5)
+    indices = rng.integers(0, 300, size=(30_000, 5)).astype(np.int32)
+    weights = rng.random((30_000, 5))
+    G, degrees = np.zeros((300, 300)), np.zeros(300)
+    pieces = nb.graph_gram_pieces(indices, weights, 300, degrees, G)
+    calls = []
+    also = [lambda p=p: (calls.append(p), p()) for p in reversed(pieces)]
+    ref = nb.approximate_nearest(X, L, 5, index, backend=backend)
+    got = nb.approximate_nearest(X, L, 5, index, backend=backend, also=also)
+    assert sorted(map(id, calls)) == sorted(map(id, pieces))  # each once
+    for a, b in zip(got, ref, strict=True):
+        np.testing.assert_array_equal(a, b)
+    whole_deg = np.zeros(300)
+    whole = nb.graph_gram(indices, weights, 300, whole_deg)
+    np.testing.assert_allclose(G, sp.csr_matrix(whole).toarray(), rtol=1e-12)
+    np.testing.assert_allclose(degrees, whole_deg, rtol=1e-12)

@@ -64,8 +64,13 @@ class NpySource(MatrixSource):
         self.has_labels = self.label is not None
         self._contiguous = self.features == list(range(self.features[0], self.features[0] + self.n_features))
 
-    def _select(self, raw, row_of):
-        if self._contiguous:
+    def _select(self, raw, row_of, owned=False):
+        """``(X, y)`` of the rows ``raw`` (every column of the file); ``owned``: ``raw`` is a fresh buffer of
+        this call's, which ``X`` may be when it is all of it in the wanted dtype (no copy)."""
+        whole = self._contiguous and self.features[0] == 0 and self.n_features == raw.shape[1]
+        if owned and whole and raw.dtype == self.dtype and raw.flags.c_contiguous:
+            X = raw
+        elif self._contiguous:
             f0 = self.features[0]
             X = np.array(raw[:, f0 : f0 + self.n_features], dtype=self.dtype)
         else:
@@ -170,7 +175,7 @@ class NpySource(MatrixSource):
                         f"{self.path}: truncated at row index {start + raw.size // row_items} (the file "
                         f"holds fewer than the {self.n_rows} rows its header says)"
                     )
-                yield self._select(raw.reshape(stop - start, row_items), lambda i, s=start: s + i)
+                yield self._select(raw.reshape(stop - start, row_items), lambda i, s=start: s + i, owned=True)
 
 
 class ParquetSource(MatrixSource):

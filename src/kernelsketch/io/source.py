@@ -197,7 +197,11 @@ def check_finite_block(path, X, row_of, names=None, columns=None, row_label="row
     """
     if X.dtype.kind != "f":
         return
-    ok = np.isfinite(X)
+    with np.errstate(over="ignore", invalid="ignore"):
+        total = np.add.reduce(X, axis=None)
+    if np.isfinite(total):  # a NaN or inf cell makes the sum NaN or inf: all finite
+        return
+    ok = np.isfinite(X)  # (or the sum overflowed: look cell by cell)
     if ok.all():
         return
     i, j = np.argwhere(~ok)[0]

@@ -82,42 +82,62 @@ def graph_assign(indices, weights, P, C, c_sq, labels, sq, sums, counts):  # pra
     ``u = sum_a w_a P[j_a]`` (:func:`graph_embed`'s float64 arithmetic), rounded to ``C``'s dtype, its
     nearest row of ``C`` by ``c_sq - 2 c.u`` in that dtype (the first of equal keys) into ``labels``, its
     squared distance (float64, at least 0) into ``sq``, and ``u`` (float64 of the rounded values) added
-    to its cluster's ``sums`` row and 1 to ``counts``, rows in order."""
+    to its cluster's ``sums`` row and 1 to ``counts``, rows in order.
+
+    Rows go 64 at a time: their rounded embeddings transposed (``k x 64``), so that each centre's keys of
+    the 64 rows are one vectorized loop per coordinate (each row's dot product still summed in coordinate
+    order, so the numbers of a row at a time)."""
     n, r = indices.shape
     k = P.shape[1]
     nc = C.shape[0]
+    B = 64
     u = np.empty(k, dtype=np.float64)
-    x = np.empty(k, dtype=C.dtype)
-    vals = np.empty(nc, dtype=C.dtype)
-    vals[0] = -2.0
-    two = vals[0]  # -2 in C's dtype
-    for i in range(n):
-        for c in range(k):
-            u[c] = 0.0
-        for a in range(r):
-            w = np.float64(weights[i, a])
-            j = indices[i, a]
+    XT = np.empty((k, B), dtype=C.dtype)
+    x_sq = np.empty(B, dtype=np.float64)
+    dot = np.empty(B, dtype=C.dtype)
+    best_v = np.empty(B, dtype=C.dtype)
+    best = np.empty(B, dtype=np.int64)
+    dot[0] = -2.0
+    two = dot[0]  # -2 in C's dtype: every key is computed in C's dtype, as nearest_centre's array is
+    for start in range(0, n, B):
+        nb = min(B, n - start)
+        for b in range(nb):
+            i = start + b
             for c in range(k):
-                u[c] += w * P[j, c]
-        x_sq = 0.0
-        for c in range(k):
-            x[c] = u[c]
-            x_sq += np.float64(x[c]) * np.float64(x[c])
-        for h in range(nc):  # (C's dtype throughout: vals holds each key rounded as nearest_centre's array does)
-            dot = C[h, 0] * x[0]
+                u[c] = 0.0
+            for a in range(r):
+                w = np.float64(weights[i, a])
+                j = indices[i, a]
+                for c in range(k):
+                    u[c] += w * P[j, c]
+            q = 0.0
+            for c in range(k):
+                XT[c, b] = u[c]
+                q += np.float64(XT[c, b]) * np.float64(XT[c, b])
+            x_sq[b] = q
+        for h in range(nc):
+            ch = C[h, 0]
+            for b in range(nb):
+                dot[b] = ch * XT[0, b]
             for c in range(1, k):
-                dot += C[h, c] * x[c]
-            vals[h] = dot * two
-            vals[h] += c_sq[h]
-        best = 0
-        for h in range(1, nc):
-            if vals[h] < vals[best]:
-                best = h
-        labels[i] = best
-        sq[i] = max(np.float64(vals[best]) + x_sq, 0.0)
-        counts[best] += 1.0
-        for c in range(k):
-            sums[best, c] += np.float64(x[c])
+                ch = C[h, c]
+                for b in range(nb):
+                    dot[b] += ch * XT[c, b]
+            cs = c_sq[h]
+            for b in range(nb):
+                v = dot[b] * two
+                v += cs
+                less = h == 0 or v < best_v[b]
+                best_v[b] = v if less else best_v[b]
+                best[b] = h if less else best[b]
+        for b in range(nb):
+            i = start + b
+            h = best[b]
+            labels[i] = h
+            sq[i] = max(np.float64(best_v[b]) + x_sq[b], 0.0)
+            counts[h] += 1.0
+            for c in range(k):
+                sums[h, c] += np.float64(XT[c, b])
 
 
 @numba.njit(nogil=True, cache=CACHE)

@@ -102,9 +102,9 @@ def assign_graph_with_statistics(indices, weights, P, centers, dtype=np.float64)
     :func:`~kernelsketch.kernels.neighbors.graph_embed`); each embedded row is computed as ``graph_embed``
     computes it (float64), rounded to ``dtype`` (the embedding a float32 run keeps), and assigned to its
     nearest centre in that dtype, as :func:`assign_with_statistics` of the stored embedding would (up to
-    the rounding of the distances' sums, which only a near-tie can feel).  One compiled sweep on row pieces over the BLAS threads; the sums
-    are summed piece by piece in row order, so they do not depend on the number of threads.  Without
-    numba: the embedding, then :func:`assign_with_statistics`.
+    the rounding of the distances' sums, which only a near-tie can feel).  One compiled sweep on row
+    pieces over the BLAS threads; the sums are summed piece by piece in row order, so they do not depend
+    on the number of threads.  Without numba: the embedding, then :func:`assign_with_statistics`.
 
     Examples
     --------

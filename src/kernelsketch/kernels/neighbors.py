@@ -19,14 +19,16 @@ depend on the number of threads: the answer does not change with the machine's c
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from contextlib import nullcontext
+from itertools import pairwise
 from typing import Any, NamedTuple
 
 import numpy as np
 import scipy.sparse as sp
 
 from ..utils.chunking import get_chunk_n_rows
-from ..utils.threads import blas_num_threads, parallel_rows, run_claim_loops, single_threaded_blas
+from ..utils.threads import blas_num_threads, parallel_rows, run_claim_loops, run_pieces, single_threaded_blas
 from .tiled_gemm import tile_bytes
 
 __all__ = [
@@ -37,6 +39,7 @@ __all__ = [
     "graph_csr",
     "graph_embed",
     "graph_gram",
+    "graph_gram_pieces",
     "nearest",
     "nearest_centre",
     "resolve_backend",
@@ -86,19 +89,9 @@ def graph_gram(indices, weights, n_points: int, degrees=None, out=None):
     """
     n, r = indices.shape
     if float(n) * r * r >= GRAM_NUMBA_MIN_PRODUCTS and _numba_kernel() is not None:
-        float32 = np.asarray(weights).dtype == np.float32  # (summed in float64 all the same)
-        weights = np.ascontiguousarray(weights, dtype=np.float32 if float32 else np.float64)
         G = np.zeros((n_points, n_points)) if out is None else out
-        sums = np.zeros(n_points) if degrees is None else degrees
-        if n < GRAM_SPLIT_ROWS:
-            _numba_gram(indices, weights, G, sums, 0, n_points)
-            return G
-        cut = [0, n_points // 2, n_points]
-
-        def piece(t, _state):
-            _numba_gram(indices, weights, G, sums, cut[t], cut[t + 1])
-
-        run_claim_loops(piece, 2, max(1, min(2, blas_num_threads())))
+        pieces = graph_gram_pieces(indices, weights, n_points, degrees, G)
+        run_claim_loops(lambda t, _state: pieces[t](), len(pieces), max(1, min(len(pieces), blas_num_threads())))
         return G
     if degrees is not None:
         degrees += np.bincount(indices.ravel(), weights=np.asarray(weights).ravel(), minlength=n_points)
@@ -107,6 +100,22 @@ def graph_gram(indices, weights, n_points: int, degrees=None, out=None):
         out += (Z.T @ Z).toarray()
         return out
     return (Z.T @ Z).tocsr()
+
+
+def graph_gram_pieces(indices, weights, n_points: int, degrees, out) -> list:
+    """:func:`graph_gram` ``(indices, weights, n_points, degrees, out=out)`` as independent calls (no
+    argument, no result) for a caller to run on its threads beside other work, e.g. the next block's
+    search (:func:`approximate_nearest`'s ``also``): the two landmark halves of the numba route (one
+    piece under :data:`GRAM_SPLIT_ROWS` rows), or scipy's product.  Together they give ``graph_gram``'s
+    numbers, in any order and on any threads (they write disjoint rows of ``out``)."""
+    n, r = indices.shape
+    if float(n) * r * r >= GRAM_NUMBA_MIN_PRODUCTS and _numba_kernel() is not None:
+        float32 = np.asarray(weights).dtype == np.float32  # (summed in float64 all the same)
+        weights = np.ascontiguousarray(weights, dtype=np.float32 if float32 else np.float64)
+        sums = np.zeros(n_points) if degrees is None else degrees
+        cut = [0, n_points] if n < GRAM_SPLIT_ROWS else [0, n_points // 2, n_points]
+        return [lambda lo=lo, hi=hi: _numba_gram(indices, weights, out, sums, lo, hi) for lo, hi in pairwise(cut)]
+    return [lambda: graph_gram(indices, weights, n_points, degrees, out=out)]
 
 
 def graph_csr(indices, weights, n_points: int, dtype=None):
@@ -267,8 +276,11 @@ GROUP_ITER = 20
 #: the numba kernel copies each landmark's candidates into a contiguous block up to this size (else gathers)
 _CANDIDATE_BLOCKS_BYTES = 1 << 28
 #: rows of one call of the compiled approximate search: it visits them in order of their nearest landmark,
-#: so the more rows, the more of them share a landmark's candidate block while it is in cache
-APPROXIMATE_TILE_ROWS = 16384
+#: so the more rows, the more of them share a landmark's candidate block while it is in cache; the fewer,
+#: the more evenly the calls (and the ``also`` work beside them) spread over the threads.  On the 5M x 20
+#: job, threads idle in the fit pass's claim loops 0.34-0.40 s in all with 4,096 rows, 0.52-0.53 with
+#: 8,192, 0.79-0.81 with 16,384 (the kernel's own time alike)
+APPROXIMATE_TILE_ROWS = 4096
 
 
 class SearchIndex(NamedTuple):
@@ -429,7 +441,9 @@ def _coarse_to_fine_numpy(X, L, l_sq, C, c_sq, members, offsets, candidates, r, 
     run_claim_loops(piece_of, used.size, max(1, min(n_threads or blas_num_threads(), used.size)))
 
 
-def approximate_nearest(X, L, r: int, index: SearchIndex, *, backend: str | None = None, n_threads=None):
+def approximate_nearest(
+    X, L, r: int, index: SearchIndex, *, backend: str | None = None, n_threads=None, also: Sequence = ()
+):
     """U-SPEC's approximate ``r`` nearest rows of ``L``: ``(sq_distances, indices)``, as :func:`nearest`'s.
 
     Coarse to fine (Huang et al., TKDE 2020): each row's nearest group centre, that group's
@@ -440,6 +454,9 @@ def approximate_nearest(X, L, r: int, index: SearchIndex, *, backend: str | None
     labelled set is in ``benchmarks/results/approximate-search.md``).  The answer of a row
     depends on that row alone (no BLAS, sums in coordinate order), so it is the same for any
     blocks, threads or engine, and both backends give the same neighbours.  Dense input only.
+    ``also``: independent calls (no argument) run on the same threads as the search's tiles, claimed
+    first, so that other work (the previous block's ``Z^T Z``, :func:`graph_gram_pieces`) fills the
+    threads the tiles leave idle; all are done when this returns.
 
     Examples
     --------
@@ -475,8 +492,13 @@ def approximate_nearest(X, L, r: int, index: SearchIndex, *, backend: str | None
         CT, c_sq, groupT, widths, candidates, candT, cand_sq = _kernel_layout(index, L, C)
         tile = APPROXIMATE_TILE_ROWS
         n_tiles = -(-n // tile)
+        extra = list(also)
 
         def piece(t, _state):
+            if t < len(extra):
+                extra[t]()
+                return
+            t -= len(extra)
             s = slice(t * tile, min(n, (t + 1) * tile))
             kernel(
                 X[s],
@@ -496,8 +518,11 @@ def approximate_nearest(X, L, r: int, index: SearchIndex, *, backend: str | None
                 idx[s],
             )
 
-        run_claim_loops(piece, n_tiles, max(1, min(n_threads or blas_num_threads(), n_tiles)))
-    elif n:
+        n_pieces = len(extra) + n_tiles
+        run_claim_loops(piece, n_pieces, max(1, min(n_threads or blas_num_threads(), n_pieces)))
+    else:
+        run_pieces(also, n_threads)
+    if not use_numba and n:
         c_sq = (C * C).sum(axis=1)
         _coarse_to_fine_numpy(
             X, L, l_sq, C, c_sq, index.members, index.offsets, index.candidates, r, keys, idx, n_threads

@@ -26,13 +26,14 @@ from ..kernels.neighbors import (
     graph_csr,
     graph_embed,
     graph_gram,
+    graph_gram_pieces,
     nearest,
 )
 from ..kernels.selection import make_kernel
 from ..utils.chunking import gen_row_slices, get_chunk_n_rows
 from ..utils.dispatch import maybe_dask_transform
 from ..utils.estimator_checks import Interval, StrOptions
-from ..utils.threads import parallel_rows
+from ..utils.threads import parallel_rows, run_pieces
 from ..utils.validation import check_input, check_random_state, derive_seed
 from ..utils.warnings import warn as _warn
 from .landmark_selection import KMeansLandmarks, LandmarkData, UniformLandmarks, select_landmarks
@@ -302,18 +303,20 @@ class LandmarkSpectralEmbedding(ClassNamePrefixFeaturesOutMixin, TransformerMixi
             raise ValueError("bandwidth='knn_mean': every row coincides with its nearest landmarks (distance 0)")
         return np.sqrt(2.0) * sigma
 
-    def _graph(self, X):
+    def _graph(self, X, also=()):
         """The graph stage: each row's ``r`` nearest landmarks and its Gaussian weights summing to 1.
 
         ``(indices int32 (n, r), weights (n, r))``: everything the embedding needs of a row.  The weights are
         float32 for float32 rows (their distances are float32: the search runs in the rows' dtype), else
-        float64.
+        float64.  ``also``: independent calls run beside the search, on its threads (e.g. the previous
+        block's :meth:`_gram_pieces`), all done on return.
         """
         L = self.landmarks_
         r = min(self.n_neighbors, L.shape[0])
         if self._approximate(X):
-            d2, indices = approximate_nearest(X, L, r, self._search_index(r))
+            d2, indices = approximate_nearest(X, L, r, self._search_index(r), also=also)
         else:
+            run_pieces(also)
             d2, indices = nearest(X, L, r)  # ascending: d2[:, -1] is the r-th nearest
         weights = np.empty(d2.shape, dtype=np.float32 if d2.dtype == np.float32 else np.float64)
         parallel_rows(self._weights_into, d2, weights)  # row by row: the same weights on any number of threads
@@ -411,6 +414,13 @@ class LandmarkSpectralEmbedding(ClassNamePrefixFeaturesOutMixin, TransformerMixi
         """A running ``[Z^T Z, Z^T 1, rows]`` (zeros) for :meth:`_add_graph_statistics`."""
         m = self.landmarks_.shape[0]
         return [np.zeros((m, m)), np.zeros(m), 0]
+
+    def _gram_pieces(self, stats, indices, weights):
+        """:meth:`_add_graph_statistics` as independent calls for the caller to run, e.g. beside the next
+        block's search (:meth:`_graph`'s ``also``; :func:`~kernelsketch.kernels.neighbors.graph_gram_pieces`);
+        the rows are counted now."""
+        stats[2] += indices.shape[0]
+        return graph_gram_pieces(indices, weights, stats[0].shape[0], stats[1], stats[0])
 
     def _add_graph_statistics(self, stats, indices, weights):
         """Add rows given by their graph into the running statistics ``stats`` (:meth:`_new_statistics`), in

@@ -327,12 +327,16 @@ def _pass_statistics(X, est):
     return est._statistics(X)
 
 
-def _pass_graph_kept(X, state):
-    """A block's graph, kept in the run's :class:`GraphCache` too (rows in order)."""
-    est, cache = state
-    indices, weights = est._graph(X)
-    cache.append(indices, weights, n_points=est.landmarks_.shape[0], float32_rows=X.dtype == np.float32)
-    return indices, weights
+def _pass_graph_local(X, state):
+    """A block's graph, kept in the run's :class:`GraphCache` too if there is one (rows in order); the
+    previous block's ``Z^T Z`` is added into the running statistics on the search's threads meanwhile
+    (``state``: ``(estimator, cache or None, statistics, [the previous block's graph, if not yet added])``)."""
+    est, cache, stats, pending = state
+    also = est._gram_pieces(stats, *pending.pop()) if pending else ()
+    indices, weights = est._graph(X, also=also)
+    if cache is not None:
+        cache.append(indices, weights, n_points=est.landmarks_.shape[0], float32_rows=X.dtype == np.float32)
+    pending.append((indices, weights))
 
 
 def _pass_graph(X, est):
@@ -369,20 +373,18 @@ def _fit_landmarks_then_pass(est, engine, graph_cache=None):
     est._choose_landmarks(LandmarkData(N, gather), m, rng, h)
     n_read = read["rows"]
     desc = f"{type(est).__name__} statistics"
-    if graph_cache is None:
+    if graph_cache is None and getattr(engine, "name", None) != "local":
         stats = engine.reduce(_pass_statistics, est._merge, state=est, desc=desc)
     elif isinstance(graph_cache, KeptGraphs):  # (Dask: each chunk's graph kept on the workers)
         graphs = graph_cache.keep(engine, _pass_graph, est, desc=f"{type(est).__name__} graph")
         stats = graphs.reduce(_graph_statistics, est._merge, state=est, desc=desc)
     else:  # (local: the blocks' graphs added into one running Z^T Z, in row order, as the in-memory fit does)
-        stats = est._new_statistics()
-        engine.foreach(
-            _pass_graph_kept,
-            lambda graph, _y: est._add_graph_statistics(stats, *graph),
-            state=(est, graph_cache),
-            desc=desc,
-        )
-        graph_cache.finish()
+        stats, pending = est._new_statistics(), []
+        engine.foreach(_pass_graph_local, lambda _none, _y: None, state=(est, graph_cache, stats, pending), desc=desc)
+        for graph in pending:  # the last block's
+            est._add_graph_statistics(stats, *graph)
+        if graph_cache is not None:
+            graph_cache.finish()
     est._finish(stats)
     return FitResult(est, "landmarks_then_pass", N, n_read, int(est.landmarks_.shape[0]), est.bandwidth_)
 

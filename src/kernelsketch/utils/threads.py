@@ -187,6 +187,15 @@ def run_claim_loops(do_piece, n_pieces: int, n_workers: int, setup=None) -> None
             raise err
 
 
+def run_pieces(pieces, n_threads: int | None = None) -> None:
+    """Call every one of ``pieces`` (callables of no argument) on up to ``n_threads`` threads (default: the BLAS
+    thread count), claimed in order (:func:`run_claim_loops`)."""
+    pieces = list(pieces)
+    if pieces:
+        n_workers = max(1, min(len(pieces), n_threads or blas_num_threads()))
+        run_claim_loops(lambda t, _state: pieces[t](), len(pieces), n_workers)
+
+
 def parallel_rows(func, *arrays, n_threads: int | None = None) -> None:
     """Call ``func(*row_slices)`` on contiguous row ranges of ``arrays``, on several threads.
 

@@ -122,29 +122,41 @@ def test_out_of_core_file_equals_in_memory_fit(tmp_path):
     assert adjusted_rand_score(labels, fitted.predict(X)) == 1.0
 
 
-def test_a_file_block_by_block_gives_the_in_memory_fit_bit_for_bit(tmp_path, monkeypatch):
-    """The local fit pass adds every block's ``Z^T Z`` into one running matrix in row order (the previous
-    block's beside the next block's search): with the compiled route for every block, a file read in 700-row
-    blocks gives the in-memory fit's statistics, hence its eigenproblem, exactly; kept graph or not."""
+def test_the_local_fit_pass_gives_dasks_statistics_bit_for_bit(tmp_path, monkeypatch):
+    """The local fit pass adds each block's ``Z^T Z`` to one running matrix in place (beside the next block's
+    search): the numbers of the left fold of per-block statistics that Dask's reduce makes of the same blocks,
+    so a file read in 700-row blocks and the same rows in 700-row Dask chunks give the same eigenproblem
+    exactly, kept graph or not, on the compiled route and on scipy's; the in-memory fit agrees to rounding."""
+    distributed = pytest.importorskip("distributed")
+    da = pytest.importorskip("dask.array")
     import kernelsketch.kernels.neighbors as nb
 
-    monkeypatch.setattr(nb, "GRAM_NUMBA_MIN_PRODUCTS", 0)  # the compiled Z^T Z for every block size
     X, _ = make_blobs(3000, centers=5, n_features=6, random_state=1)
     path = tmp_path / "X.npy"
     np.save(path, X)
-    for search in ("approximate", "exact"):
-        params = dict(n_components=5, n_landmarks=300, search=search, random_state=0)
-        ref = LandmarkSpectralEmbedding(**params).fit(X)
-        for keep in (False, True):
-            cache = ks.out_of_core.GraphCache() if keep else None
-            try:
-                res = ks.fit_source(LandmarkSpectralEmbedding(**params), path, block_rows=700, graph_cache=cache)
-            finally:
-                if cache is not None:
-                    cache.close()
-            np.testing.assert_array_equal(res.estimator.landmark_degrees_, ref.landmark_degrees_)
-            np.testing.assert_array_equal(res.estimator.eigenvalues_, ref.eigenvalues_)
-            np.testing.assert_array_equal(res.estimator.projection_, ref.projection_)
+    with distributed.Client(processes=False, n_workers=1, threads_per_worker=2, dashboard_address=":0") as client:
+        for route, min_products in (("compiled", 0), ("scipy", float("inf"))):
+            monkeypatch.setattr(nb, "GRAM_NUMBA_MIN_PRODUCTS", min_products)
+            for search in ("approximate", "exact"):
+                params = dict(n_components=5, n_landmarks=300, search=search, random_state=0)
+                on_dask = ks.fit_source(
+                    LandmarkSpectralEmbedding(**params), da.from_array(X, chunks=(700, 6)), client=client
+                ).estimator
+                for keep in (False, True):
+                    cache = ks.out_of_core.GraphCache() if keep else None
+                    try:
+                        res = ks.fit_source(
+                            LandmarkSpectralEmbedding(**params), path, block_rows=700, graph_cache=cache
+                        )
+                    finally:
+                        if cache is not None:
+                            cache.close()
+                    local = res.estimator
+                    np.testing.assert_array_equal(local.landmark_degrees_, on_dask.landmark_degrees_, err_msg=route)
+                    np.testing.assert_array_equal(local.eigenvalues_, on_dask.eigenvalues_, err_msg=route)
+                    np.testing.assert_array_equal(local.projection_, on_dask.projection_, err_msg=route)
+                ref = LandmarkSpectralEmbedding(**params).fit(X)
+                np.testing.assert_allclose(ref.eigenvalues_, local.eigenvalues_, rtol=1e-10, atol=1e-12)
 
 
 def test_dask_engine_gives_the_same_labels():

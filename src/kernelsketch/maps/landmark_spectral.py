@@ -411,23 +411,24 @@ class LandmarkSpectralEmbedding(ClassNamePrefixFeaturesOutMixin, TransformerMixi
         return graph_gram(indices, weights, m, degrees), degrees, indices.shape[0]
 
     def _new_statistics(self):
-        """A running ``[Z^T Z, Z^T 1, rows]`` (zeros) for :meth:`_add_graph_statistics`."""
+        """Running statistics for :meth:`_add_graph_statistics`: ``[Z^T Z, Z^T 1, rows]`` (zeros), then one
+        block's ``Z^T Z`` and ``Z^T 1`` (scratch)."""
         m = self.landmarks_.shape[0]
-        return [np.zeros((m, m)), np.zeros(m), 0]
+        return [np.zeros((m, m)), np.zeros(m), 0, np.empty((m, m)), np.empty(m)]
 
     def _gram_pieces(self, stats, indices, weights):
         """:meth:`_add_graph_statistics` as independent calls for the caller to run, e.g. beside the next
         block's search (:meth:`_graph`'s ``also``; :func:`~kernelsketch.kernels.neighbors.graph_gram_pieces`);
         the rows are counted now."""
         stats[2] += indices.shape[0]
-        return graph_gram_pieces(indices, weights, stats[0].shape[0], stats[1], stats[0])
+        return graph_gram_pieces(indices, weights, stats[0].shape[0], stats[1], stats[0], scratch=stats[3:])
 
     def _add_graph_statistics(self, stats, indices, weights):
-        """Add rows given by their graph into the running statistics ``stats`` (:meth:`_new_statistics`), in
-        place: each entry's sum goes on in row order, so the rows of a file block by block give the numbers of
-        the same rows in one block (no block's partial sums added afterwards)."""
-        graph_gram(indices, weights, stats[0].shape[0], stats[1], out=stats[0])
-        stats[2] += indices.shape[0]
+        """Add the block of rows given by their graph to the running statistics ``stats`` (:meth:`_new_statistics`),
+        in place: the block's sums, then added to the running ones, which are the numbers of :meth:`_merge`'s left
+        fold of :meth:`_statistics` per block (Dask's reduce of the same blocks), without a new ``m x m`` array
+        per block."""
+        run_pieces(self._gram_pieces(stats, indices, weights))
 
     @staticmethod
     def _merge(parts):
@@ -510,7 +511,7 @@ class LandmarkSpectralEmbedding(ClassNamePrefixFeaturesOutMixin, TransformerMixi
         stats = self._new_statistics()
         for s in gen_row_slices(X.shape[0], max(chunk, 1)):
             self._add_graph_statistics(stats, *self._graph(X[s]))
-        return self._finish(stats)
+        return self._finish(stats[:3])
 
     def transform(self, X: ArrayLike) -> FloatArray:
         """The spectral coordinates ``sqrt(N) Zh(x) V_k Lambda_k^{-1/2}`` of each row."""

@@ -378,13 +378,14 @@ def _fit_landmarks_then_pass(est, engine, graph_cache=None):
     elif isinstance(graph_cache, KeptGraphs):  # (Dask: each chunk's graph kept on the workers)
         graphs = graph_cache.keep(engine, _pass_graph, est, desc=f"{type(est).__name__} graph")
         stats = graphs.reduce(_graph_statistics, est._merge, state=est, desc=desc)
-    else:  # (local: the blocks' graphs added into one running Z^T Z, in row order, as the in-memory fit does)
+    else:  # (local: each block's Z^T Z added to one running matrix in place, beside the next block's search)
         stats, pending = est._new_statistics(), []
         engine.foreach(_pass_graph_local, lambda _none, _y: None, state=(est, graph_cache, stats, pending), desc=desc)
         for graph in pending:  # the last block's
             est._add_graph_statistics(stats, *graph)
         if graph_cache is not None:
             graph_cache.finish()
+        stats = stats[:3]
     est._finish(stats)
     return FitResult(est, "landmarks_then_pass", N, n_read, int(est.landmarks_.shape[0]), est.bandwidth_)
 

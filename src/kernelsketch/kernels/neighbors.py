@@ -90,8 +90,7 @@ def graph_gram(indices, weights, n_points: int, degrees=None, out=None):
     n, r = indices.shape
     if float(n) * r * r >= GRAM_NUMBA_MIN_PRODUCTS and _numba_kernel() is not None:
         G = np.zeros((n_points, n_points)) if out is None else out
-        pieces = graph_gram_pieces(indices, weights, n_points, degrees, G)
-        run_claim_loops(lambda t, _state: pieces[t](), len(pieces), max(1, min(len(pieces), blas_num_threads())))
+        run_pieces(graph_gram_pieces(indices, weights, n_points, degrees, G))
         return G
     if degrees is not None:
         degrees += np.bincount(indices.ravel(), weights=np.asarray(weights).ravel(), minlength=n_points)

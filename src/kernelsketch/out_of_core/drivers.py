@@ -66,9 +66,16 @@ class TransformResult:
 _NAMES_WARNING = "X does not have valid feature names"
 
 
-def _transform_block(est, X):
+@contextlib.contextmanager
+def _block_names_ignored():
+    """:data:`_NAMES_WARNING` silenced while a fitted estimator takes a NumPy block."""
     with warnings.catch_warnings():
         warnings.filterwarnings("ignore", message=_NAMES_WARNING, category=UserWarning)
+        yield
+
+
+def _transform_block(est, X):
+    with _block_names_ignored():
         return np.asarray(est.transform(_dense_if_needed(est, X)))
 
 
@@ -92,8 +99,7 @@ def _apply_transform(X, est):
 
 
 def _apply_predict(X, est):
-    with warnings.catch_warnings():
-        warnings.filterwarnings("ignore", message=_NAMES_WARNING, category=UserWarning)
+    with _block_names_ignored():
         return np.asarray(est.predict(_dense_if_needed(est, X)), dtype=np.int64)
 
 
@@ -429,18 +435,8 @@ class ClusterResult:
         return d
 
 
-def _embed_block(X, state):
-    """The block's embedding: ``state`` is ``(embedding, ...)``, with the run's kept-graph reader third when there
-    is one (the graph the fit pass found for these rows: no second search), or True there when the block is
-    itself a kept graph (a Dask chunk of :class:`KeptGraphs`: ``(indices, weights, float32 input?)``)."""
-    embedding = state[0]
-    reader = state[2] if len(state) > 2 else None
-    if reader is True:
-        indices, weights, single = X
-        U = embedding._embed_graph(indices, weights)
-        return U.astype(np.float32) if single else U
-    if reader is not None:
-        return _kept_embedding(X, embedding, reader)
+def _embed_block(X, embedding):
+    """The block's embedding (``X`` itself without one)."""
     return X if embedding is None else _transform_block(embedding, X)
 
 
@@ -474,11 +470,10 @@ def _block_assignment(X, state):
     elif reader is not None:
         (indices, weights), single = reader.next(X.shape[0]), X.dtype == np.float32
     elif hasattr(embedding, "_assign"):  # searched again: the same numbers as from the kept graph
-        with warnings.catch_warnings():
-            warnings.filterwarnings("ignore", message=_NAMES_WARNING, category=UserWarning)
+        with _block_names_ignored():
             return embedding._assign(_dense_if_needed(embedding, X), centers)
     else:
-        return assign_with_statistics(_embed_block(X, state), centers)
+        return assign_with_statistics(_embed_block(X, embedding), centers)
     return embedding._assign_graph(indices, weights, centers, np.float32 if single else np.float64)
 
 
@@ -491,12 +486,6 @@ def _assign_block(X, state):
     # the statistics of this assignment come free: a look at one more Lloyd step
     labels, dist, sums, counts = _block_assignment(X, state)
     return labels, float(dist.sum()), sums, counts
-
-
-def _kept_embedding(X, embedding, reader):
-    """The block's embedding from its graph kept by the fit pass (no search), as ``transform`` would give it."""
-    U = embedding._embed_graph(*reader.next(X.shape[0]))
-    return U.astype(np.float32) if X.dtype == np.float32 else U
 
 
 def _refuse_empty_clusters(E, km, n_clusters):
@@ -820,7 +809,7 @@ def _seed_on_a_sample(engine, embedding, km, rng, seconds):
     def embedded_rows(idx):
         nonlocal y_rows, embedded_at
         rows, y_rows = engine.gather(idx)
-        out = _embed_block(rows, (embedding,))
+        out = _embed_block(rows, embedding)
         embedded_at = time.perf_counter()
         return out
 

@@ -328,3 +328,104 @@ def test_a_refused_first_block_leaves_the_estimator_unstarted(name):
     X = _data()
     fresh = FACTORIES[name]().partial_fit(X)
     np.testing.assert_allclose(est.partial_fit(X).transform(X), fresh.transform(X), rtol=1e-12, atol=1e-12)
+
+
+# -- a common offset (map coordinates, timestamps) and a common scale change no answer ----------------
+# The searches' expanded form ||l||^2 - 2 x.l + ||x||^2 once lost the digits of a distance to the square of
+# the offset: three blobs of spread 1 at +1e5 in float32 or +1e9 in float64 clustered at ARI ~0.  Each case
+# below failed so before the searches measured from the points' mean (kernels.neighbors.search_origin).
+OFFSETS = [(np.float32, 1e4), (np.float32, 1e5), (np.float64, 1e9)]
+OFFSET_IDS = ["float32+1e4", "float32+1e5", "float64+1e9"]
+
+
+def _blobs(n=3000, sep=8.0, seed=0):
+    """Three unit-spread blobs ``sep`` apart (well separated: ARI 1 about the origin)."""
+    rng = np.random.default_rng(seed)
+    y = rng.integers(0, 3, n)
+    return np.array([[0.0, 0.0], [sep, 0.0], [0.0, sep]])[y] + rng.normal(size=(n, 2)), y
+
+
+def _ari(a, b):
+    from sklearn.metrics import adjusted_rand_score
+
+    return adjusted_rand_score(a, b)
+
+
+@pytest.mark.parametrize("dtype,offset", OFFSETS, ids=OFFSET_IDS)
+@pytest.mark.parametrize("search", ["exact", "approximate"])
+def test_search_does_not_depend_on_a_common_offset(dtype, offset, search):
+    from kernelsketch.kernels.neighbors import approximate_nearest, build_search_index, nearest
+
+    rng = np.random.default_rng(1)
+    L, X = rng.normal(size=(300, 3)), rng.normal(size=(2000, 3))
+    Ls, Xs = (L + offset).astype(dtype), (X + offset).astype(dtype)
+    # the truth: the stored values' exact differences (float64 holds them), searched about the origin
+    Lt, Xt = Ls.astype(np.float64) - offset, Xs.astype(np.float64) - offset
+    r = 5
+    if search == "exact":
+        d2, idx = nearest(Xs, Ls, r)
+        t2, tidx = nearest(Xt, Lt, r)
+    else:
+        d2, idx = approximate_nearest(Xs, Ls, r, build_search_index(Ls, r))
+        t2, tidx = approximate_nearest(Xt, Lt, r, build_search_index(Lt, r))
+    recall = np.mean([len(set(a) & set(b)) / r for a, b in zip(idx, tidx, strict=True)])
+    assert recall > 0.99, f"neighbour recall {recall:.3f} against the search about the origin"
+    # distances to the resolution of the data's spread (1), not of the offset (on the rows with the same
+    # neighbours: the approximate search's grouping of the landmarks may round differently)
+    same = (np.sort(idx, axis=1) == np.sort(tidx, axis=1)).all(axis=1)
+    assert np.abs(np.sort(d2[same], axis=1) - np.sort(t2[same], axis=1)).max() < 1e-3
+
+
+@pytest.mark.parametrize("dtype,offset", OFFSETS, ids=OFFSET_IDS)
+@pytest.mark.parametrize(
+    "params",
+    [dict(), dict(search="exact"), dict(landmarks="kmeans"), dict(bandwidth="knn_mean")],
+    ids=["default", "exact", "kmeans-landmarks", "knn_mean"],
+)
+def test_spectral_clustering_does_not_depend_on_a_common_offset(dtype, offset, params):
+    X, y = _blobs()
+    labels = ks.LandmarkSpectralClustering(3, random_state=0, **params).fit_predict((X + offset).astype(dtype))
+    assert _ari(y, labels) > 0.99
+
+
+@pytest.mark.parametrize("dtype,offset", OFFSETS, ids=OFFSET_IDS)
+def test_spectral_embedding_does_not_depend_on_a_common_offset(dtype, offset):
+    X, _ = _blobs(n=1500)
+    ref = ks.LandmarkSpectralEmbedding(n_components=3, random_state=0, search="exact").fit(X.astype(dtype))
+    est = ks.LandmarkSpectralEmbedding(n_components=3, random_state=0, search="exact").fit((X + offset).astype(dtype))
+    np.testing.assert_array_equal(est.landmark_indices_, ref.landmark_indices_)
+    # the same graph up to the offset's rounding of the rows: the same eigenvalues
+    np.testing.assert_allclose(est.eigenvalues_, ref.eigenvalues_, atol=2e-3)
+
+
+@pytest.mark.parametrize("scale", [1e-150, 1e-6, 1e6, 1e100])
+def test_spectral_clustering_does_not_depend_on_a_common_scale(scale):
+    X, y = _blobs()
+    ref = ks.LandmarkSpectralClustering(3, random_state=0).fit_predict(X)
+    labels = ks.LandmarkSpectralClustering(3, random_state=0).fit_predict(X * scale)
+    assert _ari(ref, labels) > 0.99 and _ari(y, labels) > 0.99
+
+
+@pytest.mark.parametrize("dtype,offset", OFFSETS, ids=OFFSET_IDS)
+def test_kmeans_does_not_depend_on_a_common_offset(dtype, offset):
+    X, y = _blobs()
+    Xo = (X + offset).astype(dtype)
+    assert _ari(y, ks.StreamingKMeans(3, random_state=0).fit_predict(Xo)) > 0.99
+    assert _ari(y, ks.StreamingKMeans(3, init_size=500, random_state=0).fit_predict(Xo)) > 0.99
+    mini = ks.StreamingKMeans(3, random_state=0).partial_fit(Xo[:1000]).partial_fit(Xo[1000:])
+    assert _ari(y, mini.predict(Xo)) > 0.99
+    # transform: distances to the centres at the resolution of the spread
+    D = ks.StreamingKMeans(3, random_state=0).fit(Xo).transform(Xo)
+    assert np.abs(D.min(axis=1)).mean() < 3.0
+
+
+@pytest.mark.parametrize("method", [None, "kmeans"], ids=["spectral", "kmeans"])
+def test_cluster_file_on_map_coordinates_in_float32(tmp_path, method):
+    # three blobs at UTM coordinates (x near 5e5, y near 4.5e6 metres, spread 150), saved as float32 .npy
+    rng = np.random.default_rng(0)
+    y = rng.integers(0, 3, 3000)
+    centres = np.array([[5e5, 4.5e6], [5e5 + 2000, 4.5e6 + 1000], [5e5 - 1500, 4.5e6 + 2500]])
+    path = tmp_path / "utm32.npy"
+    np.save(path, (centres[y] + rng.normal(scale=150, size=(3000, 2))).astype(np.float32))
+    kw = {} if method is None else {"embedding": None}
+    assert _ari(y, ks.cluster_file(str(path), 3, random_state=0, **kw).labels) > 0.99

@@ -28,6 +28,7 @@ import numbers
 from typing import ClassVar, Self
 
 import numpy as np
+import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, ClusterMixin, TransformerMixin, _fit_context
 from sklearn.cluster import kmeans_plusplus
 from sklearn.utils.validation import check_is_fitted
@@ -37,11 +38,12 @@ from ..kernels.lloyd import (
     _centers_from,
     _mean_variance,
     _sq_norms,
+    assign,
     assign_with_statistics,
     kmeans_on_sample,
     lloyd_statistics,
 )
-from ..kernels.neighbors import nearest_centre as _assign
+from ..kernels.neighbors import search_origin
 from ..utils.estimator_checks import Interval
 from ..utils.validation import check_input, check_n_features, check_random_state
 
@@ -266,8 +268,11 @@ class StreamingKMeans(ClusterMixin, ClassNamePrefixFeaturesOutMixin, Transformer
                     f"n_clusters={self.n_clusters} to seed the centres"
                 )
             rng = check_random_state(self.random_state)
-            init, _ = kmeans_plusplus(X, self.n_clusters, random_state=int(rng.integers(0, 2**31 - 1)))
-            self.cluster_centers_ = np.asarray(init, dtype=np.float64)
+            origin = None if sp.issparse(X) else search_origin(X, np.float64)
+            shift = 0.0 if origin is None else origin
+            seed = int(rng.integers(0, 2**31 - 1))
+            init, _ = kmeans_plusplus(X if origin is None else X - origin, self.n_clusters, random_state=seed)
+            self.cluster_centers_ = np.asarray(init, dtype=np.float64) + shift
             self.counts_ = np.zeros(self.n_clusters)
             self.n_steps_ = 0
             self._n_features_out = self.n_clusters
@@ -281,10 +286,7 @@ class StreamingKMeans(ClusterMixin, ClassNamePrefixFeaturesOutMixin, Transformer
         return self
 
     def _assign(self, X):
-        labels = np.empty(X.shape[0], dtype=np.int64)
-        dist = np.empty(X.shape[0], dtype=X.dtype)
-        _assign(X, self.cluster_centers_, labels, dist)
-        return labels, np.maximum(dist.astype(np.float64) + _sq_norms(X), 0.0)
+        return assign(X, self.cluster_centers_)
 
     def predict(self, X: ArrayLike) -> NDArray[np.intp]:
         """Index of the nearest centre of each row."""
@@ -297,7 +299,11 @@ class StreamingKMeans(ClusterMixin, ClassNamePrefixFeaturesOutMixin, Transformer
         check_is_fitted(self, "cluster_centers_")
         X = check_input(X, accept_sparse=("csr",), estimator=self, reset=False)
         check_n_features(self, X)
-        C = self.cluster_centers_.astype(X.dtype, copy=False)
+        C = self.cluster_centers_
+        origin = None if sp.issparse(X) else search_origin(C, X.dtype)
+        if origin is not None:  # far from the origin: measured from the centres' mean (as the assignment is)
+            X, C = X - origin, C - origin
+        C = C.astype(X.dtype, copy=False)
         D = np.asarray(X @ C.T) * -2.0
         D += np.einsum("ij,ij->i", C, C)[None, :]
         D += _sq_norms(X)[:, None]

@@ -17,9 +17,10 @@ from sklearn.cluster import kmeans_plusplus
 from ..utils.threads import blas_num_threads, run_claim_loops
 from ..utils.validation import check_input
 from .neighbors import nearest_centre as _assign
+from .neighbors import search_origin
 from .neighbors import two_nearest_centres as _two_nearest
 
-__all__ = ["assign_graph_with_statistics", "assign_with_statistics", "kmeans_on_sample", "lloyd_statistics"]
+__all__ = ["assign", "assign_graph_with_statistics", "assign_with_statistics", "kmeans_on_sample", "lloyd_statistics"]
 
 #: Lloyd iterations on the seeding sample
 SAMPLE_MAX_ITER = 300
@@ -76,18 +77,32 @@ def lloyd_statistics(X, centers):
     return sums, counts, float(dist.sum())
 
 
+def assign(X, centers):
+    """Nearest centre of every row of ``X``: ``(labels int64, squared distances float64)``.
+
+    Dense rows far from the origin (map coordinates, timestamps: :func:`~kernelsketch.kernels.neighbors.search_origin`
+    of the centres) are measured from the centres' mean, so the expanded distance keeps its digits.
+    """
+    labels = np.empty(X.shape[0], dtype=np.int64)
+    dist = np.empty(X.shape[0], dtype=X.dtype)
+    origin = None if sp.issparse(X) else search_origin(np.asarray(centers), X.dtype)
+    if origin is not None:
+        X = np.array(X, order="C", copy=True)
+        X -= origin
+        centers = np.asarray(centers, dtype=np.float64) - origin
+    _assign(X, centers, labels, dist)
+    return labels, np.maximum(dist.astype(np.float64) + _sq_norms(X), 0.0)
+
+
 def assign_with_statistics(X, centers):
     """Nearest centre of every row and the statistics of that assignment.
 
     Returns ``(labels, squared distances, per-cluster sums, counts)``: the
-    assignment step and the sums of the next update step of Lloyd's algorithm
-    in one pass over ``X``.
+    assignment step (:func:`assign`) and the sums of the next update step of
+    Lloyd's algorithm in one pass over ``X``.
     """
     k = centers.shape[0]
-    labels = np.empty(X.shape[0], dtype=np.int64)
-    dist = np.empty(X.shape[0], dtype=X.dtype)
-    _assign(X, centers, labels, dist)
-    sq = np.maximum(dist.astype(np.float64) + _sq_norms(X), 0.0)
+    labels, sq = assign(X, centers)
     return labels, sq, _sums(X, labels, k), np.bincount(labels, minlength=k).astype(np.float64)
 
 
@@ -269,9 +284,18 @@ def _mean_variance(X):
         mean = np.asarray(X.mean(axis=0)).ravel()
         sq = np.asarray(X.multiply(X).mean(axis=0)).ravel()
         return float(np.mean(np.maximum(sq - mean**2, 0.0)))
+    # two passes (the mean, then the squared deviations, in row chunks): E[x^2] - E[x]^2 would lose
+    # every digit of the variance of a column far from 0 (timestamps, map coordinates)
     mean = X.mean(axis=0, dtype=np.float64)
-    sq = np.einsum("ij,ij->j", X, X, dtype=np.float64) / X.shape[0]
-    return float(np.mean(np.maximum(sq - mean**2, 0.0)))
+    ss = np.zeros(X.shape[1])
+    for start in range(0, X.shape[0], _VARIANCE_CHUNK_ROWS):
+        D = X[start : start + _VARIANCE_CHUNK_ROWS] - mean
+        ss += np.einsum("ij,ij->j", D, D)
+    return float(np.mean(ss / X.shape[0]))
+
+
+#: rows a chunk of :func:`_mean_variance`'s deviations (a bounded float64 copy)
+_VARIANCE_CHUNK_ROWS = 65536
 
 
 def kmeans_on_sample(sample, k, rng, *, n_init=1, tol=1e-4, max_iter=SAMPLE_MAX_ITER):
@@ -281,11 +305,20 @@ def kmeans_on_sample(sample, k, rng, *, n_init=1, tol=1e-4, max_iter=SAMPLE_MAX_
     one is refined on the whole sample.  Every draw comes from ``rng`` (a Generator), so the same
     generator state gives the same centres.  Returns ``(centers, n_iter, tol_abs)``: the centres
     (float64), the Lloyd iterations of the final refinement and the absolute tolerance used
-    (``tol`` times the sample's mean per-feature variance, scikit-learn's convention).
+    (``tol`` times the sample's mean per-feature variance, scikit-learn's convention).  A dense sample
+    far from the origin (:func:`~kernelsketch.kernels.neighbors.search_origin`) is clustered moved to
+    its mean (the centres are returned where the rows are).
     """
     sample = check_input(sample, accept_sparse=("csr",), name="sample")
     if sample.shape[0] < k:
         raise ValueError(f"n_clusters={k} must be <= the number of rows ({sample.shape[0]})")
+    origin = None if sp.issparse(sample) else search_origin(sample, np.float64)
+    if origin is not None:
+        # far from the origin (map coordinates, timestamps): k-means of the rows moved to their mean, as
+        # scikit-learn's KMeans centres its data, so that no expanded distance loses the offset's digits
+        sample = np.asarray(sample, dtype=np.float64) - origin
+        centers, n_iter, tol_abs = kmeans_on_sample(sample, k, rng, n_init=n_init, tol=tol, max_iter=max_iter)
+        return centers + origin, n_iter, tol_abs
     tol_abs = tol * _mean_variance(sample)
     n_sub = max(SUBSAMPLE_ROWS, 50 * k)
     trial = sample

@@ -10,6 +10,12 @@ value once (a running sorted top-``r`` per row), so no ``N x m`` array and no fu
 ``argpartition`` is ever made.  The ranking key ``||l||^2 - 2 x.l`` omits ``||x||^2`` (the same
 for all of a row's candidates), which is added back to the ``r`` kept.
 
+That expanded form loses the digits of a distance to the square of the data's offset from the
+origin (map coordinates near 5e6 in float32, Unix times near 1e9 in float64).  So every search
+measures from :func:`search_origin` of the points searched: their mean when it lies further from
+the origin than their spread, else the origin itself (no shift, no copy).  A common offset then
+changes no answer beyond the dtype's resolution of the data's spread.
+
 Backends: ``"numba"`` (the compiled selection, the ``fast`` extra) and ``"numpy"``
 (``argpartition`` of the same keys).  Both compute the keys from the same tiles and return each
 row's neighbours sorted by (distance, index), the lower index winning a tie, so they agree
@@ -43,6 +49,7 @@ __all__ = [
     "nearest",
     "nearest_centre",
     "resolve_backend",
+    "search_origin",
     "two_nearest_centres",
 ]
 
@@ -207,6 +214,43 @@ def tile_rows(n_landmarks: int, itemsize: int) -> int:
     return int(np.clip(TILE_BYTES // max(1, n_landmarks * itemsize), MIN_TILE_ROWS, MAX_TILE_ROWS))
 
 
+def search_origin(L, dtype=None):
+    """The point a search of the rows of ``L`` measures from: ``(d,)`` in ``dtype`` (default ``L``'s), or None.
+
+    The mean of ``L``'s rows when it lies further from the origin than their spread (``||mean||^2``
+    above the mean squared distance of a row to the mean, both in float64), else None: the search
+    runs on ``x - o`` and ``l - o``, whose squared norms are of the order of the spread, not of the
+    offset.  None (data about the origin, e.g. standardized) leaves every number as it was.  The
+    same points give the same origin, so rows and landmarks are moved alike in every call and process.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> search_origin(np.array([[1e9, 0.0], [1e9 + 2.0, 2.0]])).tolist()
+    [1000000001.0, 1.0]
+    >>> search_origin(np.array([[-1.0, 0.0], [1.0, 0.5]])) is None
+    True
+    """
+    L = L.toarray() if sp.issparse(L) else np.asarray(L)
+    dtype = L.dtype if dtype is None else np.dtype(dtype)
+    if L.shape[0] == 0:
+        return None
+    mean = L.mean(axis=0, dtype=np.float64)
+    spread = float(((L - mean) ** 2).sum(axis=1).mean()) if L.shape[0] > 1 else 0.0
+    if not float(mean @ mean) > spread:
+        return None
+    return mean.astype(dtype)
+
+
+def _moved(X, origin, dtype):
+    """``X - origin`` in ``dtype`` (a new C-contiguous array), or ``X`` in ``dtype`` when ``origin`` is None."""
+    if origin is None:
+        return X
+    Y = np.array(X, dtype=dtype, order="C", copy=True)
+    Y -= origin
+    return Y
+
+
 def _select_numpy(G, l_sq, r, keys, idx):
     """Each row's ``r`` smallest keys ``l_sq - 2 G`` in (key, column) order (``l_sq``: (m,) or one per entry)."""
     K = (l_sq[None, :] if l_sq.ndim == 1 else l_sq) - 2.0 * G
@@ -234,7 +278,8 @@ def nearest(X, L, r: int, *, l_sq=None, backend: str | None = None, n_threads: i
         The points searched (landmarks, centres).
     r : int, 1 <= r <= m
     l_sq : ndarray (m,), optional
-        ``||l||^2`` of ``L``'s rows in the search dtype (computed when absent).
+        ``||l||^2`` of ``L``'s rows in the search dtype (computed when absent, and recomputed when the
+        search measures from :func:`search_origin` of ``L``).
     backend : {"numba", "numpy"} or None
         None: :func:`resolve_backend`.
     n_threads : int, optional
@@ -263,6 +308,10 @@ def nearest(X, L, r: int, *, l_sq=None, backend: str | None = None, n_threads: i
         raise ValueError(f"r must be in [1, {m}] (the number of points searched), got {r}")
     if X.shape[1] != L.shape[1]:
         raise ValueError(f"X has {X.shape[1]} columns but the points searched have {L.shape[1]}")
+    sparse = sp.issparse(X)
+    origin = None if sparse else search_origin(L, dtype)
+    if origin is not None:  # far from the origin: measured from the points' mean (l_sq is then of the moved L)
+        X, L, l_sq = _moved(X, origin, dtype), _moved(L, origin, dtype), None
     l_sq = np.einsum("ij,ij->i", L, L) if l_sq is None else np.asarray(l_sq, dtype=dtype)
     select = _numba_kernel() if resolve_backend(backend, float(n) * m) == "numba" else _select_numpy
     keys = np.empty((n, r), dtype=dtype)
@@ -271,7 +320,6 @@ def nearest(X, L, r: int, *, l_sq=None, backend: str | None = None, n_threads: i
     n_tiles = -(-n // tile)
     workers = max(1, min(n_threads or blas_num_threads(), n_tiles))
     LT = np.ascontiguousarray(L.T)
-    sparse = sp.issparse(X)
 
     def piece(t, _state):
         s = slice(t * tile, min(n, (t + 1) * tile))
@@ -508,6 +556,9 @@ def approximate_nearest(
     if not 1 <= r <= r_max:
         raise ValueError(f"r must be in [1, {r_max}] (the candidate neighbourhood of the index), got {r}")
     C: np.ndarray = np.ascontiguousarray(index.centres, dtype=dtype)
+    origin = search_origin(L)
+    if origin is not None:  # far from the origin: rows, landmarks and group centres measured from their mean
+        X, L, C = _moved(X, origin, dtype), _moved(L, origin, dtype), _moved(C, origin, dtype)
     l_sq = (L * L).sum(axis=1)
     keys = np.empty((n, r), dtype=dtype)
     idx = np.empty((n, r), dtype=np.int32)

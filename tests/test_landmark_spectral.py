@@ -290,7 +290,7 @@ def test_the_approximate_search_gives_the_same_labels_on_every_engine_and_after_
     np.testing.assert_array_equal(memory.labels, on_dask.labels)
     ks.save(memory.model, tmp_path / "model.ks")
     loaded = ks.load(tmp_path / "model.ks")
-    assert "_search_index_cache" not in vars(loaded[-2])  # never saved: rebuilt from the landmarks
+    assert "_searcher_cache" not in vars(loaded[-2])  # never saved: rebuilt from the landmarks
     np.testing.assert_array_equal(loaded.predict(X), memory.labels)
     exact = ks.cluster_file(X, 5, embedding=emb().set_params(search="exact"), random_state=0)
     assert adjusted_rand_score(exact.labels, memory.labels) == 1.0
@@ -308,9 +308,9 @@ def test_the_search_index_is_rebuilt_not_pickled():
     X, _ = make_blobs(2000, centers=3, n_features=3, random_state=9)
     emb = LandmarkSpectralEmbedding(n_components=3, n_landmarks=300, random_state=0).fit(X)
     U = emb.transform(X)  # (3 columns: the approximate search, its index cached)
-    assert "_search_index_cache" in vars(emb)
+    assert "_searcher_cache" in vars(emb)
     copy = pickle.loads(pickle.dumps(emb))
-    assert "_search_index_cache" not in vars(copy)
+    assert "_searcher_cache" not in vars(copy)
     np.testing.assert_array_equal(copy.transform(X), U)
 
 
@@ -329,3 +329,73 @@ def test_float32_rows_give_float32_weights_and_the_float64_clusters(n_columns):
     same = (i64 == i32).all(axis=1)  # rows whose neighbours are the same (in the same order)
     assert same.mean() > 0.99
     np.testing.assert_allclose(w32[same], w64[same], rtol=2e-4, atol=1e-6)
+
+
+# -- the embedding function and the kept statistics (one eigenproblem, k re-solved without a pass) ------------
+def _projector(U):
+    Q, _ = np.linalg.qr(U)
+    return Q @ Q.T
+
+
+@pytest.mark.parametrize("trivial", ["keep", "drop"])
+def test_landmark_embedding_gives_the_dense_affinitys_top_eigenvectors(trivial):
+    from kernelsketch.maps.landmark_eigen import GraphStatistics, landmark_embedding
+
+    rng = np.random.default_rng(0)
+    n, m, r, k = 200, 30, 4, 3
+    Z = np.zeros((n, m))
+    for i in range(n):  # a random landmark graph: r landmarks a row, weights summing to 1
+        Z[i, rng.choice(m, r, replace=False)] = rng.dirichlet(np.ones(r))
+    D = Z.sum(axis=0)
+    W = Z @ np.diag(1.0 / D) @ Z.T  # the N x N normalized row affinity
+    lam, V = np.linalg.eigh(W)
+    lam, V = lam[::-1], V[:, ::-1]
+    P, eig, parts = landmark_embedding(GraphStatistics(Z.T @ Z, D, n), k, trivial=trivial)
+    U = Z @ P
+    np.testing.assert_allclose(U.T @ U / n, np.eye(k), atol=1e-9)  # columns of mean square 1, orthogonal
+    top = V[:, 1 : k + 1] if trivial == "drop" else V[:, :k]  # V[:, 0] is the constant (trivial) vector
+    np.testing.assert_allclose(_projector(U), _projector(top), atol=1e-8)
+    np.testing.assert_allclose(eig, lam[: eig.size], atol=1e-10)
+    assert parts == 1
+
+
+@pytest.mark.parametrize("search", ["exact", "approximate"])
+def test_with_components_equals_a_refit_without_a_pass(search, monkeypatch):
+    X, _ = make_blobs(1500, centers=5, cluster_std=1.0, random_state=1)
+    base = LandmarkSpectralEmbedding(n_components=2, n_landmarks=200, search=search, random_state=0).fit(X)
+    for k, trivial in [(5, "keep"), (4, "drop"), (2, "drop")]:
+        refit = LandmarkSpectralEmbedding(
+            n_components=k, n_landmarks=200, trivial=trivial, search=search, random_state=0
+        ).fit(X)
+        # no pass over the data: the search is never called
+        monkeypatch.setattr(LandmarkSpectralEmbedding, "_graph", lambda *a, **kw: pytest.fail("searched"))
+        derived = base.with_components(k, trivial=trivial)
+        monkeypatch.undo()
+        assert derived.n_components == k and derived.trivial == trivial and base.n_components == 2
+        np.testing.assert_allclose(derived.eigenvalues_, refit.eigenvalues_, atol=1e-12)
+        U, V = derived.transform(X), refit.transform(X)
+        np.testing.assert_allclose(_projector(U), _projector(V), atol=1e-8)
+    assert base.transform(X).shape == (1500, 2)  # the original is untouched
+
+
+def test_the_kept_statistics_are_the_graphs_sums_and_survive_saving(tmp_path):
+    X, _ = make_blobs(800, centers=3, random_state=0)
+    est = LandmarkSpectralEmbedding(n_components=3, n_landmarks=100, search="exact", random_state=0).fit(X)
+    Z = est._affinity(X)
+    G, degrees, n = est.graph_statistics_
+    np.testing.assert_allclose(G.toarray(), (Z.T @ Z).toarray(), rtol=1e-12, atol=1e-14)
+    np.testing.assert_allclose(degrees, np.asarray(Z.sum(axis=0)).ravel(), rtol=1e-12)
+    assert n == 800 and sp.issparse(G)
+    ks.save(est, tmp_path / "emb.ksm")
+    loaded = ks.load(tmp_path / "emb.ksm")
+    np.testing.assert_array_equal(loaded.graph_gram_.toarray(), est.graph_gram_.toarray())
+    np.testing.assert_allclose(loaded.with_components(5).transform(X), est.with_components(5).transform(X))
+
+
+def test_with_components_refuses_what_the_graph_cannot_carry():
+    X = np.repeat(np.arange(4.0)[:, None], 50, axis=0)  # four distinct rows
+    est = LandmarkSpectralEmbedding(n_components=2, n_landmarks=20, random_state=0).fit(X)
+    with pytest.raises(ValueError, match="rank"):
+        est.with_components(8)
+    with pytest.raises(ValueError, match="n_components"):
+        est.with_components(0)

@@ -6,14 +6,14 @@ import numbers
 from typing import ClassVar, Self
 
 import numpy as np
-import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClusterMixin, _fit_context
 from sklearn.utils.validation import check_is_fitted
 
 from .._typing import ArrayLike, NDArray, RandomStateLike
-from ..maps.landmark_spectral import _HEURISTICS, LandmarkSpectralEmbedding
+from ..maps.landmark_eigen import GraphStatistics, landmark_spectrum
+from ..maps.landmark_spectral import _HEURISTICS, LandmarkSpectralEmbedding, user_searcher
 from ..metrics.clustering import relative_eigengap
-from ..utils.estimator_checks import Interval, StrOptions
+from ..utils.estimator_checks import HasMethods, Interval, StrOptions
 from ..utils.validation import check_input, check_random_state, derive_seed
 from .streaming_kmeans import StreamingKMeans
 
@@ -59,9 +59,10 @@ class LandmarkSpectralClustering(ClusterMixin, BaseEstimator):
         Keep the trivial top eigenvector as one of the ``k``, or drop it and keep the next ``k``.
     n_init : int, default=3
         k-means++ starts (the best is kept).
-    search : {"auto", "exact", "approximate"}, default="auto"
+    search : {"auto", "exact", "approximate"} or a searcher object, default="auto"
         How each row's nearest landmarks are found (see :class:`~kernelsketch.maps.LandmarkSpectralEmbedding`):
-        U-SPEC's approximate search for data of at most 40 columns, the exact one otherwise.
+        U-SPEC's approximate search for data of at most 40 columns, the exact one otherwise; or any object
+        with ``build(points)`` and ``search(X, r)`` (:mod:`kernelsketch.kernels.search`).
     random_state : int, Generator or None
         Seeds the landmarks, the bandwidth heuristic and k-means.
 
@@ -121,7 +122,7 @@ class LandmarkSpectralClustering(ClusterMixin, BaseEstimator):
         "unit_rows": ["boolean"],
         "trivial": [StrOptions({"keep", "drop"})],
         "n_init": [Interval(numbers.Integral, 1, None, closed="left")],
-        "search": [StrOptions({"auto", "exact", "approximate"})],
+        "search": [StrOptions({"auto", "exact", "approximate"}), HasMethods(["build", "search"])],
         "random_state": ["random_state", np.random.Generator],
     }
 
@@ -167,7 +168,9 @@ class LandmarkSpectralClustering(ClusterMixin, BaseEstimator):
             search=self.search,
             random_state=rs,
         )
-        km, rng = kmeans_on_embedding(self.n_clusters, n_init=self.n_init, random_state=rs)
+        km, rng = kmeans_on_embedding(
+            self.n_clusters, n_init=self.n_init, random_state=rs, search=user_searcher(self.search)
+        )
         return embedding, km, rng
 
     def _adopt_clusters(self, km):
@@ -226,13 +229,7 @@ class LandmarkSpectralClustering(ClusterMixin, BaseEstimator):
         """Relative eigengap of X's normalized affinity to the fitted landmarks (label-free; higher is better)."""
         check_is_fitted(self)
         X = check_input(X, accept_sparse=("csr",), estimator=self, reset=False)
-        emb = self.embedding_
-        G, degrees, _ = emb._statistics(X)
-        G = G.toarray() if sp.issparse(G) else np.asarray(G)
-        inv_sqrt = np.zeros_like(degrees)
-        used = degrees > 0
-        inv_sqrt[used] = 1.0 / np.sqrt(degrees[used])
-        lam = np.linalg.eigvalsh(G * inv_sqrt[:, None] * inv_sqrt[None, :])[::-1]
+        lam = landmark_spectrum(GraphStatistics(*self.embedding_._statistics(X)))
         return relative_eigengap(lam, self.n_clusters)
 
     def __sklearn_tags__(self):

@@ -25,7 +25,7 @@ memory ``O(init_size * d + block * k)``.
 from __future__ import annotations
 
 import numbers
-from typing import ClassVar, Self
+from typing import Any, ClassVar, Self
 
 import numpy as np
 import scipy.sparse as sp
@@ -44,7 +44,7 @@ from ..kernels.lloyd import (
     lloyd_statistics,
 )
 from ..kernels.neighbors import search_origin
-from ..utils.estimator_checks import Interval
+from ..utils.estimator_checks import HasMethods, Interval
 from ..utils.validation import check_input, check_n_features, check_random_state
 
 __all__ = ["StreamingKMeans", "assign_with_statistics", "lloyd_statistics"]
@@ -77,6 +77,10 @@ class StreamingKMeans(ClusterMixin, ClassNamePrefixFeaturesOutMixin, Transformer
         Stop when the squared centre shift of a pass, summed over centres, is at
         most ``tol`` times the mean per-feature variance of the data (the
         sample's, scikit-learn's convention).
+    search : searcher object or None, default=None
+        Every nearest-centre step (seeding's Lloyd, the passes, ``predict``): an object with
+        ``build(points)`` and ``search(X, r)`` (:mod:`kernelsketch.kernels.search`, e.g. faiss's);
+        None: the package's tiled GEMM.
     random_state : int, Generator or None
         Seeds the sample and k-means++.
 
@@ -154,6 +158,7 @@ class StreamingKMeans(ClusterMixin, ClassNamePrefixFeaturesOutMixin, Transformer
         "n_init": [Interval(numbers.Integral, 1, None, closed="left")],
         "max_iter": [Interval(numbers.Integral, 0, None, closed="left")],
         "tol": [Interval(numbers.Real, 0, None, closed="left")],
+        "search": [HasMethods(["build", "search"]), None],
         "random_state": ["random_state", np.random.Generator],
     }
 
@@ -165,6 +170,7 @@ class StreamingKMeans(ClusterMixin, ClassNamePrefixFeaturesOutMixin, Transformer
         n_init: int = 3,
         max_iter: int = 100,
         tol: float = 1e-4,
+        search: Any = None,
         random_state: RandomStateLike = None,
     ) -> None:
         self.n_clusters = n_clusters
@@ -172,6 +178,7 @@ class StreamingKMeans(ClusterMixin, ClassNamePrefixFeaturesOutMixin, Transformer
         self.n_init = n_init
         self.max_iter = max_iter
         self.tol = tol
+        self.search = search
         self.random_state = random_state
 
     # -- the pieces the out-of-core driver calls ---------------------------
@@ -206,7 +213,7 @@ class StreamingKMeans(ClusterMixin, ClassNamePrefixFeaturesOutMixin, Transformer
         self._validate_params()
         sample = check_input(sample, accept_sparse=("csr",), name="sample")
         centers, n_iter, self._tol_abs = kmeans_on_sample(
-            sample, self.n_clusters, rng, n_init=self.n_init, tol=self.tol
+            sample, self.n_clusters, rng, n_init=self.n_init, tol=self.tol, search=self.search
         )
         k = self.n_clusters
         self.cluster_centers_ = centers
@@ -246,7 +253,7 @@ class StreamingKMeans(ClusterMixin, ClassNamePrefixFeaturesOutMixin, Transformer
         n_iter = self._sample_iter  # Lloyd on the sample ran on every row when the sample is all of X
         if idx.size < N:  # the sample's Lloyd already ran on all rows otherwise
             for n_iter in range(1, self.max_iter + 1):  # noqa: B007 (read after the loop)
-                sums, counts, _ = lloyd_statistics(X, self.cluster_centers_)
+                sums, counts, _ = lloyd_statistics(X, self.cluster_centers_, self.search)
                 if self.converged(self.update(sums, counts)):
                     break
         self.n_iter_ = n_iter
@@ -276,7 +283,7 @@ class StreamingKMeans(ClusterMixin, ClassNamePrefixFeaturesOutMixin, Transformer
             self.counts_ = np.zeros(self.n_clusters)
             self.n_steps_ = 0
             self._n_features_out = self.n_clusters
-        sums, counts, _ = lloyd_statistics(X, self.cluster_centers_)
+        sums, counts, _ = lloyd_statistics(X, self.cluster_centers_, self.search)
         total = self.counts_ + counts
         got = counts > 0
         # running mean of every row assigned to the centre so far
@@ -286,7 +293,7 @@ class StreamingKMeans(ClusterMixin, ClassNamePrefixFeaturesOutMixin, Transformer
         return self
 
     def _assign(self, X):
-        return assign(X, self.cluster_centers_)
+        return assign(X, self.cluster_centers_, self.search)
 
     def predict(self, X: ArrayLike) -> NDArray[np.intp]:
         """Index of the nearest centre of each row."""
@@ -297,16 +304,16 @@ class StreamingKMeans(ClusterMixin, ClassNamePrefixFeaturesOutMixin, Transformer
     def transform(self, X: ArrayLike) -> FloatArray:
         """Euclidean distances of each row to every centre (as :meth:`sklearn.cluster.KMeans.transform`)."""
         check_is_fitted(self, "cluster_centers_")
-        X = check_input(X, accept_sparse=("csr",), estimator=self, reset=False)
-        check_n_features(self, X)
+        A = check_input(X, accept_sparse=("csr",), estimator=self, reset=False)
+        check_n_features(self, A)
         C = self.cluster_centers_
-        origin = None if sp.issparse(X) else search_origin(C, X.dtype)
+        origin = None if sp.issparse(A) else search_origin(C, A.dtype)
         if origin is not None:  # far from the origin: measured from the centres' mean (as the assignment is)
-            X, C = X - origin, C - origin
-        C = C.astype(X.dtype, copy=False)
-        D = np.asarray(X @ C.T) * -2.0
+            A, C = A - origin, C - origin
+        C = C.astype(A.dtype, copy=False)
+        D = np.asarray(A @ C.T) * -2.0
         D += np.einsum("ij,ij->i", C, C)[None, :]
-        D += _sq_norms(X)[:, None]
+        D += _sq_norms(A)[:, None]
         return np.sqrt(np.maximum(D, 0.0))
 
     def score(self, X: ArrayLike, y: object = None) -> float:

@@ -42,13 +42,15 @@ def _sums(X, labels, k):
     return np.asarray(out.toarray() if sp.issparse(out) else out, dtype=np.float64)
 
 
-def lloyd_statistics(X, centers):
+def lloyd_statistics(X, centers, search=None):
     """One Lloyd step's sufficient statistics of the rows of ``X``.
 
     Parameters
     ----------
     X : ndarray or CSR of shape (n, d)
     centers : ndarray of shape (k, d)
+    search : searcher object, optional
+        The nearest-centre search (:func:`assign`).
 
     Returns
     -------
@@ -73,16 +75,21 @@ def lloyd_statistics(X, centers):
     >>> sums.ravel().tolist(), counts.tolist(), inertia
     ([1.0, 20.0], [2.0, 2.0], 3.0)
     """
-    _labels, dist, sums, counts = assign_with_statistics(X, centers)
+    _labels, dist, sums, counts = assign_with_statistics(X, centers, search)
     return sums, counts, float(dist.sum())
 
 
-def assign(X, centers):
+def assign(X, centers, search=None):
     """Nearest centre of every row of ``X``: ``(labels int64, squared distances float64)``.
 
     Dense rows far from the origin (map coordinates, timestamps: :func:`~kernelsketch.kernels.neighbors.search_origin`
     of the centres) are measured from the centres' mean, so the expanded distance keeps its digits.
+    ``search``: a searcher object (:mod:`kernelsketch.kernels.search`) built on the centres instead of
+    the package's tiled GEMM.
     """
+    if search is not None:
+        d2, idx = _search_centres(search, X, centers, 1)
+        return idx[:, 0].astype(np.int64), d2[:, 0]
     labels = np.empty(X.shape[0], dtype=np.int64)
     dist = np.empty(X.shape[0], dtype=X.dtype)
     origin = None if sp.issparse(X) else search_origin(np.asarray(centers), X.dtype)
@@ -94,7 +101,7 @@ def assign(X, centers):
     return labels, np.maximum(dist.astype(np.float64) + _sq_norms(X), 0.0)
 
 
-def assign_with_statistics(X, centers):
+def assign_with_statistics(X, centers, search=None):
     """Nearest centre of every row and the statistics of that assignment.
 
     Returns ``(labels, squared distances, per-cluster sums, counts)``: the
@@ -102,7 +109,7 @@ def assign_with_statistics(X, centers):
     Lloyd's algorithm in one pass over ``X``.
     """
     k = centers.shape[0]
-    labels, sq = assign(X, centers)
+    labels, sq = assign(X, centers, search)
     return labels, sq, _sums(X, labels, k), np.bincount(labels, minlength=k).astype(np.float64)
 
 
@@ -164,7 +171,28 @@ def assign_graph_with_statistics(indices, weights, P, centers, dtype=np.float64)
     return labels, sq, sums.sum(axis=0), counts.sum(axis=0)
 
 
-def _lloyd_in_memory(X, centers, *, max_iter, tol_abs):
+def _search_centres(search, X, centers, r):
+    """``(squared distances float64, indices)`` of the ``r`` nearest centres by a searcher object."""
+    from .search import checked_search, make_searcher
+
+    k = centers.shape[0]
+    if sp.issparse(X) and not getattr(search, "accepts_sparse", False):
+        X = X.toarray()
+    d2, idx = checked_search(make_searcher(search).build(centers), X, r, k, np.float64)
+    return d2.astype(np.float64, copy=False), idx
+
+
+def _two_nearest_by(search, X, centers, x_sq):
+    """:func:`two_nearest_centres` (``(labels, d1, d2)``, distances), by a searcher object when one is given."""
+    if search is None:
+        return _two_nearest(X, centers, x_sq)
+    r = min(2, centers.shape[0])
+    d2, idx = _search_centres(search, X, centers, r)
+    second = np.sqrt(d2[:, 1]) if r == 2 else np.full(X.shape[0], np.inf)
+    return idx[:, 0].astype(np.int64), np.sqrt(d2[:, 0]), second
+
+
+def _lloyd_in_memory(X, centers, *, max_iter, tol_abs, search=None):
     """Lloyd iterations on an in-memory matrix; returns ``(centers, inertia, n_iter)``.
 
     Stops when no label changes or the squared centre shift is at most
@@ -188,7 +216,7 @@ def _lloyd_in_memory(X, centers, *, max_iter, tol_abs):
     # absolute rounding error of a distance from the expanded form, generously
     eps = np.finfo(X.dtype).eps
     slack = 8.0 * np.sqrt(eps * (x_sq.max() + float((centers**2).sum(axis=1).max()) + 1e-300))
-    labels, upper, lower = _two_nearest(X, centers, x_sq)
+    labels, upper, lower = _two_nearest_by(search, X, centers, x_sq)
     sums = _sums(X, labels, k)
     counts = np.bincount(labels, minlength=k).astype(np.float64)
     n_iter = 0
@@ -214,7 +242,7 @@ def _lloyd_in_memory(X, centers, *, max_iter, tol_abs):
             cand = np.empty(0, dtype=np.int64)
         if cand.size:
             old = labels[cand]
-            lab_c, up_c, low_c = _two_nearest(X[cand], centers, x_sq[cand])
+            lab_c, up_c, low_c = _two_nearest_by(search, X[cand], centers, x_sq[cand])
             labels[cand], upper[cand], lower[cand] = lab_c, up_c, low_c
             changed = lab_c != old
             moved = cand[changed]
@@ -236,11 +264,14 @@ def _lloyd_in_memory(X, centers, *, max_iter, tol_abs):
             # relocate empty clusters to the rows farthest from their centres, then recompute everything
             far = np.argsort(upper)[::-1][: empty.size]
             centers[empty] = X[far].toarray() if sp.issparse(X) else X[far]
-            labels, upper, lower = _two_nearest(X, centers, x_sq)
+            labels, upper, lower = _two_nearest_by(search, X, centers, x_sq)
             sums, counts = _sums(X, labels, k), np.bincount(labels, minlength=k).astype(np.float64)
             continue
         if moved.size == 0 or shift <= tol_abs:
             break
+    if search is not None:
+        labels, sq = assign(X, centers, search)
+        return centers, float(sq.sum()), n_iter
     dist = np.empty(n, dtype=X.dtype)
     _assign(X, centers, labels, dist)
     return centers, float(np.maximum(dist.astype(np.float64) + x_sq, 0.0).sum()), n_iter
@@ -298,7 +329,7 @@ def _mean_variance(X):
 _VARIANCE_CHUNK_ROWS = 65536
 
 
-def kmeans_on_sample(sample, k, rng, *, n_init=1, tol=1e-4, max_iter=SAMPLE_MAX_ITER):
+def kmeans_on_sample(sample, k, rng, *, n_init=1, tol=1e-4, max_iter=SAMPLE_MAX_ITER, search=None):
     """k-means of an in-memory ``sample``: k-means++ and Lloyd, the best of ``n_init`` starts.
 
     Several starts are compared on a subsample of ``max(5000, 50 k)`` rows (cheap) and the best
@@ -307,7 +338,8 @@ def kmeans_on_sample(sample, k, rng, *, n_init=1, tol=1e-4, max_iter=SAMPLE_MAX_
     (float64), the Lloyd iterations of the final refinement and the absolute tolerance used
     (``tol`` times the sample's mean per-feature variance, scikit-learn's convention).  A dense sample
     far from the origin (:func:`~kernelsketch.kernels.neighbors.search_origin`) is clustered moved to
-    its mean (the centres are returned where the rows are).
+    its mean (the centres are returned where the rows are).  ``search``: a searcher object
+    (:mod:`kernelsketch.kernels.search`) for every nearest-centre step instead of the package's own.
     """
     sample = check_input(sample, accept_sparse=("csr",), name="sample")
     if sample.shape[0] < k:
@@ -317,7 +349,9 @@ def kmeans_on_sample(sample, k, rng, *, n_init=1, tol=1e-4, max_iter=SAMPLE_MAX_
         # far from the origin (map coordinates, timestamps): k-means of the rows moved to their mean, as
         # scikit-learn's KMeans centres its data, so that no expanded distance loses the offset's digits
         sample = np.asarray(sample, dtype=np.float64) - origin
-        centers, n_iter, tol_abs = kmeans_on_sample(sample, k, rng, n_init=n_init, tol=tol, max_iter=max_iter)
+        centers, n_iter, tol_abs = kmeans_on_sample(
+            sample, k, rng, n_init=n_init, tol=tol, max_iter=max_iter, search=search
+        )
         return centers + origin, n_iter, tol_abs
     tol_abs = tol * _mean_variance(sample)
     n_sub = max(SUBSAMPLE_ROWS, 50 * k)
@@ -329,10 +363,10 @@ def kmeans_on_sample(sample, k, rng, *, n_init=1, tol=1e-4, max_iter=SAMPLE_MAX_
         seed = int(rng.integers(0, 2**31 - 1))
         init, _ = kmeans_plusplus(trial, k, random_state=seed)
         centers, inertia, n_iter = _lloyd_in_memory(
-            trial, np.asarray(init, dtype=np.float64), max_iter=max_iter, tol_abs=tol_abs
+            trial, np.asarray(init, dtype=np.float64), max_iter=max_iter, tol_abs=tol_abs, search=search
         )
         if best is None or inertia < best[1]:
             best = (centers, inertia, n_iter)
     if trial is not sample:
-        best = _lloyd_in_memory(sample, best[0], max_iter=max_iter, tol_abs=tol_abs)
+        best = _lloyd_in_memory(sample, best[0], max_iter=max_iter, tol_abs=tol_abs, search=search)
     return best[0], best[2], tol_abs

@@ -134,6 +134,8 @@ class KMeansLandmarks:
     ----------
     sample_factor : int, default=10
         Rows sampled per landmark (U-SPEC: about 10).
+    search : searcher object, optional
+        Every nearest-centre step of the k-means (:mod:`kernelsketch.kernels.search`); default: the package's own.
 
     References
     ----------
@@ -150,8 +152,9 @@ class KMeansLandmarks:
     (True, [0, 5])
     """
 
-    def __init__(self, sample_factor: int = 10) -> None:
+    def __init__(self, sample_factor: int = 10, search=None) -> None:
         self.sample_factor = sample_factor
+        self.search = search
 
     def sample_size(self, n_rows: int, n_landmarks: int) -> int:
         """Rows of the sample the centres are computed from."""
@@ -163,7 +166,7 @@ class KMeansLandmarks:
         distinct = np.unique(S, axis=0)
         if distinct.shape[0] <= n_landmarks:
             return distinct, None
-        centres, _, _ = kmeans_on_sample(S, n_landmarks, rng)
+        centres, _, _ = kmeans_on_sample(S, n_landmarks, rng, search=self.search)
         return np.ascontiguousarray(centres, dtype=np.float64), None
 
     def __repr__(self):

@@ -21,21 +21,21 @@ from sklearn.utils.validation import check_is_fitted
 
 from .._typing import ArrayLike, FloatArray, RandomStateLike
 from ..kernels.neighbors import (
-    approximate_nearest,
-    build_search_index,
     graph_csr,
     graph_embed,
     graph_gram,
     graph_gram_pieces,
     nearest,
 )
+from ..kernels.search import ApproximateSearch, checked_search, make_searcher
 from ..kernels.selection import make_kernel
 from ..utils.chunking import gen_row_slices, get_chunk_n_rows
 from ..utils.dispatch import maybe_dask_transform
-from ..utils.estimator_checks import Interval, StrOptions
+from ..utils.estimator_checks import HasMethods, Interval, StrOptions
 from ..utils.threads import parallel_rows, run_pieces
 from ..utils.validation import check_input, check_random_state, derive_seed
 from ..utils.warnings import warn as _warn
+from .landmark_eigen import GraphStatistics, landmark_embedding
 from .landmark_selection import KMeansLandmarks, LandmarkData, UniformLandmarks, select_landmarks
 from .landmarks import resolve_n_landmarks, take_rows
 
@@ -52,10 +52,11 @@ SEARCHES = ("auto", "exact", "approximate")
 AUTO_APPROXIMATE_MAX_FEATURES = 40
 #: the k-means selection clusters a uniform sample of this many rows per landmark (U-SPEC's hybrid: ~10 m)
 KMEANS_SAMPLE_FACTOR = 10
-#: an eigenvalue of the normalized affinity this close to 1 marks a connected component
-_COMPONENT_TOL = 1e-9
-#: eigenvalues kept in ``eigenvalues_`` beyond ``n_components`` (for the eigengap)
-_EXTRA_EIGENVALUES = 10
+
+
+def user_searcher(search):
+    """``search`` when it is a searcher object (a user's, faiss's), else None (a name: the package's own)."""
+    return None if search is None or isinstance(search, str) else search
 
 
 class GraphWarning(UserWarning):
@@ -104,7 +105,7 @@ class LandmarkSpectralEmbedding(ClassNamePrefixFeaturesOutMixin, TransformerMixi
         degrees; a constant column of the embedding).  ``"keep"``: it is one of the ``k``
         kept; ``"drop"``: it is removed exactly (deflated, also when the graph has several
         parts) and the next ``k`` are kept.
-    search : {"auto", "exact", "approximate"}, default="auto"
+    search : {"auto", "exact", "approximate"} or a searcher object, default="auto"
         How each row's ``r`` nearest landmarks are found.  ``"exact"``: all ``m`` distances
         (:func:`~kernelsketch.kernels.neighbors.nearest`); ``"approximate"``: U-SPEC's
         coarse-to-fine search (:func:`~kernelsketch.kernels.neighbors.approximate_nearest`: about
@@ -115,6 +116,9 @@ class LandmarkSpectralEmbedding(ClassNamePrefixFeaturesOutMixin, TransformerMixi
         most :data:`AUTO_APPROXIMATE_MAX_FEATURES` (40) columns, exact otherwise and for CSR input.
         The choice depends on the number of columns only, and a row's
         answer on that row only: the same on every engine, block size and thread count.
+        Or a searcher object: anything with ``build(points)`` and ``search(X, r) -> (squared distances,
+        indices)`` (:mod:`kernelsketch.kernels.search`: e.g. :class:`~kernelsketch.kernels.search.FaissSearch`,
+        or your own), used on a copy for the fit, ``transform`` and ``cluster_file``'s assignment pass.
     random_state : int, Generator or None
         Seeds the landmarks and the bandwidth heuristic.
 
@@ -132,6 +136,10 @@ class LandmarkSpectralEmbedding(ClassNamePrefixFeaturesOutMixin, TransformerMixi
         ``W = Zh Zh^T``), in decreasing order: ``n_components`` and up to 10 more (the eigengap).
     landmark_degrees_ : ndarray (m,)
         Column sums ``D`` of ``Z`` over all fitted rows.
+    graph_gram_ : scipy.sparse.csr_matrix (m, m)
+        ``Z^T Z`` over all fitted rows.  With ``landmark_degrees_`` and ``n_samples_seen_`` it is
+        :attr:`graph_statistics_`, from which :meth:`with_components` re-solves another number of
+        components without a pass over the data.
     n_connected_components_ : int
         Eigenvalues equal to 1 (to 1e-9): the connected parts of the graph.
     n_samples_seen_ : int
@@ -182,6 +190,7 @@ class LandmarkSpectralEmbedding(ClassNamePrefixFeaturesOutMixin, TransformerMixi
         "_n_features_out",
         "bandwidth_",
         "eigenvalues_",
+        "graph_gram_",
         "landmark_degrees_",
         "landmark_indices_",
         "landmarks_",
@@ -190,7 +199,7 @@ class LandmarkSpectralEmbedding(ClassNamePrefixFeaturesOutMixin, TransformerMixi
         "projection_",
     )
     #: caches never saved (rebuilt from the landmarks by whoever needs them)
-    _transient_state: ClassVar[tuple[str, ...]] = ("_search_index_cache",)
+    _transient_state: ClassVar[tuple[str, ...]] = ("_searcher_cache",)
     #: a model file written before ``search`` existed searched exactly: it loads as ``search="exact"``
     _before_parameter_added: ClassVar[dict] = {"search": ("exact", {})}
     #: how the out-of-core driver fits it: landmark rows by index, then one pass of block statistics
@@ -209,7 +218,7 @@ class LandmarkSpectralEmbedding(ClassNamePrefixFeaturesOutMixin, TransformerMixi
         "landmarks": [StrOptions(set(LANDMARK_SELECTIONS))],
         "unit_rows": ["boolean"],
         "trivial": [StrOptions({"keep", "drop"})],
-        "search": [StrOptions(set(SEARCHES))],
+        "search": [StrOptions(set(SEARCHES)), HasMethods(["build", "search"])],
         "random_state": ["random_state", np.random.Generator],
     }
 
@@ -239,7 +248,9 @@ class LandmarkSpectralEmbedding(ClassNamePrefixFeaturesOutMixin, TransformerMixi
     # -- the seams the out-of-core driver calls ------------------------------------
     def _selector(self):
         """The landmark selector ``landmarks`` names (:mod:`kernelsketch.maps.landmark_selection`)."""
-        return KMeansLandmarks(KMEANS_SAMPLE_FACTOR) if self.landmarks == "kmeans" else UniformLandmarks()
+        if self.landmarks != "kmeans":
+            return UniformLandmarks()
+        return KMeansLandmarks(KMEANS_SAMPLE_FACTOR, search=user_searcher(self.search))
 
     def _plan(self, n_rows):
         """``(m, bandwidth seed, landmark generator)`` for ``n_rows`` rows, in fit's order of draws."""
@@ -309,15 +320,19 @@ class LandmarkSpectralEmbedding(ClassNamePrefixFeaturesOutMixin, TransformerMixi
         ``(indices int32 (n, r), weights (n, r))``: everything the embedding needs of a row.  The weights are
         float32 for float32 rows (their distances are float32: the search runs in the rows' dtype), else
         float64.  ``also``: independent calls run beside the search, on its threads (e.g. the previous
-        block's :meth:`_gram_pieces`), all done on return.
+        block's :meth:`_gram_pieces`), all done on return.  The search is :meth:`_searcher`'s.
         """
-        L = self.landmarks_
-        r = min(self.n_neighbors, L.shape[0])
-        if self._approximate(X):
-            d2, indices = approximate_nearest(X, L, r, self._search_index(r), also=also)
+        m = self.landmarks_.shape[0]
+        r = min(self.n_neighbors, m)
+        searcher = self._searcher(X)
+        if isinstance(searcher, ApproximateSearch):
+            d2, indices = searcher.search(X, r, also=also)
         else:
             run_pieces(also)
-            d2, indices = nearest(X, L, r)  # ascending: d2[:, -1] is the r-th nearest
+            if sp.issparse(X) and not getattr(searcher, "accepts_sparse", False):
+                X = X.toarray()
+            dtype = np.float32 if X.dtype == np.float32 else np.float64
+            d2, indices = checked_search(searcher, X, r, m, dtype)  # ascending: d2[:, -1] is the r-th nearest
         weights = np.empty(d2.shape, dtype=np.float32 if d2.dtype == np.float32 else np.float64)
         parallel_rows(self._weights_into, d2, weights)  # row by row: the same weights on any number of threads
         return indices, weights
@@ -343,20 +358,28 @@ class LandmarkSpectralEmbedding(ClassNamePrefixFeaturesOutMixin, TransformerMixi
         np.exp(weights, out=weights)
         weights /= weights.sum(axis=1, keepdims=True)  # >= 1 before: the nearest landmark's weight is > 0
 
-    def _approximate(self, X):
-        """Whether rows like ``X`` are searched approximately (``search``, resolved by the number of columns)."""
-        if sp.issparse(X) or self.search == "exact":
-            return False
-        return self.search == "approximate" or X.shape[1] <= AUTO_APPROXIMATE_MAX_FEATURES
+    def _search_kind(self, X):
+        """``search`` resolved for rows like ``X``: ``"exact"``, ``"approximate"`` or the user's searcher object.
 
-    def _search_index(self, r):
-        """The landmarks grouped for the approximate search: built once from ``landmarks_`` (deterministic,
-        so every process builds the same one), kept with the estimator but never saved."""
-        cached = vars(self).get("_search_index_cache")
-        if cached is None or cached[0] is not self.landmarks_ or cached[1] != r:
-            cached = (self.landmarks_, r, build_search_index(self.landmarks_, r))
-            self._search_index_cache = cached
-        return cached[2]
+        ``"auto"`` is approximate for dense rows of at most :data:`AUTO_APPROXIMATE_MAX_FEATURES` columns.
+        """
+        if not isinstance(self.search, str):
+            return self.search
+        if sp.issparse(X) or self.search == "exact":
+            return "exact"
+        return "approximate" if self.search == "approximate" or X.shape[1] <= AUTO_APPROXIMATE_MAX_FEATURES else "exact"
+
+    def _searcher(self, X):
+        """The searcher of :meth:`_search_kind`, built on ``landmarks_`` once (every process builds the same
+        one from the same landmarks), kept with the estimator but never saved."""
+        kind = self._search_kind(X)
+        key = kind if isinstance(kind, str) else id(kind)
+        cache = vars(self).get("_searcher_cache")
+        if cache is None or cache[0] is not self.landmarks_:
+            cache = self._searcher_cache = (self.landmarks_, {})
+        if key not in cache[1]:
+            cache[1][key] = make_searcher(kind).build(self.landmarks_)
+        return cache[1][key]
 
     def __getstate__(self):
         state = super().__getstate__()
@@ -385,8 +408,9 @@ class LandmarkSpectralEmbedding(ClassNamePrefixFeaturesOutMixin, TransformerMixi
         sums, counts)`` as :func:`~kernelsketch.kernels.lloyd.assign_with_statistics` of it."""
         from ..kernels.lloyd import assign_graph_with_statistics, assign_with_statistics
 
-        if self.unit_rows:
-            return assign_with_statistics(self._embed_graph(indices, weights).astype(dtype, copy=False), centers)
+        if self.unit_rows or user_searcher(self.search) is not None:  # (a user's searcher finds the centres too)
+            E = self._embed_graph(indices, weights).astype(dtype, copy=False)
+            return assign_with_statistics(E, centers, user_searcher(self.search))
         return assign_graph_with_statistics(indices, weights, self.projection_, centers, dtype)
 
     def _assign(self, X, centers):
@@ -432,51 +456,23 @@ class LandmarkSpectralEmbedding(ClassNamePrefixFeaturesOutMixin, TransformerMixi
 
     @staticmethod
     def _merge(parts):
-        parts = [p for p in parts if p is not None]
-        G, s, n = parts[0]
-        G = G.copy()
-        s = s.copy()
-        for G2, s2, n2 in parts[1:]:  # (Z^T Z is dense from the compiled route, CSR from scipy's)
-            if sp.issparse(G) and not sp.issparse(G2):
-                G = G.toarray()
-            if sp.issparse(G):
-                G = G + G2
-            else:
-                G += G2.toarray() if sp.issparse(G2) else G2
-            s += s2
-            n += n2
-        return G, s, n
+        return GraphStatistics.merge(parts)
 
     def _finish(self, stats):
-        """Seam 3: the eigenproblem of ``D^{-1/2} Z^T Z D^{-1/2}`` from the summed statistics."""
+        """Seam 3: the eigenproblem (:func:`~kernelsketch.maps.landmark_eigen.landmark_embedding`) of the
+        summed statistics, which are kept (``graph_gram_``, ``landmark_degrees_``, ``n_samples_seen_``)."""
         G, degrees, n_rows = stats
         G = G.toarray() if sp.issparse(G) else np.asarray(G)
-        m, k = G.shape[0], self.n_components
-        inv_sqrt = np.zeros(m)
-        used = degrees > 0
-        inv_sqrt[used] = 1.0 / np.sqrt(degrees[used])
-        S = G * inv_sqrt[:, None] * inv_sqrt[None, :]
-        drop = self.trivial == "drop"
-        if drop:
-            # the trivial eigenvector of S (eigenvalue 1) is known exactly: sqrt(degrees), normalized; with
-            # several connected parts it is one direction of the eigenvalue-1 space, not "column 0"
-            v0 = np.sqrt(np.clip(degrees, 0.0, None))
-            v0 /= np.linalg.norm(v0)
-            S = S - np.outer(v0, v0)
-        lam, V = np.linalg.eigh(S)
-        lam, V = lam[::-1], V[:, ::-1]
-        lam = np.clip(lam, 0.0, None)
-        if drop:  # S's own eigenvalues: S' and S share all but v0's (0 in S', 1 in S), and 1 is S's largest
-            lam_S = np.concatenate([[1.0], lam[:-1]])
-        else:
-            lam_S = lam
-        if not lam[k - 1] > 1e-12 * max(lam_S[0], 1e-300):
-            raise ValueError(
-                f"the landmark graph has rank {int(np.sum(lam_S > 1e-12 * lam_S[0]))}, fewer than the "
-                f"{k + drop} eigenvectors needed for {k} clusters: too few distinct rows or landmarks for this "
-                "many clusters"
-            )
-        self.n_connected_components_ = int(np.sum(lam_S > 1.0 - _COMPONENT_TOL))
+        self.graph_gram_ = sp.csr_matrix(G)  # Z^T Z: r^2 entries a row at most, sparse on any real graph
+        self.landmark_degrees_ = np.asarray(degrees, dtype=np.float64)
+        self.n_samples_seen_ = int(n_rows)
+        return self._solve(GraphStatistics(G, self.landmark_degrees_, self.n_samples_seen_))
+
+    def _solve(self, stats):
+        """Set the projection, eigenvalues and components of ``n_components`` / ``trivial`` from ``stats``."""
+        k, drop = self.n_components, self.trivial == "drop"
+        eig = landmark_embedding(stats, k, trivial=self.trivial)
+        self.n_connected_components_ = eig.n_connected_components
         if self.n_connected_components_ > k + drop:
             _warn(
                 f"the landmark affinity graph has {self.n_connected_components_} disconnected parts, more than "
@@ -484,13 +480,44 @@ class LandmarkSpectralEmbedding(ClassNamePrefixFeaturesOutMixin, TransformerMixi
                 "clusters follow it; raise 'n_neighbors' (or the bandwidth) to connect the graph",
                 GraphWarning,
             )
-        self.projection_ = np.sqrt(n_rows) * inv_sqrt[:, None] * V[:, :k] / np.sqrt(lam[:k])[None, :]
-        lam = lam_S
-        self.eigenvalues_ = lam[: min(m, k + _EXTRA_EIGENVALUES)].copy()
-        self.landmark_degrees_ = degrees
-        self.n_samples_seen_ = int(n_rows)
+        self.projection_ = eig.projection
+        self.eigenvalues_ = eig.eigenvalues
         self._n_features_out = k
         return self
+
+    @property
+    def graph_statistics_(self) -> GraphStatistics:
+        """The fit's graph statistics ``(Z^T Z, Z^T 1, N)``: what any number of components is solved from."""
+        check_is_fitted(self)
+        if not hasattr(self, "graph_gram_"):
+            raise AttributeError(
+                "this embedding was saved before kernelsketch kept its graph statistics (graph_gram_): refit it"
+            )
+        return GraphStatistics(self.graph_gram_, self.landmark_degrees_, self.n_samples_seen_)
+
+    def with_components(self, n_components: int, *, trivial: str | None = None) -> Self:
+        """A copy of this fitted embedding with ``n_components`` (and ``trivial``) re-solved from the kept
+        statistics: no pass over the data, the same landmarks and graph.
+
+        ``est.with_components(k)`` is ``est`` refitted with ``n_components=k`` (the same seed, the same rows),
+        to rounding: only the ``m x m`` eigenproblem runs again.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from kernelsketch.maps import LandmarkSpectralEmbedding
+        >>> X = np.random.default_rng(0).normal(size=(500, 2))
+        >>> emb = LandmarkSpectralEmbedding(n_components=2, n_landmarks=100, random_state=0).fit(X)
+        >>> emb.with_components(5).transform(X).shape
+        (500, 5)
+        """
+        from copy import deepcopy
+
+        check_is_fitted(self)
+        new = deepcopy(self)
+        new.set_params(n_components=n_components, **({} if trivial is None else {"trivial": trivial}))
+        new._validate_params()
+        return new._solve(self.graph_statistics_)
 
     def _resolve_bandwidth(self, X, seed):
         if self.bandwidth in ("local", _KNN_MEAN):  # (knn_mean: from the landmarks, in _set_landmarks)

@@ -616,6 +616,7 @@ def cluster_file(
     ((1372,), 1372)
     """
     from ..cluster.landmark_spectral_clustering import kmeans_on_embedding
+    from ..maps.landmark_spectral import user_searcher
 
     standardize = _check_cluster_args(n_clusters, lloyd_passes, standardize, embedding)
     check_missing_codes(missing_codes)
@@ -646,7 +647,12 @@ def cluster_file(
 
         # 1. seeding: k-means++ and Lloyd on the embedding of a uniform sample
         km, rng = kmeans_on_embedding(
-            n_clusters, n_init=n_init, random_state=random_state, init_size=init_size, tol=tol
+            n_clusters,
+            n_init=n_init,
+            random_state=random_state,
+            init_size=init_size,
+            tol=tol,
+            search=user_searcher(getattr(embedding, "search", None)),
         )
         km._validate_params()
         idx, sample, y_rows = _seed_on_a_sample(engine, embedding, km, rng, seconds)

@@ -6,9 +6,9 @@ The kernel parameters' constraints live with the kernels: :data:`kernelsketch.ke
 from __future__ import annotations
 
 import numpy as np
-from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 
-__all__ = ["Interval", "StrOptions", "output_dtype"]
+__all__ = ["HasMethods", "Interval", "StrOptions", "output_dtype"]
 
 
 def output_dtype(X):

@@ -1,0 +1,385 @@
+"""The default clustering chosen by leave-one-group-out on a 48-set tuning pool (issue 51's protocol).
+
+**The pool.** 36 sets of Gagolewski's clustering benchmark suite in ``../shared/datasets/clustering-benchmarks``
+(batteries fcps, graves, other, sipu, uci, wut; label 0 marks noise: every row is clustered, only rows with a
+label > 0 are scored, ``k`` = the number of other labels) and the 12 labelled sets of
+``benchmarks/cluster_quality.py`` (group ``ours``): 48 sets in 7 groups.  The suite's other half is kept aside
+and never read here.
+
+**The protocol, fixed before any number was seen** (this docstring and :data:`CANDIDATES` were committed with the
+first run's code, unchanged by its results):
+
+* the candidate grid :data:`CANDIDATES`: today's default and seven variants of the recipe, each one streamed fit
+  pass plus the assignment, run through :func:`kernelsketch.cluster_file` (so standardization ``"auto"``,
+  the missing-value-code warning and the driver's k-means are the shipped ones);
+* every candidate on every set for seeds 0, 1, 2; a set's score is its mean ARI over the seeds;
+* **leave one group out**: for each of the 7 groups, the candidate with the best mean ARI over the sets of the
+  other 6 groups is chosen and scored on the left-out group; the page reports these left-out scores per
+  group and overall (the estimate of how the chosen default does on unseen data).  The shipped default is the
+  candidate chosen on all 7 groups;
+* references in the same run, each on the raw and the standardized features at their documented defaults:
+  scikit-learn ``KMeans(k, n_init=10)``, ``GaussianMixture(k)``, ``HDBSCAN()`` (its default
+  ``min_cluster_size``; noise is one more cluster), ``SpectralClustering(k, affinity="nearest_neighbors")``,
+  Genie (``genieclust.Genie(k)``, ``gini_threshold`` 0.3, the ``bench`` extra) and LSC-K as Chen & Cai's
+  ``LSC.m`` sets it (:func:`benchmarks.lsc_reference.lsc_m`); 3 seeds for the random ones.  The quadratic
+  references (HDBSCAN, spectral, Genie) run where ``N <= 25,000`` (HDBSCAN, spectral) or ``N^2 d <= 2e11``
+  (Genie), and ``GaussianMixture`` where ``N d^2 k <= 1e11``: a skipped cell is shown as such and left out
+  of that reference's mean.  "Best reference" is the best of them per set.
+
+Usage (writes ``benchmarks/results/cluster-pool.md`` and ``.csv``; ``--resume`` keeps rows already in the
+CSV)::
+
+    python -m benchmarks.cluster_pool [--seeds 3] [--resume] [--only CANDIDATE_OR_REFERENCE ...]
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import gzip
+import os
+import sys
+import time
+import warnings
+
+import numpy as np
+
+from ._harness import machine_info
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+RESULTS = os.path.join(ROOT, "benchmarks", "results")
+POOL = os.path.join(os.path.dirname(ROOT), "shared", "datasets", "clustering-benchmarks")
+GROUPS = ("fcps", "graves", "other", "sipu", "uci", "wut", "ours")
+OURS = ("mnist", "avila", "adult", "banknote", "diabetes", "digits", "iris", "wine", "breast_cancer")
+OURS_SYNTHETIC = ("moons", "circles", "aniso")
+#: real-data sets of the pool (the issue's per-set floor against KMeans on standardized features)
+REAL = tuple(f"uci/{n}" for n in ("glass", "statlog", "yeast")) + tuple(f"ours/{n}" for n in OURS)
+
+#: the candidate grid, written down before any run (parameters of LandmarkSpectralEmbedding; "_adaptive": r chosen
+#: per set without labels, by the largest relative eigengap at k among the graphs of r = 5, 10, 20)
+CANDIDATES = {
+    "C0 default": {},
+    "C1 drop trivial": {"trivial": "drop"},
+    "C2 drop + unit rows": {"trivial": "drop", "unit_rows": True},
+    "C3 drop, r=5": {"trivial": "drop", "n_neighbors": 5},
+    "C4 drop, r=20": {"trivial": "drop", "n_neighbors": 20},
+    "C5 drop, k-means landmarks": {"trivial": "drop", "landmarks": "kmeans"},
+    "C6 drop, knn_mean bandwidth": {"trivial": "drop", "bandwidth": "knn_mean"},
+    "C7 drop, r by eigengap": {"trivial": "drop", "_adaptive": (5, 10, 20)},
+}
+REFERENCES = ("KMeans", "GMM", "HDBSCAN", "Spectral kNN", "Genie", "LSC.m")
+DETERMINISTIC = ("HDBSCAN", "Genie")
+QUADRATIC_MAX_ROWS = 25_000
+GENIE_MAX_WORK = 2e11
+GMM_MAX_WORK = 1e11
+
+
+def load_pool():
+    """``[(group, name, X, y, k)]``: the 48 sets; ``y`` 0 marks noise (scored out), ``k`` the other labels."""
+    sys.path.insert(0, ROOT)
+    from benchmarks.cluster_quality import load
+
+    if not os.path.isdir(POOL):
+        raise FileNotFoundError(f"the clustering benchmark pool is not at {POOL} (see ../shared/datasets)")
+    sets = []
+    for group in GROUPS[:-1]:
+        folder = os.path.join(POOL, group)
+        for f in sorted(os.listdir(folder)):
+            if f.endswith(".data.gz"):
+                name = f[: -len(".data.gz")]
+                with gzip.open(os.path.join(folder, f)) as fh:
+                    X = np.loadtxt(fh, ndmin=2)
+                with gzip.open(os.path.join(folder, name + ".labels0.gz")) as fh:
+                    y = np.loadtxt(fh, dtype=np.int64)
+                sets.append((group, name, X, y, int(np.unique(y[y > 0]).size)))
+    for name in OURS + OURS_SYNTHETIC:
+        X, y = load(name)
+        y = np.asarray(y)
+        y = np.unique(y, return_inverse=True)[1] + 1  # no noise in our sets: every row scored
+        sets.append(("ours", name, np.asarray(X, dtype=np.float64), y, int(np.unique(y).size)))
+    return sets
+
+
+def score(y, labels):
+    from sklearn.metrics import adjusted_rand_score
+
+    keep = y > 0
+    return float(adjusted_rand_score(y[keep], np.asarray(labels)[keep]))
+
+
+def _embedding(params, k, seed):
+    import kernelsketch as ks
+
+    return ks.LandmarkSpectralEmbedding(n_components=k, random_state=seed, **params)
+
+
+def run_candidate(name, X, k, seed):
+    """Labels of candidate ``name`` through :func:`kernelsketch.cluster_file` (the shipped driver)."""
+    import kernelsketch as ks
+
+    params = dict(CANDIDATES[name])
+    grid = params.pop("_adaptive", None)
+    if grid is not None:
+        params["n_neighbors"] = adaptive_neighbors(X, k, seed, params, grid)
+    return ks.cluster_file(X, k, embedding=_embedding(params, k, seed), random_state=seed).labels
+
+
+def adaptive_neighbors(X, k, seed, params, grid):
+    """The ``r`` of ``grid`` whose graph has the largest relative eigengap at ``k`` (no labels), fitted as the
+    driver would (columns standardized when their units differ)."""
+    from sklearn.preprocessing import StandardScaler
+
+    from kernelsketch.metrics import relative_eigengap
+    from kernelsketch.out_of_core import UNIT_SPREAD, magnitude_spread
+
+    if magnitude_spread(np.abs(X).max(axis=0)) > UNIT_SPREAD:
+        X = StandardScaler().fit_transform(X)
+    best, best_gap = grid[0], -np.inf
+    for r in grid:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            emb = _embedding({**params, "n_neighbors": r, "trivial": "keep"}, k, seed).fit(X)
+        gap = relative_eigengap(np.asarray(emb.eigenvalues_), k)
+        if gap > best_gap:
+            best, best_gap = r, gap
+    return best
+
+
+def run_reference(name, X, k, seed):
+    """Labels of reference ``name`` on ``X`` (raw or standardized by the caller), or None where it is skipped."""
+    n, d = X.shape
+    if name == "KMeans":
+        from sklearn.cluster import KMeans
+
+        return KMeans(k, n_init=10, random_state=seed).fit_predict(X)
+    if name == "GMM":
+        from sklearn.mixture import GaussianMixture
+
+        if n * d * d * k > GMM_MAX_WORK:
+            return None
+        return GaussianMixture(k, random_state=seed).fit_predict(X)
+    if name == "HDBSCAN":
+        from sklearn.cluster import HDBSCAN
+
+        return None if n > QUADRATIC_MAX_ROWS else HDBSCAN().fit_predict(X)
+    if name == "Spectral kNN":
+        from sklearn.cluster import SpectralClustering
+
+        if n > QUADRATIC_MAX_ROWS:
+            return None
+        return SpectralClustering(k, affinity="nearest_neighbors", random_state=seed).fit_predict(X)
+    if name == "Genie":
+        import genieclust
+
+        if float(n) * n * d > GENIE_MAX_WORK:
+            return None
+        return genieclust.Genie(n_clusters=k, verbose=False).fit_predict(X)
+    if name == "LSC.m":
+        from .lsc_reference import lsc_m
+
+        return lsc_m(X, k, random_state=seed)
+    raise ValueError(name)
+
+
+FIELDS = ("group", "set", "method", "features", "seed", "ari", "seconds")
+
+
+def _standardized(X):
+    sd = X.std(axis=0)
+    return (X - X.mean(axis=0)) / np.where(sd > 0, sd, 1.0)
+
+
+def measure(sets, seeds, done, only, writer, fh):
+    """Run every (set, method, features, seed) not in ``done``; each row is written as it finishes."""
+    methods = [m for m in (*CANDIDATES, *REFERENCES) if not only or m in only]
+    for method in methods:  # method by method: a run cut short leaves whole columns
+        for group, name, X, y, k in sets:
+            variants = ("raw", "std") if method in REFERENCES else ("driver",)
+            for features in variants:
+                run_seeds = (0,) if method in DETERMINISTIC else seeds
+                for seed in run_seeds:
+                    key = (group, name, method, features, str(seed))
+                    if key in done:
+                        continue
+                    Xf = _standardized(X) if features == "std" else X
+                    t0 = time.perf_counter()
+                    with warnings.catch_warnings():
+                        warnings.simplefilter("ignore")
+                        if method in CANDIDATES:
+                            labels = run_candidate(method, Xf, k, seed)
+                        else:
+                            labels = run_reference(method, Xf, k, seed)
+                    secs = time.perf_counter() - t0
+                    ari = "" if labels is None else f"{score(y, labels):.6f}"
+                    values = (group, name, method, features, seed, ari, f"{secs:.3f}")
+                    writer.writerow(dict(zip(FIELDS, values, strict=True)))
+                    fh.flush()
+                    print(f"{group}/{name} {method} {features} seed {seed}: {ari or 'skipped'} ({secs:.1f} s)")
+
+
+def read_rows(path):
+    with open(path, newline="") as fh:
+        return list(csv.DictReader(fh))
+
+
+def set_scores(rows):
+    """``{(method, features): {(group, set): mean ARI over seeds}}`` (skipped cells left out)."""
+    acc: dict = {}
+    for r in rows:
+        if r["ari"] == "":
+            continue
+        acc.setdefault((r["method"], r["features"]), {}).setdefault((r["group"], r["set"]), []).append(float(r["ari"]))
+    return {m: {s: float(np.mean(v)) for s, v in per.items()} for m, per in acc.items()}
+
+
+def leave_one_group_out(scores, sets):
+    """``(per-group rows, chosen on all)``: for each group, the candidate best on the other groups, scored on it."""
+    cands = [c for c in CANDIDATES if (c, "driver") in scores]
+    keys = [(g, n) for g, n, *_ in sets]
+    rows = []
+    for g in GROUPS:
+        train = [s for s in keys if s[0] != g]
+        test = [s for s in keys if s[0] == g]
+        best = max(cands, key=lambda c: (np.mean([scores[(c, "driver")][s] for s in train]), -cands.index(c)))
+        rows.append((g, best, [scores[(best, "driver")][s] for s in test], test))
+    chosen = max(cands, key=lambda c: (np.mean([scores[(c, "driver")][s] for s in keys]), -cands.index(c)))
+    return rows, chosen
+
+
+def render(rows, sets, seeds, info):
+    scores = set_scores(rows)
+    keys = [(g, n) for g, n, *_ in sets]
+    logo, chosen = leave_one_group_out(scores, sets)
+    left_out = {s: v for _, _, vals, test in logo for s, v in zip(test, vals, strict=True)}
+
+    def ref_best(s, method):
+        vals = [scores.get((method, f), {}).get(s) for f in ("raw", "std")]
+        vals = [v for v in vals if v is not None]
+        return max(vals) if vals else None
+
+    def mean_of(values):
+        values = [v for v in values if v is not None]
+        return (float(np.mean(values)), len(values)) if values else (float("nan"), 0)
+
+    lines = [
+        "# The default clustering by leave-one-group-out on the 48-set pool (issue 51)",
+        "",
+        f"Machine: {info.get('cpu', '?')}, {info.get('cores', '?')} cores; "
+        f"kernelsketch {info.get('kernelsketch', '?')}, {info.get('date', '?')}. "
+        f"Seeds {list(seeds)}. Produced by `python -m benchmarks.cluster_pool` (its docstring states the protocol, "
+        "fixed before the first run: the candidate grid, leave one group out, the references and their limits).",
+        "",
+        "## Left-out scores (the estimate for unseen data)",
+        "",
+        "For each group: the candidate with the best mean ARI on the other six groups, and its mean ARI on the "
+        "left-out group.",
+        "",
+        "| left-out group | sets | chosen on the other groups | left-out mean ARI | C0 default there |",
+        "|---|---|---|---|---|",
+    ]
+    for g, best, vals, test in logo:
+        c0 = np.mean([scores[("C0 default", "driver")][s] for s in test])
+        lines.append(f"| {g} | {len(test)} | {best} | {np.mean(vals):.3f} | {c0:.3f} |")
+    overall = float(np.mean([left_out[s] for s in keys]))
+    c0_all = float(np.mean([scores[("C0 default", "driver")][s] for s in keys]))
+    lines += [
+        f"| **all 48** | {len(keys)} | | **{overall:.3f}** | {c0_all:.3f} |",
+        "",
+        f"Chosen on all 7 groups (the candidate to ship): **{chosen}**.",
+        "",
+        "## Every candidate (mean ARI over the sets; tuned, not left out)",
+        "",
+        "| candidate | mean ARI (48 sets) | " + " | ".join(GROUPS) + " |",
+        "|---|---|" + "---|" * len(GROUPS),
+    ]
+    for c in CANDIDATES:
+        if (c, "driver") not in scores:
+            continue
+        per = scores[(c, "driver")]
+        by_group = [np.mean([per[s] for s in keys if s[0] == g]) for g in GROUPS]
+        lines.append(
+            f"| {c} | {np.mean([per[s] for s in keys]):.3f} | " + " | ".join(f"{v:.3f}" for v in by_group) + " |"
+        )
+    lines += [
+        "",
+        "## References (the better of raw and standardized features per set)",
+        "",
+        "Each reference's mean over the sets where it ran (the count beside it), and the left-out default's mean "
+        "over the same sets.",
+        "",
+        "| reference | sets run | its mean ARI | left-out default on those sets |",
+        "|---|---|---|---|",
+    ]
+    for ref in REFERENCES:
+        per = {s: ref_best(s, ref) for s in keys}
+        ran = [s for s in keys if per[s] is not None]
+        if not ran:
+            continue
+        lines.append(
+            f"| {ref} | {len(ran)} | {np.mean([per[s] for s in ran]):.3f} | {np.mean([left_out[s] for s in ran]):.3f} |"
+        )
+    genie = {s: ref_best(s, "Genie") for s in keys}
+    km = {s: (ref_best(s, "KMeans"), scores.get(("KMeans", "std"), {}).get(s)) for s in keys}
+    at_least_km = sum(1 for s in keys if km[s][0] is not None and left_out[s] >= km[s][0] - 0.02)
+    real_ok = [s for s in keys if f"{s[0]}/{s[1]}" in REAL and km[s][1] is not None and left_out[s] >= km[s][1] - 0.02]
+    real_all = [s for s in keys if f"{s[0]}/{s[1]}" in REAL]
+    genie_sets = [s for s in keys if genie[s] is not None]
+    g_mean = float(np.mean([genie[s] for s in genie_sets])) if genie_sets else float("nan")
+    d_mean = float(np.mean([left_out[s] for s in genie_sets])) if genie_sets else float("nan")
+    lines += [
+        "",
+        "## The issue's targets, on the left-out scores",
+        "",
+        "| target | value | met |",
+        "|---|---|---|",
+        f"| mean ARI >= Genie's + .03 (on the {len(genie_sets)} sets Genie ran) | {d_mean:.3f} vs {g_mean:.3f} + .03 | "
+        f"{'yes' if d_mean >= g_mean + 0.03 else '**NO**'} |",
+        f"| >= max(KMeans raw, std) - .02 on >= 90 % of sets | {at_least_km} of {len(keys)} "
+        f"({100 * at_least_km / len(keys):.0f} %) | {'yes' if at_least_km >= 0.9 * len(keys) else '**NO**'} |",
+        f"| every real-data set >= KMeans std - .02 | {len(real_ok)} of {len(real_all)} | "
+        f"{'yes' if len(real_ok) == len(real_all) else '**NO**'} |",
+        "",
+        "## Per set (left-out default; references the better of raw / standardized; — not run)",
+        "",
+        "| set | N | k | left-out default | C0 | " + " | ".join(REFERENCES) + " |",
+        "|---|---|---|---|---|" + "---|" * len(REFERENCES),
+    ]
+    sizes = {(g, n): (X.shape[0], k) for g, n, X, _y, k in sets}
+    for s in keys:
+        refs = [ref_best(s, r) for r in REFERENCES]
+        cells = " | ".join("—" if v is None else f"{v:.3f}" for v in refs)
+        lines.append(
+            f"| {s[0]}/{s[1]} | {sizes[s][0]} | {sizes[s][1]} | {left_out[s]:.3f} | "
+            f"{scores[('C0 default', 'driver')][s]:.3f} | {cells} |"
+        )
+    return "\n".join(lines) + "\n"
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--seeds", type=int, default=3)
+    p.add_argument("--resume", action="store_true", help="keep the rows already in the CSV")
+    p.add_argument("--only", nargs="*", default=(), help="run only these candidates / references")
+    p.add_argument("--render-only", action="store_true", help="write the page from the CSV, run nothing")
+    p.add_argument("--csv", default=os.path.join(RESULTS, "cluster-pool.csv"))
+    p.add_argument("--output", default=os.path.join(RESULTS, "cluster-pool.md"))
+    args = p.parse_args(argv)
+    sets = load_pool()
+    seeds = tuple(range(args.seeds))
+    if not args.render_only:
+        rows = read_rows(args.csv) if args.resume and os.path.exists(args.csv) else []
+        done = {(r["group"], r["set"], r["method"], r["features"], r["seed"]) for r in rows}
+        with open(args.csv, "a" if rows else "w", newline="") as fh:
+            writer = csv.DictWriter(fh, fieldnames=FIELDS)
+            if not rows:
+                writer.writeheader()
+            measure(sets, seeds, done, set(args.only), writer, fh)
+    rows = read_rows(args.csv)
+    page = render(rows, sets, seeds, machine_info())
+    with open(args.output, "w") as fh:
+        fh.write(page)
+    print(f"wrote {args.output}")
+
+
+if __name__ == "__main__":
+    main()

@@ -51,26 +51,17 @@ def _prepared(X):
 
 
 def pick(criterion, X, seed):
-    """The k of ``criterion`` for ``X`` (already prepared as ``cluster`` prepares it)."""
+    """The k of ``criterion`` for ``X`` (already prepared as ``cluster`` prepares it): the shipped code,
+    :func:`kernelsketch.cluster.choose_k.choose_n_clusters`, on the default embedding fitted on all rows."""
     import kernelsketch as ks
-    from kernelsketch.cluster.stability import clustering_stability
-    from kernelsketch.maps.landmark_eigen import landmark_spectrum
-    from kernelsketch.metrics import relative_eigengap
+    from kernelsketch.cluster.choose_k import choose_n_clusters
 
     if criterion == "two":
         return 2
-    if criterion == "eigengap":
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            emb = ks.LandmarkSpectralEmbedding(n_components=2, random_state=seed).fit(X)
-        lam = landmark_spectrum(emb.graph_statistics_)
-        k_hi = min(K_MAX, lam.size - 1)
-        return max(range(2, k_hi + 1), key=lambda k: relative_eigengap(lam, k))
-    rng = np.random.default_rng(seed)
-    S = X if X.shape[0] <= SAMPLE else X[np.sort(rng.choice(X.shape[0], SAMPLE, replace=False))]
-    k_hi = min(K_MAX, S.shape[0] // 2 - 1)
-    res = clustering_stability(S, range(2, k_hi + 1), n_pairs=3, random_state=seed)
-    return int(res.best_k("ari"))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        emb = ks.LandmarkSpectralEmbedding(n_components=1, random_state=seed).fit(X)
+        return choose_n_clusters(emb, X, criterion=criterion, k_max=K_MAX, random_state=seed).k
 
 
 def measure(sets, done, writer, fh):

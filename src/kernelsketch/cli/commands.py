@@ -278,6 +278,8 @@ def _cluster_embedding(args, k):
             raise UsageError("--method spectral uses Gaussian affinities: --kernel and --gamma do not apply")
         if args.dim not in (None, k):
             raise UsageError(f"--method spectral keeps k = {k} eigenvectors: -d does not apply")
+        if k == "auto":
+            k = 1  # (one component until k is chosen from the fit's statistics)
         est = pipeline.build_estimator(
             "spectral",
             dim=k,
@@ -314,6 +316,8 @@ def cmd_cluster(args, ui):
     if args.plot and pipeline.wants_dask(args):
         raise UsageError("--plot is not supported with --scheduler/--workers or a shard directory")
     k = args.k
+    if k == "auto" and args.method != "spectral":
+        raise UsageError("-k auto chooses k from the spectral method's landmark graph: use --method spectral")
     target = _landmark_target(args)
     embedding = _cluster_embedding(args, k)
     with pipeline.engine_for(args, ui) as engine:
@@ -357,6 +361,9 @@ def cmd_cluster(args, ui):
             ui.say("columns left unscaled (their magnitudes are within 10x of each other)")
         if res.fit is not None:
             _say_fit(ui, engine, res.fit)
+        if res.k_choice is not None:
+            ui.say(f"-k auto chose {res.k_choice}")
+        k = res.n_clusters
         sec = res.seconds
         ui.say(
             f"clustered {res.n_rows} rows into {k} clusters in {sec['total']:.2f} s "

@@ -54,6 +54,7 @@ _nonnegative_int = _int_at_least(0, "non-negative")
 
 
 def _landmarks(value):
+    """A positive integer or ``auto`` (``-n``, ``-k``)."""
     return value if value == "auto" else _positive_int(value)
 
 
@@ -330,7 +331,13 @@ def _add_cluster(sub, parents):
         description="Embed, then k-means seeded on a sample and streamed over every row (bounded "
         "memory at any size); prints the (adjusted) Rand index when --label-column is given.",
     )
-    p.add_argument("-k", type=_positive_int, required=True, help="number of clusters (>= 2)")
+    p.add_argument(
+        "-k",
+        type=_landmarks,
+        required=True,
+        help="number of clusters (>= 2), or 'auto': chosen without labels from the spectral method's fit "
+        "(k = 2..20; the k and why are printed)",
+    )
     p.add_argument(
         "--method",
         choices=CLUSTER_METHODS,

@@ -11,7 +11,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from .._typing import ArrayLike, NDArray, RandomStateLike
 from ..maps.landmark_eigen import GraphStatistics, landmark_spectrum
-from ..maps.landmark_spectral import _HEURISTICS, LandmarkSpectralEmbedding, user_searcher
+from ..maps.landmark_spectral import _HEURISTICS, LandmarkSpectralEmbedding, graph_warnings_deferred, user_searcher
 from ..metrics.clustering import relative_eigengap
 from ..utils.estimator_checks import HasMethods, Interval, StrOptions
 from ..utils.validation import check_input, check_random_state, derive_seed
@@ -41,8 +41,11 @@ class LandmarkSpectralClustering(ClusterMixin, BaseEstimator):
 
     Parameters
     ----------
-    n_clusters : int >= 1, default=8
-        Number ``k`` of clusters, and of eigenvectors kept.
+    n_clusters : int >= 1 or "auto", default=8
+        Number ``k`` of clusters, and of eigenvectors kept.  ``"auto"``: chosen without labels from the one
+        fit (:func:`~kernelsketch.cluster.choose_k.choose_n_clusters`, k = 2 .. 20, the criterion
+        ``benchmarks/results/choose-k-pool.md`` chose), then the embedding re-solved for it from its kept
+        statistics: no second pass over the data.
     n_landmarks : int or "auto", default=1000
         Landmarks ``m`` (a uniform sample of rows, capped at ``N``).
     n_neighbors : int >= 1, default=10
@@ -72,6 +75,10 @@ class LandmarkSpectralClustering(ClusterMixin, BaseEstimator):
     embedding_ : LandmarkSpectralEmbedding
     kmeans_ : StreamingKMeans
         Its ``cluster_centers_`` live in the embedding.
+    n_clusters_ : int
+        The number of clusters used (``n_clusters``, or the one ``"auto"`` chose).
+    k_choice_ : KChoice or None
+        With ``n_clusters="auto"``: the k chosen, the criterion and its score for every candidate k.
     eigenvalues_ : ndarray
         The normalized affinity's largest eigenvalues (``embedding_.eigenvalues_``).
 
@@ -102,7 +109,14 @@ class LandmarkSpectralClustering(ClusterMixin, BaseEstimator):
     True
     """
 
-    _persistent_state: ClassVar[tuple[str, ...]] = ("embedding_", "kmeans_", "labels_")
+    _persistent_state: ClassVar[tuple[str, ...]] = (
+        "_k_criterion",
+        "embedding_",
+        "k_scores_",
+        "kmeans_",
+        "labels_",
+        "n_clusters_",
+    )
     #: a model file written before ``search`` existed searched exactly: it loads as ``search="exact"``
     _before_parameter_added: ClassVar[dict] = {"search": ("exact", {})}
     #: how the out-of-core driver fits it: the embedding's landmarks and pass, k-means on a sample
@@ -111,7 +125,7 @@ class LandmarkSpectralClustering(ClusterMixin, BaseEstimator):
     _size_param: ClassVar[str | None] = "n_landmarks"
 
     _parameter_constraints: ClassVar[dict] = {
-        "n_clusters": [Interval(numbers.Integral, 1, None, closed="left")],
+        "n_clusters": [Interval(numbers.Integral, 1, None, closed="left"), StrOptions({"auto"})],
         "n_landmarks": [Interval(numbers.Integral, 1, None, closed="left"), StrOptions({"auto"})],
         "n_neighbors": [Interval(numbers.Integral, 1, None, closed="left")],
         "bandwidth": [
@@ -128,7 +142,7 @@ class LandmarkSpectralClustering(ClusterMixin, BaseEstimator):
 
     def __init__(
         self,
-        n_clusters: int = 8,
+        n_clusters: int | str = 8,
         *,
         n_landmarks: int | str = 1000,
         n_neighbors: int = 10,
@@ -152,13 +166,15 @@ class LandmarkSpectralClustering(ClusterMixin, BaseEstimator):
         self.random_state = random_state
 
     def _plan_embedding(self, n_rows):
-        """The unfitted embedding and k-means (with its generator), in fit's order of draws."""
-        if self.n_clusters > n_rows:
+        """The unfitted embedding and k-means (with its generator), in fit's order of draws (``"auto"``: an
+        embedding of one component, re-solved for the k chosen by :meth:`_choose_k`, and k-means of 2)."""
+        auto = self.n_clusters == "auto"
+        if not auto and self.n_clusters > n_rows:
             raise ValueError(f"n_clusters={self.n_clusters} must be <= n_samples={n_rows}")
         seed = derive_seed(self.random_state) if not isinstance(self.random_state, numbers.Integral) else None
         rs = self.random_state if seed is None else seed
         embedding = LandmarkSpectralEmbedding(
-            n_components=self.n_clusters,
+            n_components=1 if auto else self.n_clusters,
             n_landmarks=self.n_landmarks,
             n_neighbors=self.n_neighbors,
             bandwidth=self.bandwidth,
@@ -169,9 +185,36 @@ class LandmarkSpectralClustering(ClusterMixin, BaseEstimator):
             random_state=rs,
         )
         km, rng = kmeans_on_embedding(
-            self.n_clusters, n_init=self.n_init, random_state=rs, search=user_searcher(self.search)
+            2 if auto else self.n_clusters, n_init=self.n_init, random_state=rs, search=user_searcher(self.search)
         )
         return embedding, km, rng
+
+    def _choose_k(self, rows, km):
+        """With ``n_clusters="auto"``: choose k from the fitted ``embedding_`` (and ``rows()``, a sample of rows
+        as fitted, for a criterion that needs one), re-solve the embedding for it and set ``km``'s k; else
+        record the given k.  Sets ``n_clusters_``, ``k_scores_`` (rows ``(k, score)``) and the criterion's name."""
+        if self.n_clusters != "auto":
+            self.n_clusters_, self._k_criterion, self.k_scores_ = int(self.n_clusters), None, None
+            return
+        from .choose_k import AUTO_CRITERION, choose_n_clusters
+
+        sample = rows() if AUTO_CRITERION == "stability" else None
+        choice = choose_n_clusters(self.embedding_, sample, random_state=derive_seed(self.random_state))
+        self.embedding_ = self.embedding_.with_components(choice.k)
+        km.set_params(n_clusters=choice.k)
+        self.n_clusters_, self._k_criterion = choice.k, choice.criterion
+        self.k_scores_ = np.array(sorted(choice.scores.items()), dtype=np.float64)
+
+    @property
+    def k_choice_(self):
+        """With ``n_clusters="auto"``: the :class:`~kernelsketch.cluster.choose_k.KChoice` (k, criterion, scores)."""
+        from .choose_k import CRITERIA, KChoice
+
+        check_is_fitted(self)
+        criterion = getattr(self, "_k_criterion", None)
+        if criterion not in CRITERIA or getattr(self, "k_scores_", None) is None:
+            return None
+        return KChoice(self.n_clusters_, criterion, {int(k): float(v) for k, v in self.k_scores_})
 
     def _adopt_clusters(self, km):
         """Take ``km`` (seeded by :meth:`StreamingKMeans.seed_on_sample`) as this clusterer's k-means."""
@@ -185,7 +228,9 @@ class LandmarkSpectralClustering(ClusterMixin, BaseEstimator):
         """Embed X through the landmark graph, then k-means. Returns self."""
         X = check_input(X, accept_sparse=("csr",), estimator=self, reset=True)
         embedding, km, rng = self._plan_embedding(X.shape[0])
-        self.embedding_ = embedding.fit(X)
+        with graph_warnings_deferred(self.n_clusters == "auto"):
+            self.embedding_ = embedding.fit(X)
+        self._choose_k(lambda: X, km)
         E = self.embedding_.transform(X)
         km.seed_on_sample(E.shape[0], lambda idx: E[idx] if idx.size < E.shape[0] else E, rng)
         self._adopt_clusters(km)
@@ -218,9 +263,10 @@ class LandmarkSpectralClustering(ClusterMixin, BaseEstimator):
 
         check_is_fitted(self)
         X = check_input(X, accept_sparse=("csr",), estimator=self, reset=False)
-        if X.shape[0] // 2 <= self.n_clusters:
+        k = getattr(self, "n_clusters_", self.n_clusters)  # (a model saved before n_clusters_ existed)
+        if X.shape[0] // 2 <= k:
             raise ValueError(
-                f"score needs two halves of more than n_clusters={self.n_clusters} rows, got {X.shape[0]} rows; "
+                f"score needs two halves of more than n_clusters={k} rows, got {X.shape[0]} rows; "
                 "eigengap_score(X) scores a small sample by its spectrum"
             )
         return estimator_stability(self, X, n_pairs=3, random_state=derive_seed(self.random_state))
@@ -230,7 +276,7 @@ class LandmarkSpectralClustering(ClusterMixin, BaseEstimator):
         check_is_fitted(self)
         X = check_input(X, accept_sparse=("csr",), estimator=self, reset=False)
         lam = landmark_spectrum(GraphStatistics(*self.embedding_._statistics(X)))
-        return relative_eigengap(lam, self.n_clusters)
+        return relative_eigengap(lam, getattr(self, "n_clusters_", self.n_clusters))
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

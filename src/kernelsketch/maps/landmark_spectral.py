@@ -11,7 +11,9 @@ pass after the landmarks are drawn -- on a file, in memory or on Dask alike.
 
 from __future__ import annotations
 
+import contextlib
 import numbers
+import warnings
 from typing import ClassVar, Self
 
 import numpy as np
@@ -61,6 +63,16 @@ def user_searcher(search):
 
 class GraphWarning(UserWarning):
     """The landmark affinity graph cannot carry the clusters asked for (disconnected, or uninformative)."""
+
+
+@contextlib.contextmanager
+def graph_warnings_deferred(active=True):
+    """No :class:`GraphWarning` while a fit's number of components is a placeholder (``n_clusters="auto"``: it is
+    said, if at all, when the chosen k is solved by :meth:`LandmarkSpectralEmbedding.with_components`)."""
+    with warnings.catch_warnings():
+        if active:
+            warnings.simplefilter("ignore", GraphWarning)
+        yield
 
 
 def _unit_rows(U):

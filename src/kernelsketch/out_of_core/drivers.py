@@ -355,6 +355,9 @@ class ClusterResult:
     missing_codes : list of dict
         The missing-value codes found (``missing_codes``): ``column``, ``value``, ``rows`` (in
         the checked sample), ``replacement`` (the column's median) and ``replaced``.
+    k_choice : KChoice or None
+        With ``n_clusters="auto"``: the k chosen, the criterion and its scores
+        (:func:`~kernelsketch.cluster.choose_k.choose_n_clusters`).
     seconds : dict
         ``fit`` (the embedding's, with the code check and the standardizing pass), ``embed_sample``
         (embedding the k-means sample), ``kmeans`` (k-means++ and Lloyd on it), ``passes``, ``assign`` and ``total``.
@@ -381,6 +384,7 @@ class ClusterResult:
     sample_rows: int = 0
     scaler: Any = None
     missing_codes: list = field(default_factory=list)
+    k_choice: Any = None
 
     @property
     def model(self):
@@ -430,6 +434,14 @@ class ClusterResult:
         }
         if self.rand_index is not None:
             d.update(rand_index=self.rand_index, adjusted_rand_index=self.adjusted_rand_index)
+        if self.k_choice is not None:
+            d.update(
+                k_choice={
+                    "k": self.k_choice.k,
+                    "criterion": self.k_choice.criterion,
+                    "scores": {str(k): v for k, v in self.k_choice.scores.items()},
+                }
+            )
         if self.fit is not None:
             d.update(self.fit.to_dict())
         return d
@@ -506,7 +518,7 @@ def _refuse_empty_clusters(E, km, n_clusters):
 
 def cluster_file(
     data: DataLike,
-    n_clusters: int,
+    n_clusters: int | str,
     *,
     embedding: Any = "spectral",
     standardize: bool | str | None = None,
@@ -534,7 +546,10 @@ def cluster_file(
     data : path, ndarray, CSR, MatrixSource, dask array or engine (see :func:`open_engine`)
         ``label_column=`` (a file's column of true classes) adds the Rand
         index and adjusted Rand index to the result.
-    n_clusters : int >= 2
+    n_clusters : int >= 2 or "auto"
+        ``"auto"`` (the spectral embedding only): k chosen without labels from the fit's kept graph
+        statistics (:func:`~kernelsketch.cluster.choose_k.choose_n_clusters`, k = 2 .. 20; the criterion
+        ``benchmarks/results/choose-k-pool.md`` chose), no second pass; ``res.k_choice`` says which and why.
     embedding : "spectral", "kjl", None or an estimator, default="spectral"
         ``"spectral"``: landmark spectral clustering,
         ``LandmarkSpectralEmbedding(n_components=n_clusters)`` (1,000 landmarks, each row
@@ -616,7 +631,7 @@ def cluster_file(
     ((1372,), 1372)
     """
     from ..cluster.landmark_spectral_clustering import kmeans_on_embedding
-    from ..maps.landmark_spectral import user_searcher
+    from ..maps.landmark_spectral import graph_warnings_deferred, user_searcher
 
     standardize = _check_cluster_args(n_clusters, lloyd_passes, standardize, embedding)
     check_missing_codes(missing_codes)
@@ -637,9 +652,11 @@ def cluster_file(
         cache = _graph_cache(keep_graph, engine, embedding, init_size)  # removed on leaving, also on error
         if cache is not None:
             stack.enter_context(cache)
-        engine, scaler, fit = _fit_embedding(
-            engine, embedding, standardize, fit_rows, random_state, landmark_target, cache
-        )
+        with graph_warnings_deferred(n_clusters == "auto"):
+            engine, scaler, fit = _fit_embedding(
+                engine, embedding, standardize, fit_rows, random_state, landmark_target, cache
+            )
+        embedding, n_clusters, k_choice = _resolve_n_clusters(n_clusters, embedding, engine, random_state)
         seconds["fit"] = time.perf_counter() - t0
         N = engine.n_rows
         if n_clusters > N:
@@ -686,7 +703,7 @@ def cluster_file(
             labels=written.ravel() if isinstance(sink, _ArraySink) else None,
             output=written if isinstance(sink, _FileSink) else None,
             n_rows=labels.rows,
-            n_clusters=n_clusters,
+            n_clusters=int(n_clusters),
             embedding=embedding,
             kmeans=km,
             inertia=labels.inertia,
@@ -699,6 +716,7 @@ def cluster_file(
             sample_rows=int(idx.size),
             scaler=scaler,
             missing_codes=codes,
+            k_choice=k_choice,
         )
         if labels.pairs is not None and labels.pairs.table:
             res.rand_index, res.adjusted_rand_index = labels.pairs.rand_index(), labels.pairs.adjusted_rand_index()
@@ -746,10 +764,32 @@ def _graph_cache(keep_graph, engine, embedding, init_size=None):
     return GraphCache() if kind == "local" else KeptGraphs()
 
 
+def _resolve_n_clusters(n_clusters, embedding, engine, random_state):
+    """``(embedding, k, KChoice or None)``: with ``n_clusters="auto"``, k chosen from the fitted spectral
+    embedding's kept statistics (and a sample of rows for a criterion that needs one) and the embedding
+    re-solved for it, no pass over the data; else as given."""
+    if n_clusters != "auto":
+        return embedding, n_clusters, None
+    from ..cluster.choose_k import AUTO_CRITERION, choose_n_clusters
+    from .fit import _stability_sample
+
+    sample = _stability_sample(engine, random_state) if AUTO_CRITERION == "stability" else None
+    choice = choose_n_clusters(embedding, sample, random_state=derive_seed(random_state))
+    return embedding.with_components(choice.k), choice.k, choice
+
+
 def _check_cluster_args(n_clusters, lloyd_passes, standardize, embedding):
     """Refuse impossible arguments before anything is read; returns ``standardize`` resolved."""
-    if isinstance(n_clusters, bool) or not isinstance(n_clusters, numbers.Integral) or n_clusters < 2:
-        raise ValueError(f"n_clusters must be an int >= 2, got {n_clusters!r}")
+    if isinstance(n_clusters, str) and n_clusters == "auto":
+        from ..maps.landmark_spectral import LandmarkSpectralEmbedding
+
+        if not (embedding == "spectral" or isinstance(embedding, LandmarkSpectralEmbedding)):
+            raise ValueError(
+                "n_clusters='auto' chooses k from the landmark spectral embedding's graph: use embedding='spectral' "
+                f"(the default) or a LandmarkSpectralEmbedding, not {embedding!r}"
+            )
+    elif isinstance(n_clusters, bool) or not isinstance(n_clusters, numbers.Integral) or n_clusters < 2:
+        raise ValueError(f"n_clusters must be an int >= 2 or 'auto', got {n_clusters!r}")
     if isinstance(lloyd_passes, bool) or not isinstance(lloyd_passes, numbers.Integral) or lloyd_passes < 0:
         raise ValueError(f"lloyd_passes must be an int >= 0, got {lloyd_passes!r}")
     if standardize is None:
@@ -768,8 +808,9 @@ def _named_embedding(embedding, n_clusters, random_state):
         return embedding
     if embedding == "kjl":
         return KernelJL(n_components=10 * n_clusters, centered=True, random_state=random_state)
-    if embedding == "spectral":
-        return LandmarkSpectralEmbedding(n_components=n_clusters, random_state=random_state)
+    if embedding == "spectral":  # ("auto": one component until k is chosen from the fit's statistics)
+        k = 1 if n_clusters == "auto" else n_clusters
+        return LandmarkSpectralEmbedding(n_components=k, random_state=random_state)
     raise ValueError(f"embedding must be 'spectral', 'kjl', None or an estimator, got {embedding!r}")
 
 

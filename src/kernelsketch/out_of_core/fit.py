@@ -395,13 +395,29 @@ def _fit_embedding_then_sample(est, engine):
     est._validate_params()
     if engine.n_rows is None:
         engine.reduce(lambda X, _: X.shape[0], sum, desc="count rows")
+    from ..maps.landmark_spectral import graph_warnings_deferred
+
     embedding, km, rng = est._plan_embedding(engine.n_rows)
-    res = _fit_landmarks_then_pass(embedding, engine)
+    with graph_warnings_deferred(est.n_clusters == "auto"):
+        res = _fit_landmarks_then_pass(embedding, engine)
     est.embedding_ = embedding
+    est._choose_k(lambda: _stability_sample(engine, est.random_state), km)  # (n_clusters="auto")
+    embedding = est.embedding_
     km.seed_on_sample(engine.n_rows, lambda idx: embedding.transform(engine.gather(idx)[0]), rng)
     est._adopt_clusters(km)
     vars(est).pop("labels_", None)  # labels of a sample would mislead: predict() labels any rows
     return FitResult(est, "embedding_then_sample", res.n_rows, res.fit_rows, res.n_landmarks, res.bandwidth)
+
+
+def _stability_sample(engine, random_state):
+    """A seeded sample of at most ``STABILITY_SAMPLE`` rows of the engine (rows as the fit read them)."""
+    from ..cluster.choose_k import STABILITY_SAMPLE
+
+    N = engine.n_rows
+    rng = np.random.default_rng(derive_seed(random_state))
+    idx = np.arange(N) if N <= STABILITY_SAMPLE else np.sort(rng.choice(N, STABILITY_SAMPLE, replace=False))
+    rows = engine.gather(idx)[0]
+    return rows.toarray() if sp.issparse(rows) else np.asarray(rows)
 
 
 def _fit_stream(est, engine):

@@ -656,3 +656,32 @@ def test_cluster_search_approximate_is_the_librarys(tmp_path, capsys):
     assert ref.embedding.search == "approximate"
     rc = main(["cluster", str(tmp_path / "X.npy"), "-k", "4", "--method", "kmeans", "--search", "approximate"])
     assert rc == 2 and "--search applies to --method spectral" in capsys.readouterr().err
+
+
+def test_dtype_float64_is_honoured_for_a_float32_npy(tmp_path):
+    # issue 53 item 2: --dtype float64 used to mean "keep the file's dtype" (float32 out, float32 arithmetic)
+    X = np.random.default_rng(0).normal(size=(600, 3)).astype(np.float32)
+    np.save(tmp_path / "x.npy", X)
+    for flag, dtype in [([], np.float32), (["--dtype", "float64"], np.float64), (["--dtype", "float32"], np.float32)]:
+        out = tmp_path / f"z{len(flag)}{dtype.__name__}.npy"
+        args = ["embed", str(tmp_path / "x.npy"), "-o", str(out), "--method", "kjl", "-d", "3", "-q", *flag]
+        assert main(args) == 0
+        assert np.load(out).dtype == dtype, flag
+
+
+@pytest.mark.parametrize("k", ["0", "1", "two"])
+def test_k_below_two_is_a_usage_error(tmp_path, capsys, k):
+    # issue 53 item 14: -k 1 exited 1 (a run-time error) where -k 0 exited 2
+    np.save(tmp_path / "x.npy", np.random.default_rng(0).normal(size=(100, 2)))
+    assert main(["cluster", str(tmp_path / "x.npy"), "-k", k, "-o", str(tmp_path / "l.npy")]) == 2
+    assert "number of clusters >= 2 or 'auto'" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("selection", ["uniform", "kmeans"])
+def test_identical_rows_get_the_same_clear_message_from_either_landmark_selection(tmp_path, capsys, selection):
+    # issue 53 item 7: the k-means selection said "index 1 is out of bounds" (later "-d/--dim=3 must be in [1, 1]")
+    np.save(tmp_path / "same.npy", np.ones((500, 3)))
+    args = ["cluster", str(tmp_path / "same.npy"), "-k", "3", "-o", str(tmp_path / "l.npy")]
+    assert main([*args, "--landmark-selection", selection]) != 0
+    err = capsys.readouterr().err
+    assert "too few distinct rows or landmarks" in err and "--dim" not in err

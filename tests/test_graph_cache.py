@@ -119,7 +119,7 @@ def test_the_kept_graph_gives_the_labels_of_a_second_search(tmp_path, dtype, llo
 
 
 def test_the_assignment_pass_does_not_search_again(tmp_path, monkeypatch):
-    from kernelsketch.maps import landmark_spectral
+    from kernelsketch.kernels import search as searchers
 
     X = _blobs(5000)
     calls = []
@@ -132,7 +132,7 @@ def test_the_assignment_pass_does_not_search_again(tmp_path, monkeypatch):
         return search
 
     for name in ("nearest", "approximate_nearest"):  # (search="auto": the approximate one for these 2 columns)
-        monkeypatch.setattr(landmark_spectral, name, counting(getattr(landmark_spectral, name)))
+        monkeypatch.setattr(searchers, name, counting(getattr(searchers, name)))
     ks.cluster_file(X, 4, init_size=800, block_rows=1000, keep_graph=True, random_state=0)
     with_cache = sum(calls)
     calls.clear()
@@ -204,3 +204,28 @@ def test_keep_graph_is_refused_where_it_cannot_serve():
     with pytest.raises(ValueError, match="graph_cache keeps the graph"):
         with GraphCache() as cache:
             ks.fit_source(ks.KernelJL(n_components=4, random_state=0), X, graph_cache=cache)
+
+
+def test_a_killed_runs_kept_graph_folder_is_removed_by_the_next_run(tmp_path):
+    # issue 53 item 11: after SIGKILL the kernelsketch-graph-* folder stayed in TMPDIR forever
+    import subprocess
+    import sys
+
+    from kernelsketch.out_of_core.graph_cache import GraphCache
+
+    code = (
+        "import os, signal, numpy as np\n"
+        "from kernelsketch.out_of_core.graph_cache import GraphCache\n"
+        f"c = GraphCache(dir={str(tmp_path)!r})\n"
+        "c.append(np.zeros((3, 2), np.int32), np.ones((3, 2)))\n"
+        "os.kill(os.getpid(), signal.SIGKILL)\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=False)
+    left = [p for p in tmp_path.iterdir() if p.name.startswith("kernelsketch-graph-")]
+    assert len(left) == 1  # what the killed run left
+    unrelated = tmp_path / "kernelsketch-graph-notapid"
+    unrelated.mkdir()
+    with GraphCache(dir=tmp_path) as cache:
+        live = [p for p in tmp_path.iterdir() if p.name.startswith("kernelsketch-graph-")]
+        assert not left[0].exists() and unrelated.exists()  # the dead run's folder gone, nothing else touched
+        assert [p.name for p in live if p != unrelated] == [os.path.basename(cache.folder)]

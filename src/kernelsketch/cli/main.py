@@ -54,8 +54,21 @@ _nonnegative_int = _int_at_least(0, "non-negative")
 
 
 def _landmarks(value):
-    """A positive integer or ``auto`` (``-n``, ``-k``)."""
+    """A positive integer or ``auto`` (``-n``)."""
     return value if value == "auto" else _positive_int(value)
+
+
+def _clusters(value):
+    """``cluster -k``: an integer >= 2 (one cluster is no clustering: a usage error, exit 2) or ``auto``."""
+    if value == "auto":
+        return value
+    try:
+        k = int(value)
+    except ValueError:
+        k = None
+    if k is None or k < 2:
+        raise argparse.ArgumentTypeError(f"expected a number of clusters >= 2 or 'auto', got {value!r}")
+    return k
 
 
 def _fraction(value):
@@ -178,7 +191,12 @@ def _input_options():
     )
     g.add_argument("--columns", help="comma-separated feature columns (names or 0-based indices)")
     g.add_argument("--label-column", help="column holding class labels (name or 0-based index)")
-    g.add_argument("--dtype", choices=["float64", "float32"], default="float64", help="computation dtype")
+    g.add_argument(
+        "--dtype",
+        choices=["float64", "float32"],
+        default=None,
+        help="computation dtype (default: the file's: a float32 .npy / Parquet stays float32, the rest float64)",
+    )
     g.add_argument(
         "--scheduler",
         metavar="ADDRESS",
@@ -333,7 +351,7 @@ def _add_cluster(sub, parents):
     )
     p.add_argument(
         "-k",
-        type=_landmarks,
+        type=_clusters,
         required=True,
         help="number of clusters (>= 2), or 'auto': chosen without labels from the spectral method's fit "
         "(k = 2..20; the k and why are printed)",

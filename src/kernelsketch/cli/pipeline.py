@@ -91,7 +91,7 @@ def read_options(args):
         format=args.format,
         columns=columns,
         label_column=args.label_column,
-        dtype=np.float32 if args.dtype == "float32" else None,
+        dtype={"float32": np.float32, "float64": np.float64}.get(args.dtype),  # (None: the file's)
     )
     header = True if getattr(args, "header", False) else False if args.no_header else None
     n_features = getattr(args, "n_features", None)

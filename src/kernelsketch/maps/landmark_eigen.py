@@ -166,8 +166,13 @@ def landmark_embedding(
     S, inv_sqrt = _normalized(statistics)
     m, k = S.shape[0], int(n_components)
     drop = trivial == "drop"
-    if not 1 <= k <= m:
-        raise ValueError(f"n_components={k} must be in [1, {m}] for {m} landmarks")
+    if k < 1:
+        raise ValueError(f"n_components must be >= 1, got {k}")
+    if k > m:
+        raise ValueError(
+            f"the landmark graph has {m} landmark(s), fewer than the {k} eigenvectors needed for {k} clusters: "
+            "too few distinct rows or landmarks for this many clusters"
+        )
     if drop:
         # the trivial eigenvector of S (eigenvalue 1) is known exactly: sqrt(degrees), normalized; with
         # several connected parts it is one direction of the eigenvalue-1 space, not "column 0"

@@ -18,6 +18,7 @@ same blocks, in row order, after the same preprocessing.  The folder is removed 
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import tempfile
 import threading
@@ -43,6 +44,37 @@ def _writer() -> ThreadPoolExecutor:
         return _writer_pool[1]
 
 
+#: the kept graph's folder: ``kernelsketch-graph-<pid>-<random>`` in the temporary directory
+GRAPH_PREFIX = "kernelsketch-graph-"
+_GRAPH_FOLDER = re.compile(re.escape(GRAPH_PREFIX) + r"(?P<pid>\d+)-")
+
+
+def remove_stale_graphs(dir=None) -> list[str]:
+    """Delete the kept-graph folders that killed runs left in ``dir`` (default: the temporary directory).
+
+    A folder is stale when the process named in it (``kernelsketch-graph-<pid>-...``) no longer runs
+    (SIGKILL, a power cut: nothing removed it), as :func:`~kernelsketch.io.atomic.remove_stale_parts` does for
+    an output's part files; a live run's folder is kept.  Returns the folders removed.
+    """
+    from ..io.atomic import _pid_alive
+
+    folder = tempfile.gettempdir() if dir is None else os.fspath(dir)
+    removed = []
+    try:
+        entries = os.listdir(folder)
+    except OSError:
+        return removed
+    for name in entries:
+        m = _GRAPH_FOLDER.match(name)
+        if m is None or int(m["pid"]) == os.getpid() or _pid_alive(int(m["pid"])):
+            continue
+        path = os.path.join(folder, name)
+        if os.path.isdir(path) and not os.path.islink(path):
+            shutil.rmtree(path, ignore_errors=True)
+            removed.append(path)
+    return removed
+
+
 class GraphCache:
     """A run-scoped store of ``(indices, weights)`` blocks, written once in row order, read in row order.
 
@@ -65,7 +97,8 @@ class GraphCache:
     """
 
     def __init__(self, dir=None):
-        self.folder = tempfile.mkdtemp(prefix="kernelsketch-graph-", dir=dir)
+        remove_stale_graphs(dir)
+        self.folder = tempfile.mkdtemp(prefix=f"{GRAPH_PREFIX}{os.getpid()}-", dir=dir)
         self._paths = (os.path.join(self.folder, "indices.bin"), os.path.join(self.folder, "weights.bin"))
         self._files = [open(p, "wb") for p in self._paths]
         self.width = None

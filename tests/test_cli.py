@@ -685,3 +685,26 @@ def test_identical_rows_get_the_same_clear_message_from_either_landmark_selectio
     assert main([*args, "--landmark-selection", selection]) != 0
     err = capsys.readouterr().err
     assert "too few distinct rows or landmarks" in err and "--dim" not in err
+
+
+def test_piped_input_is_refused_with_what_to_do(tmp_path):
+    # issue 53 item 9: /dev/stdin or <(cat x.csv) said "no data rows (only a header)"
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "kernelsketch.cli.main",
+            "cluster",
+            "/dev/stdin",
+            "-k",
+            "2",
+            "-o",
+            str(tmp_path / "l.npy"),
+        ],
+        input="a,b\n1,2\n3,4\n5,6\n",
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert proc.returncode != 0 and "not a regular file" in proc.stderr and "save the data to a file" in proc.stderr
+    assert not (tmp_path / "l.npy").exists()

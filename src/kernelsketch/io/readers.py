@@ -108,6 +108,11 @@ def open_matrix(
         raise FileNotFoundError(f"input file {str(path)!r} does not exist")
     if path.is_dir():
         raise IsADirectoryError(f"input {str(path)!r} is a directory, not a data file")
+    if not path.is_file():  # a pipe (/dev/stdin, <(cmd)), a device: readable once, and every run reads twice
+        raise ValueError(
+            f"input {str(path)!r} is not a regular file (a pipe or a device?): it is read in several passes "
+            "(a sample, then every row), so save the data to a file first (e.g. `cat ... > data.csv`)"
+        )
     fmt = format or guess_format(path)
     if n_features is not None and fmt != "libsvm":
         raise ValueError(f"n_features applies to libsvm files (their width is not in the file), not {fmt}")

@@ -382,3 +382,13 @@ def test_npy_blocks_refuse_non_finite_cells_and_keep_huge_finite_ones(tmp_path, 
     with pytest.raises(ValueError, match=f"{where}: value .* is not finite"):
         for _ in open_matrix(tmp_path / "bad.npy").iter_blocks(700):
             pass
+
+
+def test_quoted_commas_are_named_and_the_first_data_line_is_compared_with_the_header(tmp_path):
+    # issue 53 item 13: 'line 2 has 5 field(s), expected 3 like line 2' (quotes ignored, a line against itself)
+    from kernelsketch.io import open_matrix
+
+    path = tmp_path / "q.csv"
+    path.write_text('a,b,c\n"4,5","6,7",8\n1,2,3\n')
+    with pytest.raises(ValueError, match=r"line 2 has 5 field\(s\), expected 3 like the header \(line 1\); quoted"):
+        open_matrix(path).read()

@@ -429,9 +429,15 @@ class DelimitedSource(MatrixSource):
             fields = _split(line, self.delimiter)
             if len(fields) != self.n_columns:
                 hint = " (truncated file?)" if k == len(text) - 1 and len(fields) < self.n_columns else ""
+                if '"' in line or "'" in line:
+                    hint = (
+                        "; quoted fields are not read as one cell (a quoted delimiter splits it): remove the quotes "
+                        "and the delimiters inside them, or save the data with another delimiter"
+                    )
+                # the first data line has nothing before it but the header, which set the count
+                like = f"line {self.data_start}" if lineno != self.data_start else f"the header (line {lineno - 1})"
                 raise ValueError(
-                    f"{self.path}: line {lineno} has {len(fields)} field(s), expected "
-                    f"{self.n_columns} like line {self.data_start}{hint}"
+                    f"{self.path}: line {lineno} has {len(fields)} field(s), expected {self.n_columns} like {like}{hint}"
                 )
             for j in self.features:
                 if not _is_number(fields[j]):

@@ -437,7 +437,8 @@ class DelimitedSource(MatrixSource):
                 # the first data line has nothing before it but the header, which set the count
                 like = f"line {self.data_start}" if lineno != self.data_start else f"the header (line {lineno - 1})"
                 raise ValueError(
-                    f"{self.path}: line {lineno} has {len(fields)} field(s), expected {self.n_columns} like {like}{hint}"
+                    f"{self.path}: line {lineno} has {len(fields)} field(s), "
+                    f"expected {self.n_columns} like {like}{hint}"
                 )
             for j in self.features:
                 if not _is_number(fields[j]):

@@ -87,3 +87,24 @@ def test_sigint_with_force_keeps_previous_output(tmp_path, big_csv):
     assert code == 130, err
     assert out.read_bytes() == before
     assert sorted(p.name for p in tmp_path.iterdir()) == ["emb.npy"]
+
+
+def test_ctrl_c_while_the_command_line_imports_is_one_line_and_130(monkeypatch, capsys):
+    # issue 53 item 10: a Ctrl-C in the first second (the imports) printed a 10-25-frame traceback
+    from kernelsketch.cli import console
+
+    class Interrupting:  # the command line's module, interrupted while it loads
+        def __getattr__(self, name):
+            raise KeyboardInterrupt
+
+    monkeypatch.setitem(sys.modules, "kernelsketch.cli.main", Interrupting())
+    assert console.main() == 130
+    err = capsys.readouterr().err
+    assert err.strip() == console.INTERRUPTED and "Traceback" not in err
+
+
+def test_the_console_script_runs_the_command_line(tmp_path):
+    proc = subprocess.run(
+        [sys.executable, "-m", "kernelsketch.cli.console", "--version"], capture_output=True, text=True, timeout=120
+    )
+    assert proc.returncode == 0 and "kernelsketch" in proc.stdout

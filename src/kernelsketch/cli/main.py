@@ -523,6 +523,9 @@ def build_parser():
         parents=[common],
         description="Kernel embeddings, kernel PCA and kernel clustering at scale.",
     )
+    from .._version import __version__
+
+    parser.add_argument("--version", action="version", version=f"kernelsketch {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     methods = sorted(METHODS)
     method_help = "; ".join(f"{m}: {METHOD_HELP[m]}" for m in methods)
@@ -547,6 +550,9 @@ def main(argv=None):
         gc.disable()  # the imports make ~1e6 objects and no garbage: no collection while they load
     try:
         parser = build_parser()
+    except KeyboardInterrupt:  # (Ctrl-C while the parser's imports load: as any other interrupt)
+        print("kernelsketch: interrupted; no output was written", file=sys.stderr)
+        return 130
     finally:
         if console:
             # then the collector leaves them alone: each full collection during a run would walk them all

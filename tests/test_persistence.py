@@ -594,3 +594,46 @@ def test_a_spectral_model_with_impossible_parameters_or_state_is_refused_on_load
     _rewrite(path, edit_meta=edit, reseal=True)  # checksums recomputed: only the content check can refuse it
     with pytest.raises(ModelFormatError, match=message):
         load(path)
+
+
+# -- issue 53 item 12: arrays that disagree with each other, or that are not real numbers, are refused at load -------
+def _tamper(path, attr, change):
+    """Replace fitted array ``attr`` by ``change(array)`` with every checksum and the metadata made consistent."""
+    from kernelsketch.persistence import _digest
+
+    def edit(entries, meta):
+        key = next(k for k, s in meta["arrays"].items() if s["name"].endswith(attr))
+        a = change(np.lib.format.read_array(io.BytesIO(entries[f"{key}.npy"])))
+        entries[f"{key}.npy"] = _npy(a)
+        meta["arrays"][key].update(dtype=a.dtype.str, shape=list(a.shape))
+        meta["arrays_sha256"] = _digest(entries)
+
+    _rewrite(path, edit_entries=edit)
+
+
+@pytest.mark.parametrize(
+    "attr,change,match",
+    [
+        ("projection_", lambda a: a[:-1], "disagree"),
+        ("landmarks_", lambda a: a[:, :-1], "disagree"),
+        ("landmark_degrees_", lambda a: a[:, None], "dimension"),
+        ("landmarks_", lambda a: a.astype(str), "real numbers"),
+        ("landmarks_", lambda a: a.astype(complex), "real numbers"),
+    ],
+    ids=["projection-rows", "landmark-columns", "degrees-2d", "landmarks-text", "landmarks-complex"],
+)
+def test_a_spectral_model_with_inconsistent_or_non_numeric_arrays_is_refused_at_load(tmp_path, attr, change, match):
+    X = np.random.default_rng(0).normal(size=(300, 3))
+    est = kernelsketch.LandmarkSpectralEmbedding(n_components=3, n_landmarks=50, random_state=0).fit(X)
+    path = save(est, tmp_path / "m.ksm")
+    _tamper(path, attr, change)
+    with pytest.raises(ModelFormatError, match=match):
+        load(path)
+
+
+def test_kmeans_centres_of_another_width_are_refused_at_load(tmp_path):
+    X = np.random.default_rng(0).normal(size=(300, 3))
+    path = save(kernelsketch.StreamingKMeans(3, random_state=0).fit(X), tmp_path / "k.ksm")
+    _tamper(path, "cluster_centers_", lambda a: np.hstack([a, a]))
+    with pytest.raises(ModelFormatError, match="n_features_in_ gives its 'd' as 3"):
+        load(path)

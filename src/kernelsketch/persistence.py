@@ -559,6 +559,7 @@ def _check_loaded(path, est):
         for k in declared:
             v = e.__dict__.get(k)
             _check_loaded_state_type(path, e, k, v)
+            _check_loaded_array_dtype(path, e, k, v)
             if sp.issparse(v):
                 v = v.data
             if isinstance(v, np.ndarray) and v.dtype.kind in "fc" and not np.all(np.isfinite(v)):
@@ -568,6 +569,47 @@ def _check_loaded(path, est):
                 )
             if isinstance(v, float) and not np.isfinite(v):
                 raise ModelFormatError(f"{path}: {type(e).__name__}.{k} = {v}, which no fit produces")
+        _check_loaded_shapes(path, e)
+
+
+def _check_loaded_array_dtype(path, est, name, value):
+    """A fitted array of numbers, never text, objects or complex numbers (no fit makes them; transform would
+    compute with them or fail deep in numpy)."""
+    arr = value.data if sp.issparse(value) else value
+    if isinstance(arr, np.ndarray) and arr.dtype.kind not in "biuf":
+        raise ModelFormatError(
+            f"{path}: {type(est).__name__}.{name} is an array of {arr.dtype} ({arr.dtype.kind!r}), which no fit "
+            "produces: fitted arrays hold real numbers (a damaged or edited file)"
+        )
+
+
+def _check_loaded_shapes(path, est):
+    """The fitted arrays' shapes against each other (the class's ``_state_shapes``: attribute -> dimension
+    names, ``"d"`` being ``n_features_in_``): a file whose arrays disagree is refused at load, not by numpy's
+    "tuple index out of range" at the first ``transform``."""
+    rules = getattr(type(est), "_state_shapes", None)
+    if not rules:
+        return
+    bound: dict[str, tuple[int, str]] = {}
+    if isinstance(getattr(est, "n_features_in_", None), (int, np.integer)):
+        bound["d"] = (int(est.n_features_in_), "n_features_in_")
+    for name, dims in rules.items():
+        value = est.__dict__.get(name)
+        if value is None:
+            continue
+        shape = getattr(value, "shape", None)
+        if shape is None or len(shape) != len(dims):
+            raise ModelFormatError(
+                f"{path}: {type(est).__name__}.{name} has shape {shape}, expected {len(dims)} dimension(s) "
+                f"{tuple(dims)} (a damaged or edited file)"
+            )
+        for size, dim in zip(shape, dims, strict=True):
+            seen = bound.setdefault(dim, (int(size), name))
+            if seen[0] != size:
+                raise ModelFormatError(
+                    f"{path}: {type(est).__name__}.{name} has shape {tuple(shape)}, but {seen[1]} gives its "
+                    f"'{dim}' as {seen[0]}: the fitted arrays disagree (a damaged or edited file)"
+                )
 
 
 def _check_loaded_params(path, est):

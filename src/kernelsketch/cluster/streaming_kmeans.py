@@ -148,6 +148,9 @@ class StreamingKMeans(ClusterMixin, ClassNamePrefixFeaturesOutMixin, Transformer
         "n_steps_",
     )
 
+    #: the fitted arrays' shapes against each other, checked when a model file is loaded ("d": n_features_in_)
+    _state_shapes: ClassVar[dict[str, tuple[str, ...]]] = {"cluster_centers_": ("k", "d"), "counts_": ("k",)}
+
     #: the parameters that set the output dimension and the approximation"s size (the CLI"s -d and -n)
     _dim_param: ClassVar[str | None] = None
     _size_param: ClassVar[str | None] = None

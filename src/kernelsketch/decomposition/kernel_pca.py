@@ -130,6 +130,15 @@ class KernelPCA(KernelEstimatorMixin, ClassNamePrefixFeaturesOutMixin, Transform
 
     #: the fitted state ks.save writes (beyond the parameters, n_features_in_ and feature_names_in_);
     #: an attribute not listed here makes save fail, so nothing is silently lost
+    #: the fitted arrays' shapes against each other, checked when a model file is loaded ("d": n_features_in_)
+    _state_shapes: ClassVar[dict[str, tuple[str, ...]]] = {
+        "X_fit_": ("n", "d"),
+        "_fit_row_means": ("n",),
+        "eigenvectors_": ("n", "k"),
+        "eigenvalues_": ("k",),
+        "explained_variance_": ("k",),
+        "explained_variance_ratio_": ("k",),
+    }
     _persistent_state: ClassVar[tuple[str, ...]] = (
         "X_fit_",
         "X_transformed_fit_",

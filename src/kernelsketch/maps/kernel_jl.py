@@ -125,6 +125,15 @@ class KernelJL(
 
     #: the fitted state ks.save writes (beyond the parameters, n_features_in_ and feature_names_in_);
     #: an attribute not listed here makes save fail, so nothing is silently lost
+    #: the fitted arrays' shapes against each other, checked when a model file is loaded ("d": n_features_in_)
+    _state_shapes: ClassVar[dict[str, tuple[str, ...]]] = {
+        "landmarks_": ("n", "d"),
+        "landmark_indices_": ("n",),
+        "landmark_means_": ("n",),
+        "projection_": ("n", "k"),
+        "random_matrix_": ("k", "n"),
+        "offset_": ("k",),
+    }
     _persistent_state: ClassVar[tuple[str, ...]] = (
         "_n_features_out",
         "kernel_",

@@ -210,6 +210,13 @@ class LandmarkSpectralEmbedding(ClassNamePrefixFeaturesOutMixin, TransformerMixi
         "n_samples_seen_",
         "projection_",
     )
+    #: the fitted arrays' shapes against each other, checked when a model file is loaded ("d": n_features_in_)
+    _state_shapes: ClassVar[dict[str, tuple[str, ...]]] = {
+        "landmarks_": ("m", "d"),
+        "projection_": ("m", "k"),
+        "landmark_degrees_": ("m",),
+        "graph_gram_": ("m", "m"),
+    }
     #: caches never saved (rebuilt from the landmarks by whoever needs them)
     _transient_state: ClassVar[tuple[str, ...]] = ("_searcher_cache",)
     #: a model file written before ``search`` existed searched exactly: it loads as ``search="exact"``

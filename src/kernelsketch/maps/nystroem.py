@@ -132,6 +132,14 @@ class Nystroem(
 
     #: the fitted state ks.save writes (beyond the parameters, n_features_in_ and feature_names_in_);
     #: an attribute not listed here makes save fail, so nothing is silently lost
+    #: the fitted arrays' shapes against each other, checked when a model file is loaded ("d": n_features_in_)
+    _state_shapes: ClassVar[dict[str, tuple[str, ...]]] = {
+        "landmarks_": ("m", "d"),
+        "landmark_indices_": ("m",),
+        "eigenvectors_": ("m", "c"),
+        "eigenvalues_": ("c",),
+        "projection_": ("m", "c"),
+    }
     _persistent_state: ClassVar[tuple[str, ...]] = (
         "_n_features_out",
         "_sampler",

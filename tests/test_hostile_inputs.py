@@ -398,7 +398,7 @@ def test_spectral_embedding_does_not_depend_on_a_common_offset(dtype, offset):
     np.testing.assert_allclose(est.eigenvalues_, ref.eigenvalues_, atol=2e-3)
 
 
-@pytest.mark.parametrize("scale", [1e-150, 1e-6, 1e6, 1e100])
+@pytest.mark.parametrize("scale", [1e-140, 1e-6, 1e6, 1e100])
 def test_spectral_clustering_does_not_depend_on_a_common_scale(scale):
     X, y = _blobs()
     ref = ks.LandmarkSpectralClustering(3, random_state=0).fit_predict(X)
@@ -429,3 +429,21 @@ def test_cluster_file_on_map_coordinates_in_float32(tmp_path, method):
     np.save(path, (centres[y] + rng.normal(scale=150, size=(3000, 2))).astype(np.float32))
     kw = {} if method is None else {"embedding": None}
     assert _ari(y, ks.cluster_file(str(path), 3, random_state=0, **kw).labels) > 0.99
+
+
+@pytest.mark.parametrize(
+    "scale,dtype,what",
+    [
+        (1e-160, np.float64, "underflow"),
+        (1e-300, np.float64, "underflow"),
+        (1e20, np.float32, "overflow"),
+        (1e-30, np.float32, "underflow"),
+    ],
+)
+def test_a_spread_whose_squares_leave_the_dtype_says_rescale(scale, dtype, what):
+    # issue 53 item 8: "too few distinct rows" / "duplicate points" and overflow warnings instead of "rescale"
+    X, _ = _blobs(n=1000)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no overflow / underflow warning on the way to the message either
+        with pytest.raises(ValueError, match=f"squared distances {what} in {np.dtype(dtype).name}.*rescale the data"):
+            ks.cluster_file((X * scale).astype(dtype), 3, random_state=0)

@@ -392,3 +392,29 @@ def test_quoted_commas_are_named_and_the_first_data_line_is_compared_with_the_he
     path.write_text('a,b,c\n"4,5","6,7",8\n1,2,3\n')
     with pytest.raises(ValueError, match=r"line 2 has 5 field\(s\), expected 3 like the header \(line 1\); quoted"):
         open_matrix(path).read()
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["1990,2000,2010,2020\n3,5,2,7\n4,1,8,2\n6,6,3,1\n", "0.5,1.5,2.5\n0.31,0.72,0.15\n0.44,0.12,0.98\n"],
+    ids=["years-over-counts", "bins-over-fractions"],
+)
+def test_an_evenly_stepping_numeric_first_line_is_refused_as_ambiguous(tmp_path, text):
+    # issue 53 item 5: these first lines were read as data rows (61 rows from 60)
+    from kernelsketch.io import open_matrix
+
+    path = tmp_path / "x.csv"
+    path.write_text(text)
+    with pytest.raises(ValueError, match=r"cannot tell whether the first line .* step evenly.*--header or --no-header"):
+        open_matrix(path).read()
+    n = text.count("\n")
+    assert open_matrix(path, header=True).read()[0].shape[0] == n - 1
+    assert open_matrix(path, header=False).read()[0].shape[0] == n
+
+
+def test_a_ramp_continued_below_is_still_data(tmp_path):
+    from kernelsketch.io import open_matrix
+
+    path = tmp_path / "ramp.csv"
+    path.write_text("0,1,2\n1,2,3\n2,3,4\n")
+    assert open_matrix(path).read()[0].shape == (3, 3)

@@ -94,12 +94,18 @@ def _ambiguous_first_line(fields, rest):
     """Why the first line, read as data by the rules above, may be a header of numbers; None if it cannot be.
 
     Whole numbers where every line below (of those read) writes a fraction in the same column
-    (wavelengths ``400,410,...`` over measurements), or the ``0,1,...,n-1`` of pandas over whole
-    numbers: such a line is a header as often as data, and a guess loses a row or invents one.
+    (wavelengths ``400,410,...`` over measurements), the ``0,1,...,n-1`` of pandas over whole
+    numbers, or numbers stepping evenly (years ``1990,2000,2010``, bins ``0.5,1.5,2.5``) over lines that
+    do not: such a line is a header as often as data, and a guess loses a row or invents one.
     """
     if not rest:
         return None
     numeric = [j for j, c in enumerate(fields) if _is_number(c)]
+    if len(numeric) == len(fields) and _even_steps(fields) and not any(_even_steps(r) for r in rest):
+        return (
+            f"its values step evenly ({', '.join(fields[:3])}, ...) like column labels (years, wavelengths, "
+            "bins), and no line below does"
+        )
     if not numeric or not all(_is_int_token(fields[j]) for j in numeric):
         return None
     if fields == [str(j) for j in range(len(fields))]:
@@ -114,6 +120,15 @@ def _ambiguous_first_line(fields, rest):
                 "(numbers as column names?)"
             )
     return None
+
+
+def _even_steps(cells) -> bool:
+    """At least 3 numbers increasing by one step (to rounding): ``1990,2000,2010``, ``0.5,1.5,2.5``."""
+    if len(cells) < 3 or not all(_is_number(c) for c in cells):
+        return False
+    v = [float(c) for c in cells]
+    steps = [b - a for a, b in itertools.pairwise(v)]
+    return steps[0] > 0 and all(abs(d - steps[0]) <= 1e-9 * max(1.0, abs(steps[0])) for d in steps)
 
 
 def _is_number(s: str) -> bool:

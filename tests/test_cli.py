@@ -321,7 +321,6 @@ def test_cluster_every_method_plots_its_embedding(bank, tmp_path, method):
 @pytest.mark.parametrize(
     "args, message",
     [
-        (("-k", 1, "--label-column", "class"), "n_clusters must be an int >= 2"),
         (("-k", 5000, "--label-column", "class"), "must be <= the number of rows (1372)"),
         (("-k", 2, "--label-column", "nope"), "no label column named 'nope'"),
     ],

@@ -49,3 +49,25 @@ def test_reordered_columns_are_refused(name):
     if hasattr(est, "partial_fit") and name != "Nystroem":
         with pytest.raises(ValueError, match="feature names"):
             est.partial_fit(df[df.columns[::-1]])
+
+
+def test_cluster_file_of_a_data_frame_refuses_a_label_like_column_and_keeps_the_names():
+    # issue 53 item 4: a DataFrame's `class` column was clustered as a feature without a word (the CLI refuses the
+    # same CSV), and the frame's column names were dropped (so a reordered frame only warned)
+    pd = pytest.importorskip("pandas")
+    from sklearn.datasets import make_blobs
+
+    X, y = make_blobs(2000, centers=3, random_state=1)
+    df = pd.DataFrame(X, columns=["a", "b"]).assign(**{"class": y})
+    with pytest.raises(ValueError, match="column 'class' looks like the class labels; pass label_column='class'"):
+        ks.cluster_file(df, 3)
+    res = ks.cluster_file(df, 3, label_column="class", random_state=0)
+    assert res.adjusted_rand_index > 0.95
+    assert list(res.model.steps[0][1].feature_names_in_) == ["a", "b"]
+    np.testing.assert_array_equal(res.model.predict(df[["a", "b"]]), res.labels)
+    with pytest.raises(ValueError, match="feature names"):
+        res.model.predict(df[["b", "a"]])  # reordered columns: refused by name, never a silent wrong answer
+    kept = ks.cluster_file(df, 3, columns=["a", "b", "class"], random_state=0)  # said explicitly: a feature
+    assert list(kept.model.steps[0][1].feature_names_in_) == ["a", "b", "class"]
+    with pytest.raises(ValueError, match="not a column"):
+        ks.cluster_file(df, 3, label_column="species")

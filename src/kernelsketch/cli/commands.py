@@ -84,16 +84,15 @@ def _landmark_target(args):
     return target
 
 
-#: header names that mean "the classes", not a feature
-_LABEL_NAMES = {"label", "labels", "class", "classes", "target", "y", "category", "species", "outcome"}
-
-
 def _refuse_label_as_feature(args, engine):
-    """A column named like the labels is never embedded silently: say --label-column or --columns."""
+    """A column named like the labels is never embedded silently: say --label-column or --columns (the library's
+    rule, :func:`~kernelsketch.out_of_core.engine.label_like_columns`, in the command line's words)."""
+    from ..out_of_core.engine import label_like_columns
+
     names = engine.feature_names
     if names is None or args.label_column is not None or args.columns:
         return
-    suspects = [n for n in names if str(n).strip().lower() in _LABEL_NAMES]
+    suspects = label_like_columns(engine)
     if suspects:
         raise UsageError(
             f"column {suspects[0]!r} of {args.input} looks like the class labels; pass "

@@ -151,9 +151,10 @@ class ArraySource(MatrixSource):
 
     format = "array"
 
-    def __init__(self, X, y=None, *, name="<array>"):
+    def __init__(self, X, y=None, *, name="<array>", feature_names=None):
         from ..utils.validation import check_input
 
+        self.feature_names = None if feature_names is None else [str(n) for n in feature_names]
         self.X = check_input(X, accept_sparse=("csr",), name="X")
         self.y = None if y is None else np.asarray(y)
         if self.y is not None and self.y.shape[0] != self.X.shape[0]:

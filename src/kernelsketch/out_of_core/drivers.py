@@ -18,7 +18,7 @@ from ..io import RowReservoir
 from ..io.readers import guess_format as _guess_format
 from ..utils.validation import derive_seed
 from ..utils.warnings import warn as _warn
-from .engine import _dense_if_needed, _sum_tuples, align_columns, open_engine
+from .engine import Engine, _dense_if_needed, _sum_tuples, align_columns, open_engine, refuse_label_like_columns
 from .fit import FIT_ROWS, FitResult, fit_source
 from .missing import check_missing_codes, replace_missing_codes
 from .sinks import _ArraySink, _FileSink, _inputs_of, _make_sink
@@ -638,6 +638,8 @@ def cluster_file(
     if keep_graph not in (True, False, "auto"):
         raise ValueError(f"keep_graph must be True, False or 'auto', got {keep_graph!r}")
     engine = open_engine(data, client=client, block_rows=block_rows, **read_options)
+    if not isinstance(data, Engine):
+        refuse_label_like_columns(engine, read_options)
     protect = _inputs_of(data)
     if isinstance(output, (str, os.PathLike)):
         from ..io import check_output_path, output_format

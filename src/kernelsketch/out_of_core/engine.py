@@ -237,11 +237,64 @@ def open_engine(data, *, client=None, block_rows=None, **read_options):
         source = data
     elif isinstance(data, (str, os.PathLike)):
         source = open_matrix(data, **read_options)
+    elif _is_data_frame(data):
+        source = _frame_source(
+            data, read_options.get("columns"), read_options.get("label_column"), read_options.get("y")
+        )
     else:
         if read_options.get("label_column") is not None or read_options.get("columns") is not None:
-            raise TypeError("columns / label_column select columns of a file; for arrays, pass X[:, cols] and y")
+            raise TypeError(
+                "columns / label_column select columns of a file or a DataFrame; for arrays, pass X[:, cols] and y"
+            )
         source = ArraySource(data, read_options.get("y"))
     return LocalEngine(source, block_rows=block_rows)
+
+
+def _is_data_frame(data) -> bool:
+    return hasattr(data, "columns") and hasattr(data, "iloc") and getattr(data, "ndim", 2) == 2
+
+
+def _frame_source(frame, columns=None, label_column=None, y=None):
+    """A DataFrame as a source that keeps its column names (a file with a header does too): ``columns`` and
+    ``label_column`` select by name, as for a file."""
+    names = list(frame.columns)
+    if label_column is not None and label_column not in names:
+        raise ValueError(f"label_column {label_column!r} is not a column of the DataFrame ({names[:10]}...)")
+    if label_column is not None and y is not None:
+        raise ValueError("give label_column= or y=, not both")
+    features = [c for c in names if c != label_column] if columns is None else list(columns)
+    missing = [c for c in features if c not in names]
+    if missing:
+        raise ValueError(f"columns {missing} are not columns of the DataFrame")
+    if label_column is not None and label_column in features:
+        raise ValueError(f"the label column {label_column!r} is also selected as a feature")
+    labels = frame[label_column].to_numpy() if label_column is not None else y
+    return ArraySource(frame[features], labels, name="<DataFrame>", feature_names=features)
+
+
+#: column names that mean "the classes", not a feature (a file's header or a DataFrame's columns)
+LABEL_NAMES = frozenset({"label", "labels", "class", "classes", "target", "y", "category", "species", "outcome"})
+
+
+def label_like_columns(engine) -> list:
+    """The engine's feature columns named like the class labels (:data:`LABEL_NAMES`): clustering or embedding
+    them as features is almost never meant (pass ``label_column=`` to leave one out, or ``columns=``)."""
+    names = getattr(engine, "feature_names", None) or []
+    return [n for n in names if str(n).strip().lower() in LABEL_NAMES]
+
+
+def refuse_label_like_columns(engine, read_options):
+    """``ValueError`` when a feature column is named like the labels and neither ``label_column=`` nor
+    ``columns=`` says what to do with it (the command line's rule, for the library's callers)."""
+    if read_options.get("label_column") is not None or read_options.get("columns") is not None:
+        return
+    suspects = label_like_columns(engine)
+    if suspects:
+        names = [str(n) for n in engine.feature_names]
+        raise ValueError(
+            f"column {suspects[0]!r} looks like the class labels; pass label_column={suspects[0]!r} to leave it "
+            f"out, or columns={names} to keep it as a feature (e.g. coordinates x, y)"
+        )
 
 
 def _dense_if_needed(est, X):

@@ -22,6 +22,7 @@ from ..io import RowReservoir, open_matrix
 from ..io.source import ArraySource, MatrixSource
 from ..utils.dispatch import is_dask_array
 from ..utils.progress import progress
+from ..utils.warnings import warn as _warn
 
 
 @runtime_checkable
@@ -351,7 +352,9 @@ def align_columns(estimator, engine):
     """Read a file's columns in the order the model was fitted on, matching them by name.
 
     Returns None when nothing was done (the names already match, the file has no
-    header, or the model knows no names), else the file's order that was rearranged.
+    header, or the model knows no names), else the file's order that was rearranged.  When only one side has
+    names (a model fitted on a headerless file applied to a file with a header, or the reverse), the columns
+    are taken in their order with a ``UserWarning`` saying so, as scikit-learn does for arrays and DataFrames.
 
     Raises
     ------
@@ -360,6 +363,19 @@ def align_columns(estimator, engine):
     """
     fitted = getattr(estimator, "feature_names_in_", None)
     names = _file_feature_names(engine)
+    if fitted is None and names is not None and getattr(estimator, "n_features_in_", None) is not None:
+        _warn(
+            f"the model was fitted without column names (a file without a header, or an array): the input's columns "
+            f"{list(names)[:8]} are taken in their order, which cannot be checked against the model's",
+            UserWarning,
+        )
+    if fitted is not None and names is None:
+        _warn(
+            f"the model was fitted on columns named {[str(n) for n in fitted][:8]}, but the input has no column names "
+            "(a file without a header, or an array): its columns are taken in their order, which cannot be checked "
+            "(give it a header to have them matched by name)",
+            UserWarning,
+        )
     if fitted is None or names is None:
         return None
     fitted, names = [str(n) for n in fitted], list(names)

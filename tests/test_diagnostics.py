@@ -391,3 +391,18 @@ def test_cli_diagnose_k_on_bank_notes_reports_the_stability_of_every_k(tmp_path,
     assert "| k | stability: ARI between two halves' clusterings |" in report
     assert f"| 2 (asked) | {asked['stability']:.3f} | {asked['spread']:.3f} |" in report
     assert f"k = 2 gives {asked['stability']:.2f} ± {asked['spread']:.2f}" in data["text"]
+
+
+def test_diagnose_on_sparse_input_describes_what_cluster_does(tmp_path):
+    # issue 53 item 6: on a libsvm file diagnose said cluster would z-score the columns and named a missing-value
+    # code; cluster does neither for sparse data
+    rng = np.random.default_rng(0)
+    lines = []
+    for i in range(400):
+        a, b = (1, 1000) if i % 2 else (5, 9000)
+        lines.append(f"{i % 2} 1:{a + rng.normal():.4f} 2:{b + 100 * rng.normal():.2f}" + (" 3:-999" if i < 40 else ""))
+    path = tmp_path / "x.libsvm"
+    path.write_text("\n".join(lines) + "\n")
+    c = ks.diagnose(str(path), n_clusters=2, sample_size=300, n_landmarks=50).clustering
+    assert c["standardize"] is False and c["missing_value_codes"] == []
+    assert "sparse input: the columns are left unscaled" in c["text"] and "z-scored first" not in c["text"]

@@ -467,7 +467,7 @@ def diagnose(
         isinstance(n_clusters, bool) or not isinstance(n_clusters, (int, np.integer)) or n_clusters < 2
     ):
         raise ValueError(f"n_clusters must be an int >= 2, got {n_clusters!r}")
-    N, X = _diagnose_sample(data, sample_size, seed, client, read_options)
+    N, X, sparse = _diagnose_sample(data, sample_size, seed, client, read_options)
     n = X.shape[0]
     heuristics = {
         name: float(estimate_bandwidth(X, name, random_state=seed)) for name in ("percentile", "median", "mean_sq")
@@ -486,7 +486,7 @@ def diagnose(
     sweep = _bandwidth_sweep(X, kernel, h, bar)
     bar.close()
 
-    clustering = None if n_clusters is None else clustering_advice(X, int(n_clusters), random_state=seed)
+    clustering = None if n_clusters is None else clustering_advice(X, int(n_clusters), random_state=seed, sparse=sparse)
     top = min(n, 200)
     return DiagnoseResult(
         n_rows=N,
@@ -509,7 +509,8 @@ def diagnose(
 
 
 def _diagnose_sample(data, sample_size, seed, client, read_options):
-    """``(N, X)``: the source's row count and a seeded uniform sample of ``sample_size`` rows, dense float64."""
+    """``(N, X, sparse)``: the source's row count, a seeded uniform sample of ``sample_size`` rows (dense float64)
+    and whether the source is sparse (``cluster`` neither z-scores nor looks for missing-value codes in sparse data)."""
     from .maps.landmarks import sample_row_indices
     from .out_of_core import open_engine
 
@@ -520,8 +521,9 @@ def _diagnose_sample(data, sample_size, seed, client, read_options):
     if N < 3:
         raise ValueError(f"diagnose needs at least 3 rows, got {N}")
     X, _ = engine.gather(sample_row_indices(N, int(sample_size), [seed, 0xD1A6]))
+    sparse = bool(getattr(engine, "sparse", False) or hasattr(X, "toarray"))
     X = X.toarray() if hasattr(X, "toarray") else np.asarray(X, dtype=np.float64)
-    return N, np.asarray(X, dtype=np.float64)
+    return N, np.asarray(X, dtype=np.float64), sparse
 
 
 def _gram_spectrum(X, kernel, h):
@@ -703,12 +705,15 @@ def _stability_ranking(X, n_clusters, random_state):
     return [dict(row, spread=float(spread[row["k"]])) for row in res.ranking("ari")]
 
 
-def _advice_text(n_clusters, spread, standardize, m, graphs, best, ranking, codes, criterion="eigengap"):
+def _advice_text(n_clusters, spread, standardize, m, graphs, best, ranking, codes, criterion="eigengap", sparse=False):
     """The prose of :func:`clustering_advice`: what ``cluster -k`` would do, and what to watch for."""
     from .out_of_core import UNIT_SPREAD
 
     why = (
-        f"the columns' magnitudes spread over a factor {spread:.3g} > {UNIT_SPREAD:g}: z-scored first"
+        "sparse input: the columns are left unscaled (z-scoring would make them dense) and not searched for "
+        "missing-value codes"
+        if sparse
+        else f"the columns' magnitudes spread over a factor {spread:.3g} > {UNIT_SPREAD:g}: z-scored first"
         if standardize
         else f"the columns' magnitudes spread over a factor {spread:.3g} <= {UNIT_SPREAD:g}: not standardized"
     )
@@ -771,7 +776,7 @@ def _advice_text(n_clusters, spread, standardize, m, graphs, best, ranking, code
     return text
 
 
-def clustering_advice(X, n_clusters, *, random_state=0, n_landmarks=1000, neighbor_grid=NEIGHBOR_GRID):
+def clustering_advice(X, n_clusters, *, random_state=0, n_landmarks=1000, neighbor_grid=NEIGHBOR_GRID, sparse=False):
     """How ``cluster_file(X, n_clusters)`` would cluster ``X`` (a sample, in memory), and how well it can.
 
     Standardizes as the driver's default does (``standardize="auto"``: when the columns'
@@ -809,9 +814,10 @@ def clustering_advice(X, n_clusters, *, random_state=0, n_landmarks=1000, neighb
     n = X.shape[0]
     if n_clusters >= n:
         raise ValueError(f"n_clusters={n_clusters} must be < the {n} sampled rows")
-    codes = missing_value_codes(X)
+    # as cluster does: sparse data is neither searched for missing-value codes nor z-scored (it would become dense)
+    codes = [] if sparse else missing_value_codes(X)
     spread = magnitude_spread(np.abs(X).max(axis=0))
-    standardize = bool(spread > UNIT_SPREAD)
+    standardize = bool(spread > UNIT_SPREAD) and not sparse
     if standardize:
         from sklearn.preprocessing import StandardScaler
 
@@ -846,7 +852,7 @@ def clustering_advice(X, n_clusters, *, random_state=0, n_landmarks=1000, neighb
     else:  # too few rows for two halves of more than k rows: the spectrum alone
         ranking = sorted(({"k": kk, "eigengap": g} for kk, g in gaps.items()), key=lambda row: -row["eigengap"])
         criterion = "eigengap"
-    text = _advice_text(n_clusters, spread, standardize, m, graphs, best, ranking, codes, criterion)
+    text = _advice_text(n_clusters, spread, standardize, m, graphs, best, ranking, codes, criterion, sparse)
     return {
         "n_clusters": int(n_clusters),
         "missing_value_codes": codes,

@@ -157,8 +157,9 @@ class FitResult:
 #: - ``"random_features"``: nothing but the bandwidth depends on the data;
 #: - ``"sample"`` (any other estimator): ``fit`` on a uniform sample of ``fit_rows`` rows.
 #: - ``"landmarks_then_pass"``: landmark rows by index, then one pass summing block statistics
-#:   (``_plan`` / ``_set_landmarks`` / ``_statistics`` / ``_merge`` / ``_finish``: the landmark
-#:   spectral embedding);
+#:   (``_plan`` / ``_choose_landmarks`` / ``_graph`` and ``_graph_statistics`` or, locally,
+#:   ``_new_statistics`` / ``_gram_pieces`` / ``_add_graph_statistics`` / ``_merge`` / ``_finish``: the
+#:   landmark spectral embedding);
 #: - ``"embedding_then_sample"``: such an embedding, then k-means on a uniform sample of embedded
 #:   rows (:class:`~kernelsketch.cluster.LandmarkSpectralClustering`).
 FIT_STRATEGIES = (

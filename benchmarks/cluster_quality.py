@@ -550,11 +550,19 @@ def scale_paragraph(path=None):
 
 
 def write_page(md, path):
-    """The docs page: the fixed introduction, then the tables of this run."""
+    """The docs page: the fixed introduction, then the tables of this run (and the block ``cluster_pool`` wrote,
+    kept as it is)."""
+    from .cluster_pool import POOL_END, POOL_START
+
     body = md.split("\n", 1)[1]  # the results file without its title
     intro = PAGE_INTRO.replace("![ARI of the default", scale_paragraph() + "![ARI of the default", 1)
+    pool = ""
+    if os.path.exists(path):
+        old = open(path).read()
+        if POOL_START in old and POOL_END in old:
+            pool = "\n" + POOL_START + old.split(POOL_START, 1)[1].split(POOL_END, 1)[0] + POOL_END + "\n"
     with open(path, "w") as fh:
-        fh.write(intro + body.lstrip("\n"))
+        fh.write(intro + body.lstrip("\n") + pool)
 
 
 def plot(results, path):

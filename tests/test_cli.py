@@ -707,3 +707,23 @@ def test_piped_input_is_refused_with_what_to_do(tmp_path):
     )
     assert proc.returncode != 0 and "not a regular file" in proc.stderr and "save the data to a file" in proc.stderr
     assert not (tmp_path / "l.npy").exists()
+
+
+def test_init_size_a_directory_as_model_and_an_unwritable_output_are_named_rightly(tmp_path, capsys):
+    # issue 53 item 14: --init-size 1 named the wrong cause (-k must be <= the number of rows (1)); a directory
+    # given as the model "does not exist"; an unwritable output was reported by its temporary file's name
+    X = np.random.default_rng(0).normal(size=(300, 2))
+    np.save(tmp_path / "x.npy", X)
+    args = ["cluster", str(tmp_path / "x.npy"), "-k", "3", "-o", str(tmp_path / "l.npy")]
+    assert main([*args, "--init-size", "1"]) != 0
+    err = capsys.readouterr().err
+    assert "--init-size=1 rows cannot seed -k=3 clusters" in err and "number of rows (1)" not in err
+    (tmp_path / "model_dir").mkdir()
+    assert main(["predict", str(tmp_path / "model_dir"), str(tmp_path / "x.npy"), "-o", str(tmp_path / "p.npy")]) != 0
+    assert "is a directory, not a model file" in capsys.readouterr().err
+    blocker = tmp_path / "file"
+    blocker.write_text("")  # a file where the output's folder should be: its folder cannot be written
+    assert main(["cluster", str(tmp_path / "x.npy"), "-k", "3", "-o", str(blocker / "l.npy")]) != 0
+    err = capsys.readouterr().err
+    assert f"cannot write output '{blocker / 'l.npy'}'" in err or "does not exist" in err
+    assert ".part" not in err

@@ -744,6 +744,8 @@ def load(path: PathLike, *, xp: Any = None, device: Any = None) -> Any:
     """
 
     path = Path(os.fspath(path)).expanduser()
+    if path.is_dir():
+        raise IsADirectoryError(f"model file {str(path)!r} is a directory, not a model file (ks.save writes one file)")
     if not path.is_file():
         raise FileNotFoundError(f"model file {str(path)!r} does not exist")
     if not zipfile.is_zipfile(path):

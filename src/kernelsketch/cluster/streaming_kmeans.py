@@ -203,6 +203,11 @@ class StreamingKMeans(ClusterMixin, ClassNamePrefixFeaturesOutMixin, Transformer
         k-means++ starts for a seed.
         """
         idx = self.sample_indices(n_rows, rng)
+        if idx.size < self.n_clusters:
+            raise ValueError(
+                f"init_size={self.init_size} rows cannot seed n_clusters={self.n_clusters} clusters: the k-means "
+                f"sample needs at least one row per cluster ({self.n_clusters} or more; None: min(N, 100,000))"
+            )
         sample = embedded_rows(idx)
         self.seed(sample, rng)
         return idx, sample

@@ -173,7 +173,10 @@ class AtomicPath:
         self.path = path
         self.force = force
         remove_stale_parts(self.path)
-        fd, tmp = tempfile.mkstemp(dir=self.path.parent, prefix=f".{self.path.name}.{os.getpid()}.", suffix=".part")
+        try:
+            fd, tmp = tempfile.mkstemp(dir=self.path.parent, prefix=f".{self.path.name}.{os.getpid()}.", suffix=".part")
+        except OSError as exc:  # named by the output the user gave, not by the temporary file beside it
+            raise OSError(exc.errno, f"cannot write output {str(self.path)!r} (its folder): {exc.strerror}") from None
         os.close(fd)
         # mkstemp creates the file 0600; give the output the permissions a plain open() would,
         # or those of the file it replaces (a private model stays private)

@@ -248,8 +248,9 @@ def set_scores(rows):
 
 def leave_one_group_out(scores, sets):
     """``(per-group rows, chosen on all)``: for each group, the candidate best on the other groups, scored on it."""
-    cands = [c for c in CANDIDATES if (c, "driver") in scores]
     keys = [(g, n) for g, n, *_ in sets]
+    # (a candidate not run on every set, e.g. cut short, takes no part)
+    cands = [c for c in CANDIDATES if (c, "driver") in scores and all(s in scores[(c, "driver")] for s in keys)]
     rows = []
     for g in GROUPS:
         train = [s for s in keys if s[0] != g]
@@ -296,10 +297,14 @@ def render(rows, sets, seeds, info):
         lines.append(f"| {g} | {len(test)} | {best} | {np.mean(vals):.3f} | {c0:.3f} |")
     overall = float(np.mean([left_out[s] for s in keys]))
     c0_all = float(np.mean([scores[("C0 default", "driver")][s] for s in keys]))
+    diff = np.array([scores[(chosen, "driver")][s] - scores[("C0 default", "driver")][s] for s in keys])
+    se = float(diff.std(ddof=1) / np.sqrt(diff.size)) if diff.size > 1 else float("nan")
     lines += [
         f"| **all 48** | {len(keys)} | | **{overall:.3f}** | {c0_all:.3f} |",
         "",
-        f"Chosen on all 7 groups (the candidate to ship): **{chosen}**.",
+        f"Chosen on all 7 groups (the candidate to ship): **{chosen}**; its mean ARI minus the current default's "
+        f"over the 48 sets: {diff.mean():+.3f} (paired standard error {se:.3f}). Leave-one-group-out's estimate "
+        f"for the selection, {overall:.3f}, against {c0_all:.3f} for keeping the current default everywhere.",
         "",
         "## Every candidate (mean ARI over the sets; tuned, not left out)",
         "",
@@ -307,7 +312,7 @@ def render(rows, sets, seeds, info):
         "|---|---|" + "---|" * len(GROUPS),
     ]
     for c in CANDIDATES:
-        if (c, "driver") not in scores:
+        if (c, "driver") not in scores or not all(s in scores[(c, "driver")] for s in keys):
             continue
         per = scores[(c, "driver")]
         by_group = [np.mean([per[s] for s in keys if s[0] == g]) for g in GROUPS]
@@ -334,25 +339,36 @@ def render(rows, sets, seeds, info):
         )
     genie = {s: ref_best(s, "Genie") for s in keys}
     km = {s: (ref_best(s, "KMeans"), scores.get(("KMeans", "std"), {}).get(s)) for s in keys}
-    at_least_km = sum(1 for s in keys if km[s][0] is not None and left_out[s] >= km[s][0] - 0.02)
-    real_ok = [s for s in keys if f"{s[0]}/{s[1]}" in REAL and km[s][1] is not None and left_out[s] >= km[s][1] - 0.02]
     real_all = [s for s in keys if f"{s[0]}/{s[1]}" in REAL]
     genie_sets = [s for s in keys if genie[s] is not None]
     g_mean = float(np.mean([genie[s] for s in genie_sets])) if genie_sets else float("nan")
-    d_mean = float(np.mean([left_out[s] for s in genie_sets])) if genie_sets else float("nan")
+    c0 = scores[("C0 default", "driver")]
+
+    def targets(of):
+        """The issue's three targets for the per-set scores ``of``: ``[(value, met)]``."""
+        at_least = sum(1 for s in keys if km[s][0] is not None and of[s] >= km[s][0] - 0.02)
+        real_ok = sum(1 for s in real_all if km[s][1] is not None and of[s] >= km[s][1] - 0.02)
+        mean = float(np.mean([of[s] for s in genie_sets])) if genie_sets else float("nan")
+        return [
+            (f"{mean:.3f} vs {g_mean:.3f} + .03", mean >= g_mean + 0.03),
+            (f"{at_least} of {len(keys)} ({100 * at_least / len(keys):.0f} %)", at_least >= 0.9 * len(keys)),
+            (f"{real_ok} of {len(real_all)}", real_ok == len(real_all)),
+        ]
+
+    names = (
+        f"mean ARI >= Genie's + .03 (on the {len(genie_sets)} sets Genie ran)",
+        ">= max(KMeans raw, std) - .02 on >= 90 % of sets",
+        "every real-data set >= KMeans std - .02",
+    )
     lines += [
         "",
         "## The issue's targets, on the left-out scores",
         "",
-        "| target | value | met |",
-        "|---|---|---|",
-        f"| mean ARI >= Genie's + .03 (on the {len(genie_sets)} sets Genie ran) | {d_mean:.3f} vs {g_mean:.3f} + .03 | "
-        f"{'yes' if d_mean >= g_mean + 0.03 else '**NO**'} |",
-        f"| >= max(KMeans raw, std) - .02 on >= 90 % of sets | {at_least_km} of {len(keys)} "
-        f"({100 * at_least_km / len(keys):.0f} %) | {'yes' if at_least_km >= 0.9 * len(keys) else '**NO**'} |",
-        f"| every real-data set >= KMeans std - .02 | {len(real_ok)} of {len(real_all)} | "
-        f"{'yes' if len(real_ok) == len(real_all) else '**NO**'} |",
+        "| target | left-out selection | met | the current default (C0) | met |",
+        "|---|---|---|---|---|",
     ]
+    for name, (lv, lm), (cv, cm) in zip(names, targets(left_out), targets(c0), strict=True):
+        lines.append(f"| {name} | {lv} | {'yes' if lm else '**NO**'} | {cv} | {'yes' if cm else '**NO**'} |")
     losses = []
     for s in keys:
         refs = {r: ref_best(s, r) for r in REFERENCES}

@@ -59,7 +59,7 @@ def remove_stale_graphs(dir=None) -> list[str]:
     from ..io.atomic import _pid_alive
 
     folder = tempfile.gettempdir() if dir is None else os.fspath(dir)
-    removed = []
+    removed: list[str] = []
     try:
         entries = os.listdir(folder)
     except OSError:

@@ -218,3 +218,68 @@ def test_quick_run_checks_theorem_6(tmp_path):
     assert (out / "theorem6.png").stat().st_size > 1000
     spear = _read_csv(out / "figure1_spearman.csv")
     assert all(np.isnan(p) or -1 <= p <= 1 for p in (float(s["partial_spearman_given_r"]) for s in spear))
+
+
+def _theorems_2_5_csv(folder, theorem5_rows):
+    """A ``theorems_2_5.csv`` of one (dataset, m) pair; rows: Theorem 5's (condition, holds, vacuous, bound, grade)."""
+    fields = [
+        "dataset", "N", "m", "r", "dh_mean", "dh_max", "kr_error_mean", "theorem2_bound_mean",
+        "theorem2_holds_draws", "theorem2_ratio_max", "theorem2_trivial_bound", "theorem2_vacuous_draws",
+        "theorem2_grade", "theorem5_condition_draws", "theorem5_bound_mean", "theorem5_holds_draws",
+        "theorem5_ratio_max", "theorem5_trivial_bound", "theorem5_vacuous_draws", "theorem5_grade",
+    ]  # fmt: skip
+    with open(folder / "theorems_2_5.csv", "w", newline="") as fh:
+        w = csv.DictWriter(fh, fieldnames=fields)
+        w.writeheader()
+        for r, (cond, held, vac, bound, grade) in enumerate(theorem5_rows, start=1):
+            w.writerow(
+                {
+                    "dataset": "CPU", "N": 100, "m": 50, "r": r, "dh_mean": 0.5, "dh_max": 0.6,
+                    "kr_error_mean": 1.0, "theorem2_bound_mean": 3.0, "theorem2_holds_draws": "2/2",
+                    "theorem2_ratio_max": 0.4, "theorem2_trivial_bound": 2.0, "theorem2_vacuous_draws": "2/2",
+                    "theorem2_grade": "vacuous here", "theorem5_condition_draws": f"{cond}/2",
+                    "theorem5_bound_mean": bound, "theorem5_holds_draws": f"{held}/{cond}",
+                    "theorem5_ratio_max": 0.05 if cond else "nan", "theorem5_trivial_bound": 1.0,
+                    "theorem5_vacuous_draws": f"{vac}/{cond}", "theorem5_grade": grade,
+                }
+            )  # fmt: skip
+
+
+def test_theorem5_is_graded_vacuous_where_its_bound_is_at_least_one(tmp_path):
+    """#53 item 15: a bound >= 1 on a sine cannot bind; the page must say vacuous, never 'holds (too)'."""
+    _theorems_2_5_csv(tmp_path, [(2, 2, 2, 1.54, "vacuous here"), (0, 0, 0, "nan", "not applicable")])
+    text = ne.render_theorems_2_5(tmp_path)
+    assert "holds too" not in text and "holds where it applies" not in text
+    assert "vacuous (2/2 draws: bound ≥ 1)" in text
+    assert "its bound is vacuous in every draw" in text and "no point of these data tests Theorem 5" in text
+
+
+def test_theorem5_grade_that_binds_is_not_called_vacuous(tmp_path):
+    _theorems_2_5_csv(tmp_path, [(2, 2, 0, 0.4, "holds")])
+    text = ne.render_theorems_2_5(tmp_path)
+    assert "holds (2/2 draws)" in text and "binds in some draws" in text
+    assert "vacuous in every draw" not in text
+
+
+def test_theorem6_figure_marks_a_vacuous_bound(tmp_path):
+    """The figure's note at a point where Theorem 6's condition holds names a vacuous bound as such."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    fig_texts = []
+
+    class _Rep:
+        def figure(self, fig, name):
+            fig_texts.extend(t.get_text() for ax in fig.axes for t in ax.texts)
+            fig_texts.append(fig._suptitle.get_text())
+
+    ranks = np.arange(1, 4)
+    per_m = {50: (None, np.zeros(3))}
+    results = {"CPU": ("CPU", 100, np.array([9.0, 2.0, 1.0]), np.zeros(3), per_m, [(50, 1, 3.0, 60.0, "vacuous here")])}
+    tables = {
+        "spear": [],
+        "thm6": [{"dataset": "CPU", "m": 50, "three_hs_mean": 0.03}],
+    }
+    ne._figure1_plots(_Rep(), results, ranks, [50], tables, 2, 1.0, 0)
+    assert any("bound vacuous" in t for t in fig_texts)
+    assert any("marked vacuous" in t for t in fig_texts)

@@ -814,6 +814,52 @@ def figures(
     return rep.finish()
 
 
+#: the CPU supplements of ``docs/results/skpca-figures``: folder name -> the one option each changes
+CPU_SUPPLEMENTS = {
+    "supplement-cpu-basis-sketch": {"basis": "sketch"},
+    "supplement-cpu-basis-last_full_buffer": {"basis": "last_full_buffer"},
+    "supplement-cpu-nystroem-rank10": {"nystroem_rank": 10},
+    "supplement-cpu-shrink-l": {"shrink": "l"},
+    "supplement-cpu-paper-kernel": {"bandwidth": float(np.sqrt(2.0))},
+}
+
+
+def cpu_supplements(output_dir, *, names=None, seed=0, progress=None):
+    """Run the CPU supplements of :func:`figures` (:data:`CPU_SUPPLEMENTS`) into ``output_dir/NAME``.
+
+    Each is :func:`figures` on CPU alone with one option changed, so each writes the same tables as the main run
+    (the results page reads them beside it).  A folder that exists is replaced.
+
+    Parameters
+    ----------
+    output_dir : path-like
+        The main run's folder (``docs/results/skpca-figures`` for the committed pages).
+    names : sequence of str, optional
+        Which supplements (keys of :data:`CPU_SUPPLEMENTS`); default all.
+    seed : int
+    progress : bool or None
+
+    Returns
+    -------
+    list of pathlib.Path
+        The folders written.
+    """
+    import shutil
+    from pathlib import Path
+
+    names = list(CPU_SUPPLEMENTS) if names is None else list(names)
+    unknown = sorted(set(names) - set(CPU_SUPPLEMENTS))
+    if unknown:
+        raise ValueError(f"unknown supplement(s) {unknown}; choose from {sorted(CPU_SUPPLEMENTS)}")
+    written = []
+    for name in names:
+        out = Path(output_dir) / name
+        shutil.rmtree(out, ignore_errors=True)
+        figures(out, datasets=("cpu",), seed=seed, progress=progress, **CPU_SUPPLEMENTS[name])
+        written.append(out)
+    return written
+
+
 #: the columns of skpca-figures' results.csv, in order
 RESULT_COLUMNS = [
     "dataset",

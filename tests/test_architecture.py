@@ -175,3 +175,45 @@ def test_architecture_doc_lists_the_layers():
 def test_every_folder_is_in_the_folder_map(folder):
     doc = (SRC.parents[1] / "docs" / "architecture.md").read_text()
     assert f"{folder}/" in doc, f"docs/architecture.md's folder map does not mention {folder}/"
+
+
+#: the most code lines (docstring, comments and blank lines left out) one function may have
+MAX_FUNCTION_LINES = 100
+
+
+def _function_lengths(source):
+    """``(name, line, code lines)`` of every function in ``source``."""
+    tree = ast.parse(source)
+    text = source.splitlines()
+    out = []
+    for node in ast.walk(tree):
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            continue
+        body = node.body
+        if isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) and len(body) > 1:
+            body = body[1:]
+        lines = {
+            ln
+            for b in body
+            for ln in range(b.lineno, b.end_lineno + 1)
+            if text[ln - 1].strip() and not text[ln - 1].strip().startswith("#")
+        }
+        out.append((node.name, node.lineno, len(lines)))
+    return out
+
+
+def test_no_function_is_over_a_hundred_code_lines():
+    """#52: a function that long does several things (cluster_file had 106 lines); split it."""
+    long = [
+        f"{path.relative_to(SRC)}:{line} {name} ({n} lines)"
+        for path in sorted(SRC.rglob("*.py"))
+        for name, line, n in _function_lengths(path.read_text(encoding="utf-8"))
+        if n > MAX_FUNCTION_LINES
+    ]
+    assert long == []
+
+
+def test_the_length_check_counts_code_not_docstrings():
+    body = "\n".join(f"    x{i} = {i}" for i in range(101))
+    src = f'def f():\n    """Doc.\n\n    More.\n    """\n    # note\n\n{body}\n'
+    assert _function_lengths(src) == [("f", 1, 101)]

@@ -321,7 +321,7 @@ def test_cluster_every_method_plots_its_embedding(bank, tmp_path, method):
 @pytest.mark.parametrize(
     "args, message",
     [
-        (("-k", 5000, "--label-column", "class"), "must be <= the number of rows (1372)"),
+        (("-k", 5000, "--label-column", "class"), "-k=5000 must be <= n_samples=1372"),
         (("-k", 2, "--label-column", "nope"), "no label column named 'nope'"),
     ],
 )

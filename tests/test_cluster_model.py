@@ -24,7 +24,8 @@ def test_the_model_is_a_pipeline_whose_predict_gives_the_labels_written(tmp_path
     X, _ = _data()
     res = ks.cluster_file(X, 3, embedding=embedding, random_state=0)
     model = res.model
-    assert isinstance(model, Pipeline) and model.steps[-1][0] == "kmeans"
+    last = "clustering" if embedding == "spectral" else "kmeans"
+    assert isinstance(model, Pipeline) and model.steps[-1][0] == last
     assert ("scaler" in model.named_steps) == (res.scaler is not None)
     np.testing.assert_array_equal(model.predict(X), res.labels)
     ks.save(model, tmp_path / "m.ksm")
@@ -84,3 +85,54 @@ def test_the_cli_saves_a_clustering_and_predict_labels_new_rows_by_column_name(t
                  "-o", str(tmp_path / "rff.ksm"), "-q"]) == 0  # fmt: skip
     assert main([*pred[:1], str(tmp_path / "rff.ksm"), *pred[2:], "-o", str(tmp_path / "x.npy")]) == 2
     assert "does not label rows" in capsys.readouterr().err
+
+
+# ----------------------------------------------------------- one fit path: cluster_file is fit_source of a clusterer
+
+
+def test_the_default_model_is_the_fitted_clusterer_with_the_labels_its_fit_source_gives(tmp_path):
+    """#52 item 5: cluster_file fits one LandmarkSpectralClustering by fit_source and assigns every row with it."""
+    X, _ = _data(n=3000)
+    np.save(tmp_path / "X.npy", X)
+    res = ks.cluster_file(tmp_path / "X.npy", 3, random_state=0, standardize=False, init_size=1000)
+    clusterer = res.model.named_steps["clustering"]
+    assert isinstance(clusterer, ks.LandmarkSpectralClustering) and res.clusterer is clusterer
+    assert clusterer.embedding_ is res.embedding and clusterer.kmeans_ is res.kmeans
+    alone = ks.LandmarkSpectralClustering(3, init_size=1000, random_state=0)
+    fit = ks.fit_source(alone, tmp_path / "X.npy")
+    assert fit.strategy == "embedding_then_sample" and fit.seeding.indices.size == 1000
+    np.testing.assert_array_equal(alone.kmeans_.cluster_centers_, clusterer.kmeans_.cluster_centers_)
+    np.testing.assert_array_equal(alone.predict(X), res.labels)
+
+
+def test_the_saved_models_score_is_stability_and_a_grid_search_does_not_pick_the_largest_k(tmp_path):
+    """The model's score is the clustering's own (stability), never k-means' negative inertia, which only grows
+    with k: a GridSearchCV over n_clusters with it finds the 3 blobs."""
+    from sklearn.model_selection import GridSearchCV
+
+    from kernelsketch.cluster.stability import estimator_stability
+
+    X, _ = make_blobs(1500, centers=3, n_features=2, cluster_std=0.6, random_state=4)
+    res = ks.cluster_file(X, 3, random_state=0)
+    model = res.model
+    ks.save(model, tmp_path / "m.ksm")
+    loaded = ks.load(tmp_path / "m.ksm")
+    clusterer = loaded.named_steps["clustering"]
+    Xt = loaded[:-1].transform(X) if len(loaded) > 1 else X
+    assert loaded.score(X) == pytest.approx(estimator_stability(clusterer, Xt, n_pairs=3, random_state=0))
+    assert -1.0 <= loaded.score(X) <= 1.0
+    grid = GridSearchCV(
+        ks.LandmarkSpectralClustering(n_landmarks=200, random_state=0), {"n_clusters": [2, 3, 4, 5, 6]}, cv=2
+    ).fit(X)
+    assert grid.best_params_["n_clusters"] == 3
+    inertia_pick = max(
+        (2, 3, 4, 5, 6), key=lambda k: ks.StreamingKMeans(k, random_state=0).fit(res.embedding.with_components(6)
+        .transform(X)).score(res.embedding.with_components(6).transform(X))
+    )
+    assert inertia_pick != 3  # (what scoring by negative inertia would have chosen)
+
+
+def test_an_embedding_given_with_another_seed_is_named_not_silently_replaced():
+    X, _ = _data(n=1500)
+    with pytest.warns(UserWarning, match="random_state=5 is replaced by cluster_file's random_state=0"):
+        ks.cluster_file(X, 3, embedding=ks.LandmarkSpectralEmbedding(random_state=5), random_state=0)

@@ -228,7 +228,8 @@ def test_cluster_every_embedding_and_raw_features(files):
     "bad, match",
     [
         (dict(n_clusters=1), "n_clusters must be an int >= 2"),
-        (dict(n_clusters=7000, label_column="label"), "must be <= the number of rows"),
+        (dict(n_clusters=7000, label_column="label"), "n_clusters=7000 must be <= n_samples=6000"),
+        (dict(n_clusters=7000, embedding="kjl", label_column="label"), "n_clusters=7000 must be <= n_samples=6000"),
         (dict(n_clusters=2, label_column="nope"), "no label column named 'nope'"),
         (dict(n_clusters=2, lloyd_passes=-1), "lloyd_passes"),
     ],

@@ -277,11 +277,9 @@ def _cluster_embedding(args, k):
             raise UsageError("--method spectral uses Gaussian affinities: --kernel and --gamma do not apply")
         if args.dim not in (None, k):
             raise UsageError(f"--method spectral keeps k = {k} eigenvectors: -d does not apply")
-        if k == "auto":
-            k = 1  # (one component until k is chosen from the fit's statistics)
         est = pipeline.build_estimator(
             "spectral",
-            dim=k,
+            dim=None if k == "auto" else k,  # ("auto": the clustering solves for the k it chooses)
             bandwidth=args.bandwidth,
             landmarks=args.landmarks,
             seed=args.seed,

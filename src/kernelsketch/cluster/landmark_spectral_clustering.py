@@ -62,6 +62,12 @@ class LandmarkSpectralClustering(ClusterMixin, BaseEstimator):
         Keep the trivial top eigenvector as one of the ``k``, or drop it and keep the next ``k``.
     n_init : int, default=3
         k-means++ starts (the best is kept).
+    init_size : int or None, default=None
+        Rows of the uniform sample k-means++ and Lloyd run on (None: ``min(N, 100,000)``; all rows when
+        there are fewer, which is exact k-means of the embedded rows); see
+        :class:`~kernelsketch.cluster.StreamingKMeans`.
+    tol : float, default=1e-4
+        Lloyd's stopping tolerance on the sample (relative to the embedded rows' variance).
     search : {"auto", "exact", "approximate"} or a searcher object, default="auto"
         How each row's nearest landmarks are found (see :class:`~kernelsketch.maps.LandmarkSpectralEmbedding`):
         U-SPEC's approximate search for data of at most 40 columns, the exact one otherwise; or any object
@@ -118,7 +124,7 @@ class LandmarkSpectralClustering(ClusterMixin, BaseEstimator):
         "n_clusters_",
     )
     #: a model file written before ``search`` existed searched exactly: it loads as ``search="exact"``
-    _before_parameter_added: ClassVar[dict] = {"search": ("exact", {})}
+    _before_parameter_added: ClassVar[dict] = {"search": ("exact", {}), "init_size": (None, {}), "tol": (1e-4, {})}
     #: how the out-of-core driver fits it: the embedding's landmarks and pass, k-means on a sample
     _fit_strategy: ClassVar[str] = "embedding_then_sample"
     _dim_param: ClassVar[str | None] = None
@@ -136,6 +142,8 @@ class LandmarkSpectralClustering(ClusterMixin, BaseEstimator):
         "unit_rows": ["boolean"],
         "trivial": [StrOptions({"keep", "drop"})],
         "n_init": [Interval(numbers.Integral, 1, None, closed="left")],
+        "init_size": [Interval(numbers.Integral, 1, None, closed="left"), None],
+        "tol": [Interval(numbers.Real, 0, None, closed="left")],
         "search": [StrOptions({"auto", "exact", "approximate"}), HasMethods(["build", "search"])],
         "random_state": ["random_state", np.random.Generator],
     }
@@ -151,6 +159,8 @@ class LandmarkSpectralClustering(ClusterMixin, BaseEstimator):
         unit_rows: bool = False,
         trivial: str = "keep",
         n_init: int = 3,
+        init_size: int | None = None,
+        tol: float = 1e-4,
         search: str = "auto",
         random_state: RandomStateLike = None,
     ) -> None:
@@ -162,6 +172,8 @@ class LandmarkSpectralClustering(ClusterMixin, BaseEstimator):
         self.unit_rows = unit_rows
         self.trivial = trivial
         self.n_init = n_init
+        self.init_size = init_size
+        self.tol = tol
         self.search = search
         self.random_state = random_state
 
@@ -185,7 +197,12 @@ class LandmarkSpectralClustering(ClusterMixin, BaseEstimator):
             random_state=rs,
         )
         km, rng = kmeans_on_embedding(
-            2 if auto else self.n_clusters, n_init=self.n_init, random_state=rs, search=user_searcher(self.search)
+            2 if auto else self.n_clusters,
+            n_init=self.n_init,
+            random_state=rs,
+            init_size=self.init_size,
+            tol=self.tol,
+            search=user_searcher(self.search),
         )
         return embedding, km, rng
 
@@ -245,6 +262,7 @@ class LandmarkSpectralClustering(ClusterMixin, BaseEstimator):
     def predict(self, X: ArrayLike) -> NDArray[np.intp]:
         """The cluster of each row (new rows too): nearest k-means centre of its spectral coordinates."""
         check_is_fitted(self)
+        X = check_input(X, accept_sparse=("csr",), estimator=self, reset=False)  # (columns checked by name too)
         return self.kmeans_.predict(self.embedding_.transform(X))
 
     def score(self, X: ArrayLike, y: object = None) -> float:

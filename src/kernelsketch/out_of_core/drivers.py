@@ -358,6 +358,9 @@ class ClusterResult:
     k_choice : KChoice or None
         With ``n_clusters="auto"``: the k chosen, the criterion and its scores
         (:func:`~kernelsketch.cluster.choose_k.choose_n_clusters`).
+    clusterer : LandmarkSpectralClustering or None
+        The fitted clustering estimator (the spectral embedding): ``embedding`` and ``kmeans`` are its
+        ``embedding_`` and ``kmeans_``.  None for other embeddings (k-means seeded by the driver).
     seconds : dict
         ``fit`` (the embedding's, with the code check and the standardizing pass), ``embed_sample``
         (embedding the k-means sample), ``kmeans`` (k-means++ and Lloyd on it), ``passes``, ``assign`` and ``total``.
@@ -385,6 +388,7 @@ class ClusterResult:
     scaler: Any = None
     missing_codes: list = field(default_factory=list)
     k_choice: Any = None
+    clusterer: Any = None
 
     @property
     def model(self):
@@ -392,8 +396,10 @@ class ClusterResult:
 
         Its steps repeat what :func:`cluster_file` did to every row: the missing-value codes it
         replaced (``"codes"``, a :class:`~kernelsketch.preprocessing.MissingValueCodeImputer`, only
-        with ``missing_codes="impute"``), the column scaling (``"scaler"``), the embedding
-        (``"embedding"``) and k-means (``"kmeans"``); ``model.predict(X)`` gives the labels
+        with ``missing_codes="impute"``), the column scaling (``"scaler"``), then the fitted
+        clustering (``"clustering"``, the :class:`~kernelsketch.cluster.LandmarkSpectralClustering`
+        of the spectral embedding, whose ``score`` is its stability) or, for another embedding, the
+        embedding (``"embedding"``) and k-means (``"kmeans"``); ``model.predict(X)`` gives the labels
         ``cluster_file`` wrote for the rows of ``X``, and of any new rows.  ``ks.save(res.model,
         path)`` writes it; ``ks.transform_source(model, data, output, method="predict")`` (or
         ``kernelsketch predict MODEL FILE``) labels a file of any size with it.
@@ -402,7 +408,7 @@ class ClusterResult:
 
         from ..preprocessing import MissingValueCodeImputer
 
-        first = next(s for s in (self.scaler, self.embedding, self.kmeans) if s is not None)
+        first = next(s for s in (self.scaler, self.clusterer, self.embedding, self.kmeans) if s is not None)
         steps = []
         replaced = [c for c in self.missing_codes if c["replaced"]]
         if replaced:
@@ -411,6 +417,9 @@ class ClusterResult:
                 steps[0][1].feature_names_in_ = first.feature_names_in_
         if self.scaler is not None:
             steps.append(("scaler", self.scaler))
+        if self.clusterer is not None:
+            steps.append(("clustering", self.clusterer))
+            return Pipeline(steps)
         if self.embedding is not None:
             steps.append(("embedding", self.embedding))
         steps.append(("kmeans", self.kmeans))
@@ -630,9 +639,6 @@ def cluster_file(
     >>> res.labels.shape, res.n_rows
     ((1372,), 1372)
     """
-    from ..cluster.landmark_spectral_clustering import kmeans_on_embedding
-    from ..maps.landmark_spectral import graph_warnings_deferred, user_searcher
-
     standardize = _check_cluster_args(n_clusters, lloyd_passes, standardize, embedding)
     check_missing_codes(missing_codes)
     if keep_graph not in (True, False, "auto"):
@@ -646,36 +652,23 @@ def cluster_file(
 
         output_format(output)
         check_output_path(output, force=force, protect=protect)
-    embedding = _named_embedding(embedding, n_clusters, random_state)
+    model = _clustering_model(embedding, n_clusters, n_init, init_size, tol, random_state)
     seconds = {}
     t0 = time.perf_counter()
     engine, codes = replace_missing_codes(engine, action=missing_codes, random_state=random_state)
     with contextlib.ExitStack() as stack:
-        cache = _graph_cache(keep_graph, engine, embedding, init_size)  # removed on leaving, also on error
+        cache = _graph_cache(keep_graph, engine, model, init_size)  # removed on leaving, also on error
         if cache is not None:
             stack.enter_context(cache)
-        with graph_warnings_deferred(n_clusters == "auto"):
-            engine, scaler, fit = _fit_embedding(
-                engine, embedding, standardize, fit_rows, random_state, landmark_target, cache
-            )
-        embedding, n_clusters, k_choice = _resolve_n_clusters(n_clusters, embedding, engine, random_state)
-        seconds["fit"] = time.perf_counter() - t0
+        engine, scaler, fit = _fit_embedding(engine, model, standardize, fit_rows, random_state, landmark_target, cache)
+        # 1. seeding: k-means++ and Lloyd on the embedding of a uniform sample (the clusterer's fit did it)
+        kmeans_params = {"n_init": n_init, "init_size": init_size, "tol": tol, "random_state": random_state}
+        clusterer, embedding, km, seeding = _seeded(model, fit, engine, n_clusters, **kmeans_params)
+        seconds.update(seeding.seconds, fit=time.perf_counter() - t0 - sum(seeding.seconds.values()))
         N = engine.n_rows
-        if n_clusters > N:
-            raise ValueError(f"n_clusters={n_clusters} must be <= the number of rows ({N})")
-
-        # 1. seeding: k-means++ and Lloyd on the embedding of a uniform sample
-        km, rng = kmeans_on_embedding(
-            n_clusters,
-            n_init=n_init,
-            random_state=random_state,
-            init_size=init_size,
-            tol=tol,
-            search=user_searcher(getattr(embedding, "search", None)),
-        )
-        km._validate_params()
-        idx, sample, y_rows = _seed_on_a_sample(engine, embedding, km, rng, seconds)
-        whole = idx.size == N  # the sample is every row: exact full-data k-means, no second embedding pass
+        whole = seeding.indices.size == N  # the sample is every row: exact full-data k-means, no second pass
+        if whole:  # every row is here: an empty cluster is known before anything is written
+            _refuse_empty_clusters(seeding.embedded, km, km.n_clusters)
 
         # 2. exact Lloyd passes over every row (optional; each one embeds every block again)
         t3 = time.perf_counter()
@@ -683,7 +676,7 @@ def cluster_file(
         seconds["passes"] = time.perf_counter() - t3
         plot = None
         if plot_rows:
-            Zp = sample[: min(plot_rows, sample.shape[0])]
+            Zp = seeding.embedded[: min(plot_rows, seeding.indices.size)]
             plot = (np.asarray(Zp[:, :2]), km.predict(Zp))
 
         # 3. assignment: labels streamed to the sink, scores and one more Lloyd step's statistics on the way
@@ -695,8 +688,8 @@ def cluster_file(
             column_names=["cluster"],
         )
         labels = _Assignment(sink, PairCounts() if engine.has_labels else None)
-        in_memory = (sample, y_rows) if whole else None
-        del sample  # (not held through a streamed assignment pass)
+        in_memory = (seeding.embedded, seeding.labels) if whole else None
+        seeding.embedded = None  # (not held through a streamed assignment pass)
         written = labels.run(engine, embedding, km.cluster_centers_, in_memory, cache)
         seconds["assign"] = time.perf_counter() - t4
         seconds["total"] = time.perf_counter() - t0
@@ -705,7 +698,7 @@ def cluster_file(
             labels=written.ravel() if isinstance(sink, _ArraySink) else None,
             output=written if isinstance(sink, _FileSink) else None,
             n_rows=labels.rows,
-            n_clusters=int(n_clusters),
+            n_clusters=int(km.n_clusters),
             embedding=embedding,
             kmeans=km,
             inertia=labels.inertia,
@@ -715,18 +708,66 @@ def cluster_file(
             fit=fit,
             seconds=seconds,
             sample=plot,
-            sample_rows=int(idx.size),
+            sample_rows=int(seeding.indices.size),
             scaler=scaler,
             missing_codes=codes,
-            k_choice=k_choice,
+            k_choice=None if clusterer is None else clusterer.k_choice_,
+            clusterer=clusterer,
         )
         if labels.pairs is not None and labels.pairs.table:
             res.rand_index, res.adjusted_rand_index = labels.pairs.rand_index(), labels.pairs.adjusted_rand_index()
-        _warn_empty_clusters(res.cluster_sizes, n_clusters)
+        _warn_empty_clusters(res.cluster_sizes, km.n_clusters)
         return res
 
 
-def _graph_cache(keep_graph, engine, embedding, init_size=None):
+def _clustering_model(embedding, n_clusters, n_init, init_size, tol, random_state):
+    """What :func:`cluster_file` fits: the landmark spectral clustering (the default, or the recipe of a given
+    ``LandmarkSpectralEmbedding`` of k or unset components), fitted whole by :func:`fit_source`; else the
+    embedding alone (``"kjl"``, an estimator, or None for raw features), k-means seeded by :func:`_seeded`."""
+    from ..cluster.landmark_spectral_clustering import LandmarkSpectralClustering
+    from ..maps.landmark_spectral import LandmarkSpectralEmbedding
+
+    if isinstance(embedding, str) and embedding == "spectral":
+        embedding = LandmarkSpectralEmbedding(random_state=random_state)
+    other_k = n_clusters != "auto" and getattr(embedding, "n_components", None) not in (None, n_clusters)
+    if not isinstance(embedding, LandmarkSpectralEmbedding) or other_k:
+        return _named_embedding(embedding, n_clusters, random_state)  # (k-means of k on other components too)
+    recipe = {k: v for k, v in embedding.get_params(deep=False).items() if k not in ("n_components", "random_state")}
+    if embedding.random_state is not None and embedding.random_state is not random_state:
+        if not (isinstance(random_state, numbers.Integral) and embedding.random_state == random_state):
+            _warn(
+                f"the embedding's random_state={embedding.random_state!r} is replaced by cluster_file's "
+                f"random_state={random_state!r}, which seeds the whole clustering (landmarks, graph and k-means)",
+                UserWarning,
+            )
+    return LandmarkSpectralClustering(
+        n_clusters, n_init=n_init, init_size=init_size, tol=tol, random_state=random_state, **recipe
+    )
+
+
+def _seeded(model, fit, engine, n_clusters, *, n_init, init_size, tol, random_state):
+    """``(clusterer or None, fitted embedding or None, k-means, Seeding)`` after the fit: a clusterer's own
+    (its fit seeded k-means); for an embedding (or raw features), k-means seeded here on a uniform sample."""
+    from ..cluster.landmark_spectral_clustering import LandmarkSpectralClustering, kmeans_on_embedding
+    from ..maps.landmark_spectral import user_searcher
+
+    if isinstance(model, LandmarkSpectralClustering):
+        return model, model.embedding_, model.kmeans_, fit.seeding
+    if n_clusters > engine.n_rows:  # (the clusterer's own fit says the same)
+        raise ValueError(f"n_clusters={n_clusters} must be <= n_samples={engine.n_rows}")
+    km, rng = kmeans_on_embedding(
+        n_clusters,
+        n_init=n_init,
+        random_state=random_state,
+        init_size=init_size,
+        tol=tol,
+        search=user_searcher(getattr(model, "search", None)),
+    )
+    km._validate_params()
+    return None, model, km, _seed_on_a_sample(engine, model, km, rng)
+
+
+def _graph_cache(keep_graph, engine, model, init_size=None):
     """Where this run keeps each row's graph, when ``keep_graph`` asks for it and it can serve (else None).
 
     A :class:`GraphCache` (a temporary folder) on a local engine; :class:`KeptGraphs` (the workers'
@@ -743,41 +784,26 @@ def _graph_cache(keep_graph, engine, embedding, init_size=None):
     kind = getattr(engine, "name", None)
     serves = (
         kind in ("local", "dask")
-        and embedding is not None
-        and not isinstance(embedding, str)
-        and hasattr(embedding, "_embed_graph")
-        and fit_strategy(embedding) == "landmarks_then_pass"
+        and model is not None
+        and not isinstance(model, str)
+        and fit_strategy(model) == "embedding_then_sample"  # (the landmark spectral clustering)
         and engine.can_keep(0)  # (Dask without a client keeps nothing)
     )
     if not serves:
         if keep_graph is True:
             raise ValueError(
                 "keep_graph=True keeps the spectral embedding's graph on a local engine (a file or an array) or "
-                f"on Dask with a client; this run has {type(embedding).__name__} on the {kind or '?'} engine"
+                f"on Dask with a client; this run has {type(model).__name__} on the {kind or '?'} engine"
                 + (" without a client" if kind == "dask" else "")
             )
         return None
     if keep_graph == "auto" and engine.n_rows is not None:
         if engine.n_rows <= (init_size or DEFAULT_INIT_SIZE):  # every row in k-means' sample: no pass to serve
             return None
-        graph_bytes = engine.n_rows * int(getattr(embedding, "n_neighbors", 10)) * 12  # (at most)
+        graph_bytes = engine.n_rows * int(getattr(model, "n_neighbors", 10)) * 12  # (at most)
         if not engine.can_keep(2 * graph_bytes if kind == "local" else graph_bytes):
             return None
     return GraphCache() if kind == "local" else KeptGraphs()
-
-
-def _resolve_n_clusters(n_clusters, embedding, engine, random_state):
-    """``(embedding, k, KChoice or None)``: with ``n_clusters="auto"``, k chosen from the fitted spectral
-    embedding's kept statistics (and a sample of rows for a criterion that needs one) and the embedding
-    re-solved for it, no pass over the data; else as given."""
-    if n_clusters != "auto":
-        return embedding, n_clusters, None
-    from ..cluster.choose_k import AUTO_CRITERION, choose_n_clusters
-    from .fit import _stability_sample
-
-    sample = _stability_sample(engine, random_state) if AUTO_CRITERION == "stability" else None
-    choice = choose_n_clusters(embedding, sample, random_state=derive_seed(random_state))
-    return embedding.with_components(choice.k), choice.k, choice
 
 
 def _check_cluster_args(n_clusters, lloyd_passes, standardize, embedding):
@@ -848,26 +874,23 @@ def _lloyd_passes(engine, embedding, km, lloyd_passes, cache=None):
     return passes
 
 
-def _seed_on_a_sample(engine, embedding, km, rng, seconds):
+def _seed_on_a_sample(engine, embedding, km, rng):
     """k-means++ and Lloyd on the embedding of a uniform sample (:meth:`StreamingKMeans.seed_on_sample`,
-    as every clustering path): ``(indices, embedding, labels)``."""
-    N = engine.n_rows
+    as every clustering path): a :class:`~kernelsketch.out_of_core.fit.Seeding`."""
+    from .fit import Seeding
+
     t0 = time.perf_counter()
-    y_rows = embedded_at = None
+    at = {"labels": None, "embedded": t0}
 
     def embedded_rows(idx):
-        nonlocal y_rows, embedded_at
-        rows, y_rows = engine.gather(idx)
+        rows, at["labels"] = engine.gather(idx)
         out = _embed_block(rows, embedding)
-        embedded_at = time.perf_counter()
+        at["embedded"] = time.perf_counter()
         return out
 
-    idx, sample = km.seed_on_sample(N, embedded_rows, rng)
-    if idx.size == N:  # every row is here: an empty cluster is known before anything is written
-        _refuse_empty_clusters(sample, km, km.n_clusters)
-    seconds["embed_sample"] = embedded_at - t0
-    seconds["kmeans"] = time.perf_counter() - embedded_at
-    return idx, sample, y_rows
+    idx, sample = km.seed_on_sample(engine.n_rows, embedded_rows, rng)
+    seconds = {"embed_sample": at["embedded"] - t0, "kmeans": time.perf_counter() - at["embedded"]}
+    return Seeding(idx, sample, at["labels"], seconds)
 
 
 class _Assignment:

@@ -121,6 +121,9 @@ class FitResult:
     seconds : float
     landmark_choice : LandmarkChoice or None
         With ``landmark_target``: the count :func:`choose_landmarks` chose and why (``.reason``).
+    seeding : Seeding or None
+        A clusterer fitted by ``"embedding_then_sample"``: the rows its k-means was seeded on (their indices,
+        embedding and labels) and what that cost, for the driver's assignment pass (not in :meth:`to_dict`).
     """
 
     estimator: object
@@ -131,6 +134,7 @@ class FitResult:
     bandwidth: float | None = None
     seconds: float = 0.0
     landmark_choice: Any = None
+    seeding: Any = None
 
     def to_dict(self):
         out = {
@@ -145,6 +149,21 @@ class FitResult:
         if self.landmark_choice is not None:
             out["landmark_choice"] = self.landmark_choice.to_dict()
         return out
+
+
+@dataclass
+class Seeding:
+    """The uniform sample a clusterer's k-means was seeded on (:meth:`StreamingKMeans.seed_on_sample`).
+
+    ``indices`` (sorted rows of the source), ``embedded`` (their embedding), ``labels`` (the source's label
+    column at those rows, or None) and ``seconds`` (``embed_sample``, ``kmeans``).  When ``indices`` is every
+    row, :func:`~kernelsketch.out_of_core.cluster_file` assigns ``embedded`` directly: no second embedding pass.
+    """
+
+    indices: np.ndarray
+    embedded: Any
+    labels: Any
+    seconds: dict
 
 
 #: how :func:`fit_source` fits an estimator, declared by its class as ``_fit_strategy``:
@@ -391,8 +410,10 @@ def _fit_landmarks_then_pass(est, engine, graph_cache=None):
     return FitResult(est, "landmarks_then_pass", N, n_read, int(est.landmarks_.shape[0]), est.bandwidth_)
 
 
-def _fit_embedding_then_sample(est, engine):
-    """The clusterer's embedding as above, then its k-means on a sample of embedded rows (no labels_)."""
+def _fit_embedding_then_sample(est, engine, graph_cache=None):
+    """The clusterer's embedding as above (keeping each row's graph in ``graph_cache``), k chosen for
+    ``n_clusters="auto"``, then its k-means on a uniform sample of embedded rows (no labels_: the driver's
+    assignment pass labels every row).  The sample is returned as :class:`Seeding`."""
     est._validate_params()
     if engine.n_rows is None:
         engine.reduce(lambda X, _: X.shape[0], sum, desc="count rows")
@@ -400,14 +421,32 @@ def _fit_embedding_then_sample(est, engine):
 
     embedding, km, rng = est._plan_embedding(engine.n_rows)
     with graph_warnings_deferred(est.n_clusters == "auto"):
-        res = _fit_landmarks_then_pass(embedding, engine)
+        res = _fit_landmarks_then_pass(embedding, engine, graph_cache)
     est.embedding_ = embedding
     est._choose_k(lambda: _stability_sample(engine, est.random_state), km)  # (n_clusters="auto")
     embedding = est.embedding_
-    km.seed_on_sample(engine.n_rows, lambda idx: embedding.transform(engine.gather(idx)[0]), rng)
+    t0 = time.perf_counter()
+    at = {"labels": None, "embedded": t0}
+
+    def embedded_rows(idx):
+        rows, at["labels"] = engine.gather(idx)
+        out = np.asarray(embedding.transform(_dense_if_needed(embedding, rows)))
+        at["embedded"] = time.perf_counter()
+        return out
+
+    idx, sample = km.seed_on_sample(engine.n_rows, embedded_rows, rng)
+    seconds = {"embed_sample": at["embedded"] - t0, "kmeans": time.perf_counter() - at["embedded"]}
     est._adopt_clusters(km)
     vars(est).pop("labels_", None)  # labels of a sample would mislead: predict() labels any rows
-    return FitResult(est, "embedding_then_sample", res.n_rows, res.fit_rows, res.n_landmarks, res.bandwidth)
+    return FitResult(
+        est,
+        "embedding_then_sample",
+        res.n_rows,
+        res.fit_rows,
+        res.n_landmarks,
+        res.bandwidth,
+        seeding=Seeding(idx, sample, at["labels"], seconds),
+    )
 
 
 def _stability_sample(engine, random_state):
@@ -606,7 +645,8 @@ def fit_source(
     strategy = fit_strategy(estimator)
     kind = getattr(engine, "name", None)
     fits_engine = kind == ("dask" if isinstance(graph_cache, KeptGraphs) else "local")
-    if graph_cache is not None and (strategy != "landmarks_then_pass" or not fits_engine):
+    keeps_graph = strategy in ("landmarks_then_pass", "embedding_then_sample")
+    if graph_cache is not None and (not keeps_graph or not fits_engine):
         raise ValueError(
             "graph_cache keeps the graph of a landmark spectral embedding's fit pass (a GraphCache on a local "
             "engine, KeptGraphs on Dask); got "
@@ -623,7 +663,7 @@ def fit_source(
     elif strategy == "landmarks_then_pass":
         res = _fit_landmarks_then_pass(estimator, engine, graph_cache)
     elif strategy == "embedding_then_sample":
-        res = _fit_embedding_then_sample(estimator, engine)
+        res = _fit_embedding_then_sample(estimator, engine, graph_cache)
     elif strategy == "sketch":
         res = _fit_stream(estimator, engine)
     elif strategy == "random_features":

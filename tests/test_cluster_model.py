@@ -126,8 +126,12 @@ def test_the_saved_models_score_is_stability_and_a_grid_search_does_not_pick_the
     ).fit(X)
     assert grid.best_params_["n_clusters"] == 3
     inertia_pick = max(
-        (2, 3, 4, 5, 6), key=lambda k: ks.StreamingKMeans(k, random_state=0).fit(res.embedding.with_components(6)
-        .transform(X)).score(res.embedding.with_components(6).transform(X))
+        (2, 3, 4, 5, 6),
+        key=lambda k: (
+            ks.StreamingKMeans(k, random_state=0)
+            .fit(res.embedding.with_components(6).transform(X))
+            .score(res.embedding.with_components(6).transform(X))
+        ),
     )
     assert inertia_pick != 3  # (what scoring by negative inertia would have chosen)
 

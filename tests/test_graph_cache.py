@@ -197,7 +197,7 @@ def test_the_assignment_pass_reads_the_file_again_only_for_its_labels(tmp_path, 
 
 def test_keep_graph_is_refused_where_it_cannot_serve():
     X = _blobs(300)
-    with pytest.raises(ValueError, match="keep_graph must be"):
+    with pytest.raises(ValueError, match="'keep_graph' parameter of cluster_file"):
         ks.cluster_file(X, 3, keep_graph="yes")
     with pytest.raises(ValueError, match="keeps the spectral embedding's graph"):
         ks.cluster_file(X, 3, embedding="kjl", keep_graph=True)

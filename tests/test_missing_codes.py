@@ -55,11 +55,15 @@ def test_warn_leaves_the_rows_as_they_are_none_does_not_look_and_sparse_is_not_c
         assert ks.replace_missing_codes(X, action=None)[1] == []
         assert ks.replace_missing_codes(sp.csr_matrix(X))[1] == []  # implicit zeros are values
         assert ks.replace_missing_codes(np.random.default_rng(0).normal(size=(500, 3)))[1] == []  # clean
-    for bad in ("median", True, "off"):
-        with pytest.raises(ValueError, match="missing_codes must be 'impute', 'warn' or None"):
+    for bad in ("median", True):
+        with pytest.raises(ValueError, match="missing_codes must be 'impute', 'warn', 'off' or None"):
             ks.replace_missing_codes(X, action=bad)
-    with pytest.raises(ValueError, match="missing_codes must be"):
+    with pytest.raises(ValueError, match="'missing_codes' parameter of cluster_file"):
         ks.cluster_file(X, 2, missing_codes="drop")
+    with warnings.catch_warnings():  # "off", the command line's word, is accepted from Python too (#54 item 5)
+        warnings.simplefilter("error", MissingValueCodeWarning)
+        assert ks.replace_missing_codes(X, action="off")[1] == []
+        assert ks.cluster_file(X, 2, missing_codes="off", random_state=0).missing_codes == []
 
 
 def test_a_large_source_is_checked_on_a_seeded_uniform_sample():

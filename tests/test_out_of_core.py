@@ -227,7 +227,7 @@ def test_cluster_every_embedding_and_raw_features(files):
 @pytest.mark.parametrize(
     "bad, match",
     [
-        (dict(n_clusters=1), "n_clusters must be an int >= 2"),
+        (dict(n_clusters=1), r"'n_clusters' parameter of cluster_file must be an int in the range \[2, inf\)"),
         (dict(n_clusters=7000, label_column="label"), "n_clusters=7000 must be <= n_samples=6000"),
         (dict(n_clusters=7000, embedding="kjl", label_column="label"), "n_clusters=7000 must be <= n_samples=6000"),
         (dict(n_clusters=2, label_column="nope"), "no label column named 'nope'"),

@@ -341,7 +341,7 @@ def cmd_cluster(args, ui):
             random_state=args.seed,
             plot_rows=pipeline.PLOT_ROWS if args.plot else 0,
             landmark_target=target,
-            missing_codes=None if args.missing_codes == "off" else args.missing_codes,
+            missing_codes=args.missing_codes,
         )
         replaced = [c for c in res.missing_codes if c["replaced"]]
         if replaced:

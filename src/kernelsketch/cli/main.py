@@ -59,16 +59,13 @@ def _landmarks(value):
 
 
 def _clusters(value):
-    """``cluster -k``: an integer >= 2 (one cluster is no clustering: a usage error, exit 2) or ``auto``."""
+    """``cluster -k``: an integer or ``auto`` (its range is ``cluster_file``'s to check: a usage error, exit 2)."""
     if value == "auto":
         return value
     try:
-        k = int(value)
+        return int(value)
     except ValueError:
-        k = None
-    if k is None or k < 2:
-        raise argparse.ArgumentTypeError(f"expected a number of clusters >= 2 or 'auto', got {value!r}")
-    return k
+        raise argparse.ArgumentTypeError(f"expected a number of clusters or 'auto', got {value!r}") from None
 
 
 def _fraction(value):
@@ -250,7 +247,7 @@ def _model_options():
     g.add_argument("--seed", type=_seed, default=0, help="random seed (default 0)")
     g.add_argument(
         "--fit-rows",
-        type=_positive_int,
+        type=int,  # (its range is the library's to check)
         default=20000,
         help="batch methods fit on a uniform sample of this many rows (default 20000)",
     )
@@ -414,13 +411,13 @@ def _add_cluster(sub, parents):
     )
     p.add_argument(
         "--init-size",
-        type=_positive_int,
+        type=int,  # (its range is the library's to check)
         default=None,
         help="rows of the sample k-means++ and Lloyd run on (default 100000; all rows when fewer)",
     )
     p.add_argument(
         "--lloyd-passes",
-        type=_nonnegative_int,
+        type=int,  # (its range is the library's to check)
         default=0,
         help="exact Lloyd passes over every row after the sample (each embeds the data again; default 0)",
     )
@@ -602,11 +599,14 @@ def main(argv=None):
         _report_error(ui, args.command, str(exc))
         return 2
     except Exception as exc:
+        from sklearn.utils._param_validation import InvalidParameterError
+
         from ..io import OutputExistsError, SameFileError
 
         if debug:
             raise
-        code = 2 if isinstance(exc, (OutputExistsError, SameFileError)) else 1
+        # a value a library function's constraints refuse is a usage error: the CLI does not check it twice
+        code = 2 if isinstance(exc, (OutputExistsError, SameFileError, InvalidParameterError)) else 1
         msg = str(exc) or type(exc).__name__
         if isinstance(exc, MemoryError):
             msg = f"out of memory: {msg}"
@@ -634,6 +634,9 @@ _FLAG_OF = {
     "random_state": "--seed",
     "init_size": "--init-size",
     "n_neighbors": "--n-neighbors",
+    "lloyd_passes": "--lloyd-passes",
+    "fit_rows": "--fit-rows",
+    "landmark_target": "--landmark-target",
 }
 
 

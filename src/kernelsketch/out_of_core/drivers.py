@@ -21,6 +21,7 @@ from ..utils.warnings import warn as _warn
 from .engine import Engine, _dense_if_needed, _sum_tuples, align_columns, open_engine, refuse_label_like_columns
 from .fit import FIT_ROWS, FitResult, fit_source
 from .missing import check_missing_codes, replace_missing_codes
+from .params import driver_params
 from .sinks import _ArraySink, _FileSink, _inputs_of, _make_sink
 from .standardize import standardize_source
 
@@ -107,6 +108,7 @@ def _apply_predict(X, est):
 _METHODS = {"transform": _apply_transform, "predict": _apply_predict}
 
 
+@driver_params
 def transform_source(
     estimator: Any,
     data: DataLike,
@@ -159,8 +161,6 @@ def transform_source(
     >>> bool(np.allclose(np.load(out), est.transform(X))), res.n_rows
     (True, 1000)
     """
-    if method not in _METHODS:
-        raise ValueError(f"method must be one of {sorted(_METHODS)}, got {method!r}")
     if not callable(getattr(estimator, method, None)):
         raise TypeError(f"{type(estimator).__name__} has no {method}()")
     engine = open_engine(
@@ -218,6 +218,7 @@ class EmbedResult:
         return {**self.fit.to_dict(), **self.transform.to_dict()}
 
 
+@driver_params
 def embed_file(
     data: DataLike,
     output: Any,
@@ -525,6 +526,7 @@ def _refuse_empty_clusters(E, km, n_clusters):
         )
 
 
+@driver_params
 def cluster_file(
     data: DataLike,
     n_clusters: int | str,
@@ -596,12 +598,12 @@ def cluster_file(
     landmark_target : float in (0, 1), optional
         Choose a landmark embedding's landmark count from this Gram error target
         (:func:`choose_landmarks`; not for ``"spectral"``, whose landmarks define a graph).
-    missing_codes : "impute", "warn" or None, default="warn"
+    missing_codes : "impute", "warn", "off" or None, default="warn"
         Missing-value codes (a blood pressure of 0 for "not measured") are looked for in a
         uniform sample of 5,000 rows (:func:`replace_missing_codes`).  ``"warn"``: a
         ``MissingValueCodeWarning`` names them and the rows are clustered as given (a
         column of genuine zeros looks the same as a code, and no value is changed without
-        being asked); ``"impute"``: each is read as its column's median; None: do not look.
+        being asked); ``"impute"``: each is read as its column's median; ``"off"`` or None: do not look.
     keep_graph : bool or "auto", default="auto"
         Keep each row's landmark graph from the fit pass (``r`` indices and weights a row, at most 12
         bytes each: 6 with at most 32,768 landmarks and float32 rows), so that the assignment pass (and
@@ -639,10 +641,8 @@ def cluster_file(
     >>> res.labels.shape, res.n_rows
     ((1372,), 1372)
     """
-    standardize = _check_cluster_args(n_clusters, lloyd_passes, standardize, embedding)
-    check_missing_codes(missing_codes)
-    if keep_graph not in (True, False, "auto"):
-        raise ValueError(f"keep_graph must be True, False or 'auto', got {keep_graph!r}")
+    standardize = _check_cluster_args(n_clusters, standardize, embedding)
+    missing_codes = check_missing_codes(missing_codes)
     engine = open_engine(data, client=client, block_rows=block_rows, **read_options)
     if not isinstance(data, Engine):
         refuse_label_like_columns(engine, read_options)
@@ -806,8 +806,9 @@ def _graph_cache(keep_graph, engine, model, init_size=None):
     return GraphCache() if kind == "local" else KeptGraphs()
 
 
-def _check_cluster_args(n_clusters, lloyd_passes, standardize, embedding):
-    """Refuse impossible arguments before anything is read; returns ``standardize`` resolved."""
+def _check_cluster_args(n_clusters, standardize, embedding):
+    """Refuse argument combinations before anything is read (each value alone: :mod:`.params`); returns
+    ``standardize`` resolved."""
     if isinstance(n_clusters, str) and n_clusters == "auto":
         from ..maps.landmark_spectral import LandmarkSpectralEmbedding
 
@@ -816,14 +817,8 @@ def _check_cluster_args(n_clusters, lloyd_passes, standardize, embedding):
                 "n_clusters='auto' chooses k from the landmark spectral embedding's graph: use embedding='spectral' "
                 f"(the default) or a LandmarkSpectralEmbedding, not {embedding!r}"
             )
-    elif isinstance(n_clusters, bool) or not isinstance(n_clusters, numbers.Integral) or n_clusters < 2:
-        raise ValueError(f"n_clusters must be an int >= 2 or 'auto', got {n_clusters!r}")
-    if isinstance(lloyd_passes, bool) or not isinstance(lloyd_passes, numbers.Integral) or lloyd_passes < 0:
-        raise ValueError(f"lloyd_passes must be an int >= 0, got {lloyd_passes!r}")
     if standardize is None:
         standardize = "auto" if isinstance(embedding, str) and embedding == "spectral" else False
-    if standardize not in (True, False, "auto"):
-        raise ValueError(f"standardize must be True, False, 'auto' or None, got {standardize!r}")
     return standardize
 
 

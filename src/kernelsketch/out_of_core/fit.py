@@ -43,6 +43,7 @@ from ..maps.landmark_selection import LandmarkData, rows_in_order
 from ..utils.validation import check_input, check_random_state, derive_seed
 from .engine import _dense_if_needed, _sum_tuples, open_engine, record_feature_names
 from .graph_cache import KeptGraphs
+from .params import driver_params
 
 #: rows an estimator without a streaming or landmark fit is fitted on (all rows when fewer)
 FIT_ROWS = 20_000
@@ -579,6 +580,7 @@ def choose_landmarks(
     )
 
 
+@driver_params
 def fit_source(
     estimator: Any,
     data: DataLike,
@@ -638,8 +640,6 @@ def fit_source(
     >>> bool(np.allclose(res.estimator.transform(X), ks.KernelJL(n_components=8, random_state=0).fit(X).transform(X)))
     True
     """
-    if isinstance(fit_rows, bool) or not isinstance(fit_rows, numbers.Integral) or fit_rows < 2:
-        raise ValueError(f"fit_rows must be an int >= 2, got {fit_rows!r}")
     engine = open_engine(data, client=client, block_rows=block_rows, **read_options)
     t0 = time.perf_counter()
     strategy = fit_strategy(estimator)

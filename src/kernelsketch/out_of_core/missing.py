@@ -26,9 +26,12 @@ MISSING_CODE_ACTIONS = ("impute", "warn", None)
 
 
 def check_missing_codes(action):
-    """``action`` if it is one of :data:`MISSING_CODE_ACTIONS`, else a ValueError naming them."""
+    """``action`` if it is one of :data:`MISSING_CODE_ACTIONS` (``"off"``, the command line's word, is None),
+    else a ValueError naming them."""
+    if isinstance(action, str) and action == "off":
+        return None
     if action not in MISSING_CODE_ACTIONS:
-        raise ValueError(f"missing_codes must be 'impute', 'warn' or None, got {action!r}")
+        raise ValueError(f"missing_codes must be 'impute', 'warn', 'off' or None, got {action!r}")
     return action
 
 
@@ -109,7 +112,7 @@ def replace_missing_codes(
     >>> bool((engine.gather(np.arange(20))[0][:, 0] == codes[0]["replacement"]).all())
     True
     """
-    check_missing_codes(action)
+    action = check_missing_codes(action)
     engine = open_engine(data, client=client, **read_options)
     if action is None or getattr(engine, "sparse", False):
         return engine, []

@@ -1,0 +1,77 @@
+"""The driver functions' parameter constraints, checked once on entry (scikit-learn's ``validate_params``).
+
+:func:`~kernelsketch.out_of_core.cluster_file`, :func:`~kernelsketch.out_of_core.fit_source`,
+:func:`~kernelsketch.out_of_core.embed_file` and :func:`~kernelsketch.out_of_core.transform_source` declare what
+each parameter may be, as estimators do in ``_parameter_constraints``; a value outside raises
+:class:`~sklearn.utils._param_validation.InvalidParameterError` (a ``ValueError`` and a ``TypeError``) that names
+the parameter, the function and what it may be, before anything is read.  The command line maps its flags to
+these parameters and does not check them again: it reports such an error as a usage error (exit 2) under the
+flag's name.  Constraints between parameters (``n_clusters="auto"`` needs the spectral embedding) stay in the
+drivers.
+"""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+from sklearn.utils._param_validation import HasMethods, Interval, InvalidParameterError, StrOptions, validate_params
+
+__all__ = ["InvalidParameterError", "driver_params"]
+
+_RANDOM_STATE = ["random_state", np.random.Generator]
+_COMMON = {
+    "client": "no_validation",
+    "block_rows": [Interval(numbers.Integral, 1, None, closed="left"), None],
+    "random_state": _RANDOM_STATE,
+}
+_FIT = {
+    "fit_rows": [Interval(numbers.Integral, 2, None, closed="left")],
+    "landmark_target": [Interval(numbers.Real, 0, 1, closed="neither"), None],
+}
+
+#: function name -> its parameters' constraints (``**read_options`` go to the reader, which checks them)
+CONSTRAINTS = {
+    "cluster_file": {
+        **_COMMON,
+        "force": ["boolean"],
+        **_FIT,
+        "n_clusters": [Interval(numbers.Integral, 2, None, closed="left"), StrOptions({"auto"})],
+        "embedding": [StrOptions({"spectral", "kjl"}), HasMethods(["fit", "transform"]), None],
+        "standardize": ["boolean", StrOptions({"auto"}), None],
+        "keep_labels": ["boolean"],
+        "init_size": [Interval(numbers.Integral, 1, None, closed="left"), None],
+        "n_init": [Interval(numbers.Integral, 1, None, closed="left")],
+        "lloyd_passes": [Interval(numbers.Integral, 0, None, closed="left")],
+        "tol": [Interval(numbers.Real, 0, None, closed="left")],
+        "plot_rows": [Interval(numbers.Integral, 0, None, closed="left")],
+        "missing_codes": [StrOptions({"impute", "warn", "off"}), None],
+        "keep_graph": ["boolean", StrOptions({"auto"})],
+    },
+    "fit_source": {
+        **_COMMON,
+        **_FIT,
+        "estimator": [HasMethods(["fit"])],
+        "graph_cache": "no_validation",
+    },
+    "embed_file": {
+        **_COMMON,
+        "force": ["boolean"],
+        **_FIT,
+        "estimator": [HasMethods(["fit", "transform"])],
+        "sample_rows": [Interval(numbers.Integral, 0, None, closed="left")],
+    },
+    "transform_source": {
+        **_COMMON,
+        "force": ["boolean"],
+        "estimator": [HasMethods(["transform"]), HasMethods(["predict"])],
+        "sample_rows": [Interval(numbers.Integral, 0, None, closed="left")],
+        "method": [StrOptions({"transform", "predict"})],
+        "column_names": "no_validation",
+    },
+}
+
+
+def driver_params(func):
+    """Check ``func``'s arguments against :data:`CONSTRAINTS` on every call (nested estimators validate too)."""
+    return validate_params(CONSTRAINTS[func.__name__], prefer_skip_nested_validation=False)(func)

@@ -18,12 +18,11 @@ _global_config = {
     "show_progress": None,
     # KiB of output in one tile of the fused GEMM + elementwise + projection route (and of
     # the k-means distance tiles): the tile, its slice of A and the hot part of B / P should
-    # stay in one core's L2 cache.  1024 suits cores with >= 1 MiB of L2 (measured: 52 ms vs
-    # 96 ms for the GEMM + exp floor on the benchmark machine, benchmarks/kernel_block.py).
+    # stay in one core's L2 cache.  1024 suits cores with >= 1 MiB of L2 (benchmarks/results/design-measurements.md,
+    # benchmarks/kernel_block.py).
     "tile_kib": 1024,
     # MiB of a kernel block that stays in the last-level cache between the kernel pass and
-    # the GEMM reading it (landmark maps of kernels without a GEMM form): 1.5x faster than
-    # 256 MiB blocks on the benchmark machine.
+    # the GEMM reading it (landmark maps of kernels without a GEMM form; benchmarks/results/design-measurements.md).
     "cache_block_mib": 16,
 }
 _local = threading.local()

@@ -553,8 +553,7 @@ def main(argv=None):
     finally:
         if console:
             # then the collector leaves them alone: each full collection during a run would walk them all
-            # (two in a 5M-row `cluster`, 0.2 s with the main thread's share of the work stalled; four
-            # alternating runs of it: median 10.2 s against 11.4 s without this)
+            # while the main thread's share of the work stalls (benchmarks/results/design-measurements.md)
             gc.freeze()
             gc.enable()
     _Parser.last_error = None

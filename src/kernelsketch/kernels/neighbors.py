@@ -189,7 +189,8 @@ _GATHER_CHUNK_VALUES = 1 << 21
 #: blocks of at least this many rows sum their ``Z^T Z`` on two threads (a half of its rows each)
 GRAM_SPLIT_ROWS = 20_000
 #: searches smaller than this (rows x points) run on numpy when the backend is left to choose: loading
-#: numba and its compiled selection costs ~1-3 s once per process, more than such a search takes
+#: numba and its compiled selection costs seconds once per process, more than such a search takes
+#: (benchmarks/results/design-measurements.md)
 NUMBA_MIN_WORK = 20_000_000
 #: Z^T Z of fewer products than this (rows x r^2) stays with scipy: the same reason, the same per-process cost
 GRAM_NUMBA_MIN_PRODUCTS = 2_000_000
@@ -350,9 +351,8 @@ GROUP_ITER = 20
 _CANDIDATE_BLOCKS_BYTES = 1 << 28
 #: rows of one call of the compiled approximate search: it visits them in order of their nearest landmark,
 #: so the more rows, the more of them share a landmark's candidate block while it is in cache; the fewer,
-#: the more evenly the calls (and the ``also`` work beside them) spread over the threads.  On the 5M x 20
-#: job, threads idle in the fit pass's claim loops 0.34-0.40 s in all with 4,096 rows, 0.52-0.53 with
-#: 8,192, 0.79-0.81 with 16,384 (the kernel's own time alike)
+#: the more evenly the calls (and the ``also`` work beside them) spread over the threads; 4,096 left the
+#: threads least idle on the 5M x 20 job (benchmarks/results/design-measurements.md)
 APPROXIMATE_TILE_ROWS = 4096
 
 

@@ -16,8 +16,8 @@ is pinned to one thread, so the elementwise work runs on every core too.
 numpy releases the GIL inside ``matmul`` and ufunc loops; the Python
 overhead is a few microseconds a tile against tens of microseconds of work.
 
-Measured on the 2-core benchmark machine (100,000 x 1,000 Gaussian block,
-float64, d = 10): 52 ms against 96 ms for the GEMM + exp floor.
+It beats the unfused GEMM + exp floor (``benchmarks/results/design-measurements.md``,
+``benchmarks/kernel_block.py``).
 """
 
 from __future__ import annotations

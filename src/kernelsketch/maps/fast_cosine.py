@@ -1,9 +1,8 @@
 """Fast float64 cosine and sine for random Fourier features, accurate to a few ulps.
 
 numpy's float64 ``cos`` is a scalar libm call per element, while its float32
-``cos`` is SIMD-vectorised: on this project's 2-core AMD EPYC machine (numpy
-2.4) ``np.cos`` takes 0.16 s on 1e7 float64 values and 0.0097 s on float32
-(16x).  A random Fourier feature transform
+``cos`` is SIMD-vectorised, an order of magnitude faster
+(``benchmarks/results/design-measurements.md``).  A random Fourier feature transform
 of ``n`` points into ``m`` features spends almost all of its time in that
 cosine, so :func:`fast_cos` evaluates it with vectorised numpy ufuncs
 instead, tile by tile so the temporaries stay in cache.
@@ -63,7 +62,8 @@ TILE_ELEMENTS = 32768
 # 'kernelsketch[fast]'``); set ``USE_NUMBA = False`` to force the numpy route.
 USE_NUMBA = True
 #: a call this large loads the compiled kernel (importing numba and loading it from the disk
-#: cache costs ~0.3 s once per process; it saves ~5 ms per million elements): smaller calls use
+#: cache costs once per process what it saves over millions of elements;
+#: benchmarks/results/design-measurements.md): smaller calls use
 #: the numpy route until some call has loaded it, so a short script never pays the import
 NUMBA_MIN_ELEMENTS = 2**22
 _numba_kernel = None
@@ -188,8 +188,8 @@ def fast_cos_sin(t, cos_out=None, sin_out=None, *, shift=None, scale=1.0):
     Error (float64): at most about 4e-16 absolute against ``np.cos``/``np.sin``
     for any finite input (measured on 1e7 uniform points: max 3.6e-16 on
     [-10, 10], 3.7e-16 on [-1e4, 1e4] and [-1e7, 1e7]; tested with a 5e-16
-    bound).  Speed on this project's machine: 3.4-4.2x faster than float64
-    ``np.cos`` (2e7 values: 0.17-0.26 s against 0.62-1.10 s).  Cost: about 28
+    bound).  Several times faster than float64 ``np.cos``
+    (``benchmarks/results/design-measurements.md``).  Cost: about 28
     vectorised passes over each cache-resident tile.
 
     References

@@ -429,8 +429,7 @@ def landmark_map(X, landmarks, kernel, projection, offset=None):
                 np.matmul(Kb, P, out=out[rows])
     else:
         # Blocks of ~16 MiB stay in the last-level cache between the kernel pass
-        # and the GEMM that reads them: 1.5x faster than 256 MiB blocks here
-        # (100k x 1000 landmarks -> 50 dims: 0.16 s vs 0.25 s).  The budget is
+        # and the GEMM that reads them (benchmarks/results/design-measurements.md).  The budget is
         # still an upper bound.
         row_mib = 16.0 * L.shape[0] / 2**20  # one block row + its scratch, generously
         cfg = get_config()

@@ -31,8 +31,8 @@ _SHRINK_MODES = ("l", "half")
 AUTO_BUFFER_BYTES = 32 * 2**20
 AUTO_MAX_ROWS = 4096
 #: beyond this many features "auto" is the papers' buffer: a large buffer's shrink diagonalises the
-#: d x d covariance, which costs more than the papers' many small shrinks on a CPU (measured: 50,000 rows,
-#: d = 100-400 ran 2-15x faster with 4096 rows, d = 1,000-3,000 2-30x slower)
+#: d x d covariance, which costs more than the papers' many small shrinks on a CPU
+#: (benchmarks/results/design-measurements.md)
 AUTO_MAX_FEATURES = 512
 
 # Above this ratio lambda_1 / lambda_min_kept the Gram route loses more than
@@ -224,9 +224,9 @@ class FrequentDirections(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Base
         most 4096 and at least the papers' buffer, for up to 512 features
         (``AUTO_MAX_FEATURES``); the papers' buffer beyond, where a large
         buffer's ``d x d`` diagonalisation costs more than many small shrinks on
-        a CPU.  50,000 x 100 with ``l = 32`` streams ~15x faster than with the
-        papers' buffer, with a smaller error bound (fewer shrinks, so less
-        shrinkage in total).  On a GPU pass an int in the thousands whatever
+        a CPU.  With few features it streams much faster than the papers'
+        buffer, with a smaller error bound (fewer shrinks, so less shrinkage in
+        total; ``benchmarks/results/design-measurements.md``).  On a GPU pass an int in the thousands whatever
         ``d`` (a shrink there costs a few synchronisations whatever its size).
         A larger buffer (at least
         that) shrinks once every ``buffer_size - l + 1`` rows or more, each
@@ -283,11 +283,11 @@ class FrequentDirections(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Base
     relative accuracy of small kept directions, ``eps * sigma_1^2 / sigma_i^2``.
     When that ratio would exceed 1e12 the shrink falls back to an SVD of
     ``B``.  float32 input keeps a float32 buffer; its Gram and ``eigh`` run in
-    float64.  (``numpy.linalg.eigh``, LAPACK ``syevd``, measured 0.5 ms for a
-    100 x 100 Gram against 0.7 ms for ``scipy.linalg.eigh`` and 5 ms for the
-    SVD of the 100 x 1000 buffer.)  BLAS is pinned to one thread while rows are
-    appended: the products are too small to gain from threads, and on a busy
-    machine spinning BLAS threads slowed shrinks twentyfold.
+    float64 (``numpy.linalg.eigh``, LAPACK ``syevd``: the fastest of the three
+    routes measured).  BLAS is pinned to one thread while rows are appended: the
+    products are too small to gain from threads, and on a busy machine spinning
+    BLAS threads slowed shrinks many times over
+    (``benchmarks/results/design-measurements.md``).
 
     **Guarantee.**  Each shrink removes at least ``j * delta`` of Frobenius
     mass and at most ``delta`` of covariance in any direction, so with

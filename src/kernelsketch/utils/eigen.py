@@ -75,7 +75,7 @@ def _symmetric_operator(A):
 
     Lanczos on an n x n Gram is bound by memory traffic (one full read of A
     per product); BLAS ``dsymv`` reads only the lower triangle, which halves
-    it (5,000 x 5,000: 5.6 ms vs 11 ms per product here).  ``A.T`` is the
+    it (``benchmarks/results/design-measurements.md``).  ``A.T`` is the
     Fortran-ordered view of the same memory (no copy) and equals A.
     """
     if A.dtype != np.float64 or not A.flags.c_contiguous:
@@ -96,7 +96,7 @@ def landmark_solver(n: int, k: int) -> str:
     """The eigensolver for the top ``k`` eigenpairs of a formed ``n x n`` landmark Gram.
 
     Few components of a large matrix: Lanczos (``"arpack"``, one-triangle BLAS products,
-    a fixed start vector so the result stays a function of the matrix) is 5-30x faster
+    a fixed start vector so the result stays a function of the matrix) is many times faster
     than a full tridiagonalisation; otherwise LAPACK's subset ``eigh`` (``"dense"``).
     Nystroem and SubsampleKPCA use it; KernelPCA's ``eigen_solver="auto"`` is a different
     rule because it also decides whether the ``n x n`` Gram is formed at all.
@@ -124,8 +124,8 @@ def top_eigenpairs(A, k, solver, rng, tol=0.0, max_iter=None):
         op = _symmetric_operator(A) if dense else A
         # A small dense matrix (<= 8 MiB, cache-resident) gains nothing from
         # BLAS threads in its matrix-vector products, and waking them for each
-        # of the hundreds of products made a 1000 x 1000 Lanczos 1.5-7x slower
-        # and erratic (21-110 ms vs a steady 15 ms single-threaded).
+        # of the hundreds of products made a 1000 x 1000 Lanczos slower
+        # and erratic (benchmarks/results/design-measurements.md).
         pin = single_threaded_blas() if dense and n <= _SMALL_DENSE_N else nullcontext()
         try:
             with pin:

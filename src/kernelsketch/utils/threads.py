@@ -111,11 +111,10 @@ SMALL_BLAS_FLOPS = 5e8
 def blas_for(flops: float):
     """Context for a BLAS call of ``flops``: one thread when it is small, else unchanged.
 
-    A small product (a 1000 x 1000 x 50 GEMM: 1e8 flops, ~3 ms on one core)
-    gains little from BLAS threads, and after a multithreaded call OpenBLAS
-    keeps its threads spinning for ~0.1 s, stealing a core from whatever comes
-    next -- measured: KernelJL fit + transform 161 ms against 131 ms for fit
-    and transform apart.
+    A small product (a 1000 x 1000 x 50 GEMM: 1e8 flops, milliseconds on one
+    core) gains little from BLAS threads, and after a multithreaded call
+    OpenBLAS keeps its threads spinning, stealing a core from whatever comes
+    next (``benchmarks/results/design-measurements.md``).
     """
     return single_threaded_blas() if flops < SMALL_BLAS_FLOPS else nullcontext()
 

@@ -389,13 +389,13 @@ def cmd_cluster(args, ui):
         if args.plot and res.sample is not None:
             from .plotting import scatter_png
 
-            Zs, labels = res.sample
-            what = "raw features" if embedding is None else f"{type(embedding).__name__} embedding"
+            points, labels, axes = res.sample
             scatter_png(
                 args.plot,
-                Zs,
+                points,
                 labels,
-                title=f"{args.method}, k={k}: {Path(args.input).name} ({what})",
+                title=f"{Path(args.input).name}: {len(labels)} rows coloured by cluster ({args.method}, k={k})",
+                axes=axes,
                 force=args.force,
                 protect=[args.input],
             )

@@ -60,9 +60,14 @@ def run_demo(output, *, seed=0, ui, datasets=DEMO_SETS, force=True):
         t_embed = sec["fit"] + sec["embed_sample"]
         t_kmeans = sec["kmeans"] + sec["passes"] + sec["assign"]
         ri, ari = res.rand_index, res.adjusted_rand_index
-        Zs, labels = res.sample
+        points, labels, axes = res.sample
         scatter_png(
-            png, Zs, labels, title=f"{name}: landmark spectral embedding + k-means, k={k}; ARI={ari:.3f}", force=force
+            png,
+            points,
+            labels,
+            title=f"{name}: landmark spectral clustering, k={k}; ARI={ari:.3f}",
+            axes=axes,
+            force=force,
         )
         n_land = res.fit.n_landmarks
         ui.say(

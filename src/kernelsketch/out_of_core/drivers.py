@@ -366,8 +366,9 @@ class ClusterResult:
         ``fit`` (the embedding's, with the code check and the standardizing pass), ``embed_sample``
         (embedding the k-means sample), ``kmeans`` (k-means++ and Lloyd on it), ``passes``, ``assign`` and ``total``.
     sample : tuple or None
-        ``(Z, labels)``: the first two embedding coordinates of up to ``plot_rows``
-        sampled rows and their clusters (for a plot).
+        ``(points, labels, (x label, y label))``: up to ``plot_rows`` sampled rows as a 2-D view of the data
+        (their two columns, else their top two principal axes: :func:`~kernelsketch.utils.plane.two_d_view`)
+        and their clusters, for a plot of the data coloured by cluster.
     """
 
     labels: np.ndarray | None
@@ -594,7 +595,7 @@ def cluster_file(
     client : distributed.Client, optional
         Run every pass on Dask; the same seed gives the same labels.
     plot_rows : int, default=0
-        Keep the embedding (two coordinates) and clusters of this many sampled rows (``.sample``).
+        Keep a 2-D view of this many sampled rows and their clusters (``.sample``, for a plot).
     landmark_target : float in (0, 1), optional
         Choose a landmark embedding's landmark count from this Gram error target
         (:func:`choose_landmarks`; not for ``"spectral"``, whose landmarks define a graph).
@@ -656,6 +657,7 @@ def cluster_file(
     seconds = {}
     t0 = time.perf_counter()
     engine, codes = replace_missing_codes(engine, action=missing_codes, random_state=random_state)
+    shown = engine  # (the rows as given, before any scaling: what a plot shows)
     with contextlib.ExitStack() as stack:
         cache = _graph_cache(keep_graph, engine, model, init_size)  # removed on leaving, also on error
         if cache is not None:
@@ -674,10 +676,7 @@ def cluster_file(
         t3 = time.perf_counter()
         passes = 0 if whole else _lloyd_passes(engine, embedding, km, lloyd_passes, cache)
         seconds["passes"] = time.perf_counter() - t3
-        plot = None
-        if plot_rows:
-            Zp = seeding.embedded[: min(plot_rows, seeding.indices.size)]
-            plot = (np.asarray(Zp[:, :2]), km.predict(Zp))
+        plot = _plot_sample(plot_rows, seeding, km, shown, engine) if plot_rows else None
 
         # 3. assignment: labels streamed to the sink, scores and one more Lloyd step's statistics on the way
         t4 = time.perf_counter()
@@ -718,6 +717,22 @@ def cluster_file(
             res.rand_index, res.adjusted_rand_index = labels.pairs.rand_index(), labels.pairs.adjusted_rand_index()
         _warn_empty_clusters(res.cluster_sizes, km.n_clusters)
         return res
+
+
+def _plot_sample(plot_rows, seeding, km, given, clustered):
+    """``(points, labels, axis names)``: up to ``plot_rows`` rows of k-means' sample, spread evenly over it, as a
+    2-D view of the data (:func:`~kernelsketch.utils.plane.two_d_view`: two columns as given, else the PCA plane
+    of the rows as clustered, scaled if they were) and their clusters."""
+    from ..utils.plane import two_d_view
+
+    n = seeding.indices.size
+    pick = np.unique(np.linspace(0, n - 1, min(plot_rows, n)).astype(np.int64))
+    labels = km.predict(seeding.embedded[pick])
+    engine = given if (getattr(given, "n_features", None) or 3) <= 2 else clustered
+    rows, _ = engine.gather(seeding.indices[pick])
+    names = getattr(given, "feature_names", None)
+    points, axes = two_d_view(rows, names if names is not None and len(names) == rows.shape[1] else None)
+    return points, labels, axes
 
 
 def _clustering_model(embedding, n_clusters, n_init, init_size, tol, random_state):

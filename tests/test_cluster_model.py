@@ -140,3 +140,55 @@ def test_an_embedding_given_with_another_seed_is_named_not_silently_replaced():
     X, _ = _data(n=1500)
     with pytest.warns(UserWarning, match="random_state=5 is replaced by cluster_file's random_state=0"):
         ks.cluster_file(X, 3, embedding=ks.LandmarkSpectralEmbedding(random_state=5), random_state=0)
+
+
+# ----------------------------------------------------------------- #54 item 4: predict reports like cluster
+
+
+def _train_and_new(tmp_path):
+    X, y = _data(n=3000)
+    pd.DataFrame(X, columns=["a", "b", "c", "d"]).assign(label=y).to_csv(tmp_path / "train.csv", index=False)
+    new = pd.DataFrame(X[:600], columns=["a", "b", "c", "d"]).assign(label=y[:600], id=np.arange(600))
+    new[["id", "d", "label", "b", "c", "a"]].to_csv(tmp_path / "new.csv", index=False)  # reordered, two extras
+    return X, y
+
+
+def test_predict_prints_the_sizes_and_scores_and_ignores_columns_the_model_does_not_know(tmp_path, capsys):
+    import json
+
+    from sklearn.metrics import adjusted_rand_score
+
+    X, y = _train_and_new(tmp_path)
+    args = ["cluster", str(tmp_path / "train.csv"), "-k", "3", "--label-column", "label", "-q"]
+    assert main([*args, "-o", str(tmp_path / "lab.npy"), "--save", str(tmp_path / "m.ksm")]) == 0
+    pred = ["predict", str(tmp_path / "m.ksm"), str(tmp_path / "new.csv"), "-o", str(tmp_path / "p.npy")]
+    assert main([*pred, "--label-column", "label", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    labels = np.load(tmp_path / "p.npy").ravel()
+    np.testing.assert_array_equal(labels, np.load(tmp_path / "lab.npy").ravel()[:600])  # the same rows, by name
+    assert out["cluster_sizes"] == np.bincount(labels, minlength=3).tolist()
+    assert out["adjusted_rand_index"] == pytest.approx(adjusted_rand_score(y[:600], labels))
+    assert out["ignored_columns"] == ["id"]
+    assert main([*pred, "--force"]) == 0  # no --label-column: `label` is one more column the model does not know
+    said = capsys.readouterr().out
+    assert "left out: id, label" in said and "cluster sizes [" in said
+
+
+def test_the_predict_line_printed_after_save_runs_as_printed(tmp_path, capsys, monkeypatch):
+    import shlex
+
+    _train_and_new(tmp_path)
+    monkeypatch.chdir(tmp_path)
+    assert main(["cluster", "train.csv", "-k", "3", "--label-column", "label", "-o", "l.csv", "--save", "m.ksm"]) == 0
+    said = capsys.readouterr().out
+    line = said.split("(these or new ones): ")[1].splitlines()[0]
+    argv = shlex.split(line)
+    assert argv[:2] == ["kernelsketch", "predict"]
+    assert main(argv[1:]) == 0
+    assert "adjusted Rand index" in capsys.readouterr().out
+    np.testing.assert_array_equal(pd.read_csv(argv[-1]).to_numpy(), pd.read_csv("l.csv").to_numpy())
+
+
+def test_predict_offers_no_plot(capsys):
+    assert main(["predict", "--help"]) == 0
+    assert "--plot" not in capsys.readouterr().out

@@ -95,7 +95,7 @@ def test_transform_refuses_columns_the_model_does_not_know(tmp_path, X, capsys):
     out = tmp_path / "zc.npy"
     assert main(["transform", str(model), str(tmp_path / "c.csv"), "-o", str(out)]) != 0
     err = capsys.readouterr().err
-    assert "missing ['d']" in err and "['e']" in err
+    assert "lacks columns the model was fitted on: ['d']" in err and "'e'" in err
     assert not out.exists()
 
 

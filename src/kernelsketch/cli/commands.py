@@ -84,6 +84,27 @@ def _landmark_target(args):
     return target
 
 
+def _scores_line(res):
+    """The labels against the label column: the adjusted Rand index first (0 at chance), then the Rand index."""
+    return (
+        f"adjusted Rand index {res.adjusted_rand_index:.4f}   Rand index {res.rand_index:.4f}   "
+        "(against the label column)"
+    )
+
+
+def _predict_hint(args):
+    """The ``predict`` command line that labels ``args.input`` with the model just saved, as it runs."""
+    import shlex
+
+    line = ["kernelsketch", "predict", str(args.save), str(args.input)]
+    if args.label_column is not None:
+        line += ["--label-column", str(args.label_column)]
+    if args.columns:
+        line += ["--columns", str(args.columns)]
+    out = Path(args.output).with_name(Path(args.output).stem + "-predicted.csv") if args.output else "labels.csv"
+    return shlex.join([*line, "-o", str(out)])
+
+
 def _refuse_label_as_feature(args, engine):
     """A column named like the labels is never embedded silently: say --label-column or --columns (the library's
     rule, :func:`~kernelsketch.out_of_core.engine.label_like_columns`, in the command line's words)."""
@@ -191,9 +212,15 @@ def _transform_to_output(est, engine, args, ui, method="transform"):
     )
     if res.reordered is not None:
         ui.say(f"columns matched to the model's by name (the input's order: {', '.join(res.reordered)})")
+    if res.ignored_columns:
+        ui.say(f"columns the model was not fitted on, left out: {', '.join(map(str, res.ignored_columns))}")
     ui.wrote(args.output)
     what = "labels" if method == "predict" else f"{res.n_rows} x {res.n_columns} embedding"
     ui.say(f"wrote {what} of {res.n_rows} rows to {args.output} in {res.seconds:.2f} s")
+    if res.cluster_sizes is not None:
+        ui.say(f"cluster sizes {res.cluster_sizes.tolist()}")
+    if res.adjusted_rand_index is not None:
+        ui.say(_scores_line(res))
     ui.record(**res.to_dict())
     if getattr(engine, "stats", None) and engine.name == "dask":
         ui.record(dask=dict(engine.stats))
@@ -220,8 +247,6 @@ def cmd_transform(args, ui, method="transform"):
 
     _check_suffix(args.output)
     _check_outputs(args, [args.output, args.plot], [args.input, args.model])
-    if args.plot and method == "predict":
-        raise UsageError("--plot applies to transform, not predict")
     if args.plot and pipeline.wants_dask(args):
         raise UsageError("--plot is not supported with --scheduler/--workers or a shard directory")
     est = load(args.model)
@@ -236,9 +261,11 @@ def cmd_transform(args, ui, method="transform"):
         # a libsvm file's largest index may be short of the model's width
         args.n_features = model_read_options(est, args.input, {"format": args.format}).get("n_features")
     with pipeline.engine_for(args, ui) as engine:
-        _refuse_label_as_feature(args, engine)
+        by_name = getattr(est, "feature_names_in_", None) is not None and engine.feature_names is not None
+        if not by_name:  # (matched by name, the model's columns are taken and any other left out)
+            _refuse_label_as_feature(args, engine)
         expected = getattr(est, "n_features_in_", None)
-        if expected is not None and expected != engine.n_features:
+        if expected is not None and expected != engine.n_features and not by_name:
             raise ValueError(
                 f"{args.input} has {engine.n_features} feature columns but the model "
                 f"{args.model} was fitted on {expected}"
@@ -379,13 +406,10 @@ def cmd_cluster(args, ui):
 
             save(res.model, args.save, overwrite=args.force)
             ui.wrote(args.save)
-            ui.say(f"model saved to {args.save} (`kernelsketch predict {args.save} FILE -o labels` labels new rows)")
+            ui.say(f"model saved to {args.save}; to label rows with it (these or new ones): {_predict_hint(args)}")
             ui.record(model=str(args.save))
         if res.rand_index is not None:
-            ui.say(
-                f"Rand index {res.rand_index:.4f}   adjusted Rand index {res.adjusted_rand_index:.4f}   "
-                "(against the label column)"
-            )
+            ui.say(_scores_line(res))
         if args.plot and res.sample is not None:
             from .plotting import scatter_png
 

@@ -297,14 +297,18 @@ def _add_fit(sub, parents, methods, method_help):
     p.add_argument("--force", action="store_true", help="overwrite an existing model file")
 
 
-def _add_model_command(sub, common, inp, out, name, help, description):
-    """A command that applies a saved MODEL to a data file: the input and output flags, no model flags."""
+def _add_model_command(sub, common, inp, out, name, help, description, plot=True):
+    """A command that applies a saved MODEL to a data file: the input and output flags, no model flags
+    (``plot=False``: no ``--plot``, for a command that does not draw)."""
     p = sub.add_parser(name, parents=[common], help=help, description=description)
     p.add_argument("model", metavar="MODEL")
     for a in inp._actions:
         p._add_action(a)
     for a in out._actions:
-        p._add_action(a)
+        if plot or "--plot" not in a.option_strings:
+            p._add_action(a)
+    if not plot:
+        p.set_defaults(plot=None)
     p.set_defaults(seed=0)
 
 
@@ -331,7 +335,10 @@ def _add_predict(sub, common, inp, out):
         "predict",
         help="label a data file with a saved clustering",
         description="Label every row of a data file with a clustering saved by `cluster --save MODEL` "
-        "(streamed: any size, bounded memory).",
+        "(streamed: any size, bounded memory). Columns are matched to the model's by name when both have names "
+        "(others, such as a label column, are left out); prints the cluster sizes, and the adjusted Rand index "
+        "with --label-column.",
+        plot=False,
     )
 
 

@@ -167,9 +167,11 @@ class DaskEngine:
         The chunks' dtype is what ``fn`` returns (a code read as 74.5 in an integer column makes the
         column float, as on the local engine), found on one row of zeros.
         """
-        dtype = np.asarray(fn(np.zeros((1, self.X.shape[1]), dtype=self.X.dtype))).dtype
-        self.X = self.X.map_blocks(fn, dtype=dtype)
-        self.dtype = dtype
+        probe = np.asarray(fn(np.zeros((1, self.X.shape[1]), dtype=self.X.dtype)))
+        width = probe.shape[1]  # (a column selection by name changes it)
+        self.X = self.X.map_blocks(fn, dtype=probe.dtype, chunks=(self.X.chunks[0], (width,)))
+        self.dtype = probe.dtype
+        self.n_features = int(width)
 
     @_worker_memory
     def gather(self, indices):

@@ -44,6 +44,12 @@ class TransformResult:
     reordered : list of str or None
         The input's column order when it differed from the model's and the
         columns were matched by name (see :func:`align_columns`).
+    ignored_columns : list of str
+        The input's columns the model was not fitted on, left out (a label column, an id).
+    cluster_sizes : ndarray or None
+        ``method="predict"``: rows given each label.
+    rand_index, adjusted_rand_index : float or None
+        ``method="predict"`` on data with a label column: the labels against it.
     """
 
     n_rows: int
@@ -53,13 +59,24 @@ class TransformResult:
     seconds: float = 0.0
     sample: tuple | None = None
     reordered: list | None = None
+    ignored_columns: list = field(default_factory=list)
+    cluster_sizes: np.ndarray | None = None
+    rand_index: float | None = None
+    adjusted_rand_index: float | None = None
 
     def to_dict(self):
-        return {
+        d = {
             "output": None if self.output is None else str(self.output),
             "shape": [self.n_rows, self.n_columns],
             "transform_seconds": round(self.seconds, 4),
         }
+        if self.ignored_columns:
+            d["ignored_columns"] = list(self.ignored_columns)
+        if self.cluster_sizes is not None:
+            d["cluster_sizes"] = [int(c) for c in self.cluster_sizes]
+        if self.adjusted_rand_index is not None:
+            d.update(adjusted_rand_index=self.adjusted_rand_index, rand_index=self.rand_index)
+        return d
 
 
 #: scikit-learn's warning when an estimator fitted with feature names gets a NumPy block: the
@@ -167,8 +184,13 @@ def transform_source(
         data, client=client, block_rows=block_rows, **model_read_options(estimator, data, read_options)
     )
     reordered = align_columns(estimator, engine)
-    if column_names is None and method == "predict":
+    fitted = getattr(estimator, "feature_names_in_", None)
+    ignored = [] if reordered is None or fitted is None else [n for n in reordered if n not in set(map(str, fitted))]
+    predict = method == "predict"
+    if column_names is None and predict:
         column_names = ["cluster"]
+    pairs = PairCounts() if predict and engine.has_labels else None
+    sizes = {}
     sink = _make_sink(output, force=force, protect=_inputs_of(data), column_names=column_names)
     sample = RowReservoir(sample_rows, seed=derive_seed(random_state)) if sample_rows else None
     counts = {"rows": 0, "cols": 0}
@@ -181,6 +203,12 @@ def transform_source(
                 "NaN or infinite: the model's fitted state or the input is not usable; nothing was written"
             )
         sink.write(Z)
+        if predict:
+            labels = np.asarray(Z).ravel()
+            for c, n in zip(*np.unique(labels, return_counts=True), strict=True):
+                sizes[c] = sizes.get(c, 0) + int(n)
+            if pairs is not None and y is not None:
+                pairs.add(y, labels)
         counts["rows"] += Z.shape[0]
         counts["cols"] = 1 if Z.ndim == 1 else Z.shape[1]
         if sample is not None:
@@ -193,7 +221,14 @@ def transform_source(
         sink.abort()
         raise
     result = sink.close()
-    res = TransformResult(counts["rows"], counts["cols"], seconds=time.perf_counter() - t0, reordered=reordered)
+    res = TransformResult(
+        counts["rows"], counts["cols"], seconds=time.perf_counter() - t0, reordered=reordered, ignored_columns=ignored
+    )
+    if predict:
+        k = _n_labels(estimator, sizes)
+        res.cluster_sizes = np.array([sizes.get(c, 0) for c in range(k)], dtype=np.int64)
+        if pairs is not None and pairs.table:
+            res.rand_index, res.adjusted_rand_index = pairs.rand_index(), pairs.adjusted_rand_index()
     if isinstance(sink, _FileSink):
         res.output = result
     elif isinstance(sink, _ArraySink):
@@ -201,6 +236,14 @@ def transform_source(
     if sample is not None and sample.n_seen:
         res.sample = sample.result()[:2]
     return res
+
+
+def _n_labels(estimator, seen):
+    """How many labels a clustering model gives (its ``n_clusters_`` / ``n_clusters``), at least those seen."""
+    last = estimator[-1] if hasattr(estimator, "steps") else estimator
+    k = getattr(last, "n_clusters_", None) or getattr(last, "n_clusters", None)
+    k = int(k) if isinstance(k, numbers.Integral) else 0
+    return max([k, *(int(c) + 1 for c in seen)])
 
 
 @dataclass

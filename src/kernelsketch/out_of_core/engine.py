@@ -352,14 +352,16 @@ def align_columns(estimator, engine):
     """Read a file's columns in the order the model was fitted on, matching them by name.
 
     Returns None when nothing was done (the names already match, the file has no
-    header, or the model knows no names), else the file's order that was rearranged.  When only one side has
-    names (a model fitted on a headerless file applied to a file with a header, or the reverse), the columns
-    are taken in their order with a ``UserWarning`` saying so, as scikit-learn does for arrays and DataFrames.
+    header, or the model knows no names), else the file's columns, which were rearranged (and any the
+    model does not know left out: a label column, an id; the engine's ``n_features`` becomes the model's).
+    When only one side has names (a model fitted on a headerless file applied to a file with a header, or the
+    reverse), the columns are taken in their order with a ``UserWarning`` saying so, as scikit-learn does for
+    arrays and DataFrames.
 
     Raises
     ------
     ValueError
-        The file's column names are not the model's (names missing or unknown).
+        The file lacks a column the model was fitted on.
     """
     fitted = getattr(estimator, "feature_names_in_", None)
     names = _file_feature_names(engine)
@@ -382,16 +384,16 @@ def align_columns(estimator, engine):
     if names == fitted:
         return None
     missing = [n for n in fitted if n not in names]
-    unknown = [n for n in names if n not in fitted]
-    if missing or unknown:
+    if missing:
         raise ValueError(
-            f"the input's columns are not the ones the model was fitted on: missing {missing}, "
-            f"not in the model {unknown} (select columns with --columns / columns=)"
+            f"the input lacks columns the model was fitted on: {missing} (the input has {names[:12]}"
+            f"{' ...' if len(names) > 12 else ''})"
         )
-    order = np.asarray([names.index(n) for n in fitted])
+    order = np.asarray([names.index(n) for n in fitted])  # (columns the model does not know are left out)
 
     def reorder(X, order=order):
         return X[:, order]
 
     engine.set_preprocess(reorder)  # after what the engine already applies
+    engine.n_features = len(fitted)
     return names

@@ -13,7 +13,7 @@ from sklearn.impute import SimpleImputer
 from sklearn.metrics import adjusted_rand_score
 
 import kernelsketch as ks
-from kernelsketch.diagnostics import MissingValueCodeWarning
+from kernelsketch.diagnostics import MissingValueCodeWarning, missing_value_codes
 from kernelsketch.out_of_core import CODE_CHECK_ROWS, open_engine
 
 
@@ -87,6 +87,7 @@ def test_a_text_file_gives_the_codes_and_rows_an_npy_file_gives(tmp_path):
         e1, c1 = ks.replace_missing_codes(tmp_path / "x.npy")
     with pytest.warns(MissingValueCodeWarning):
         e2, c2 = ks.replace_missing_codes(tmp_path / "x.csv")
+    assert [c2[0].pop("name")] == ["pressure"]  # (the text file's header names the column)
     assert c1 == c2 and e2.n_rows == 900  # the text file's one pass counted its rows
     np.testing.assert_allclose(e1.gather(np.arange(900))[0], e2.gather(np.arange(900))[0])
 
@@ -214,3 +215,23 @@ def test_dask_reads_an_integer_columns_code_as_the_same_fractional_median_as_loc
     a, b = local.gather(idx)[0], on_dask.gather(idx)[0]
     assert (a[:, 0] == 74.5).all() and (b[:, 0] == 74.5).all()
     np.testing.assert_array_equal(a, b)
+
+
+def test_a_real_zero_at_the_edge_of_a_continuous_column_is_not_a_code():
+    """#54 item 6: statlog's column 6 (a standard deviation) holds 0 in 49 rows next to readings from 0.0185 up
+    (IQR 1.43): a spike, but inside the readings' own scale, so not reported; an insulin-like 0 far below its
+    readings in half the rows still is."""
+    rng = np.random.default_rng(0)
+    sd = np.concatenate([np.zeros(49), 0.0185 + rng.gamma(0.7, 1.6, size=2261)])
+    assert missing_value_codes(sd[:, None]) == []
+    insulin = np.concatenate([np.zeros(370), np.round(14 + rng.gamma(2.0, 60.0, size=400))])
+    assert [(c["value"], c["rows"]) for c in missing_value_codes(insulin[:, None])] == [(0.0, 370)]
+
+
+def test_the_warning_names_the_column_by_its_header(tmp_path):
+    X = _pressure()
+    pd = pytest.importorskip("pandas")
+    names = ["pressure"] + [f"c{j}" for j in range(1, X.shape[1])]
+    pd.DataFrame(X, columns=names).to_csv(tmp_path / "p.csv", index=False)
+    with pytest.warns(MissingValueCodeWarning, match="column 'pressure': "):
+        ks.cluster_file(str(tmp_path / "p.csv"), 2, random_state=0)

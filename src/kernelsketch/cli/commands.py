@@ -124,7 +124,8 @@ def _refuse_label_as_feature(args, engine):
 
 def _say_input(ui, args, engine):
     _refuse_label_as_feature(args, engine)
-    ui.say(f"{args.input}: {engine.describe()}")
+    described = engine.describe()
+    ui.say(described if described.startswith(str(args.input)) else f"{args.input}: {described}")
     names = engine.feature_names
     ui.say(
         f"features: {', '.join(map(str, names)) if names is not None else f'{engine.n_features} columns'}"
@@ -370,11 +371,13 @@ def cmd_cluster(args, ui):
             landmark_target=target,
             missing_codes=args.missing_codes,
         )
+        from ..utils.missing_codes import column_label
+
         replaced = [c for c in res.missing_codes if c["replaced"]]
         if replaced:
             ui.say(
                 "missing-value codes read as their column's median: "
-                + ", ".join(f"column {c['column']}: {c['value']:g} -> {c['replacement']:g}" for c in replaced)
+                + ", ".join(f"{column_label(c)}: {c['value']:g} -> {c['replacement']:g}" for c in replaced)
             )
         if res.scaler is not None:
             ui.say(f"standardized {res.scaler.n_features_in_} columns over {int(res.scaler.n_samples_seen_)} rows")

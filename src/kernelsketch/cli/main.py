@@ -227,7 +227,8 @@ def _model_options():
         "-n",
         "--landmarks",
         type=_landmarks,
-        help="landmarks (kjl, nystroem, subsample-kpca) or random features (rff, rf-kpca, rnca, skpca)",
+        help="landmarks (spectral, kjl, nystroem, subsample-kpca, nystroem-kkm) or random features (rff, rf-kpca, "
+        "rnca, skpca)",
     )
     g.add_argument(
         "--landmark-target",
@@ -244,7 +245,7 @@ def _model_options():
         help="z-score every feature (mean and standard deviation from one pass over the input) before "
         "the kernel; saved with the model",
     )
-    g.add_argument("--seed", type=_seed, default=0, help="random seed (default 0)")
+    g.add_argument("--seed", "--random-state", dest="seed", type=_seed, default=0, help="random seed (default 0)")
     g.add_argument(
         "--fit-rows",
         type=int,  # (its range is the library's to check)
@@ -355,6 +356,8 @@ def _add_cluster(sub, parents):
     )
     p.add_argument(
         "-k",
+        "--n-clusters",
+        dest="k",
         type=_clusters,
         required=True,
         help="number of clusters (>= 2), or 'auto': chosen without labels from the spectral method's fit "
@@ -471,10 +474,12 @@ def _add_diagnose(sub, parents):
     p.add_argument(
         "--target", type=float, default=0.05, help="relative Frobenius error the recommendation aims for (default 0.05)"
     )
-    p.add_argument("--seed", type=_seed, default=0, help="random seed (default 0)")
+    p.add_argument("--seed", "--random-state", dest="seed", type=_seed, default=0, help="random seed (default 0)")
     p.add_argument(
         "-k",
+        "--n-clusters",
         "--clusters",
+        dest="clusters",
         type=_positive_int,
         metavar="K",
         help="also say how `cluster -k K` would cluster this data: standardization, the landmark graph's "
@@ -497,7 +502,7 @@ def _add_tools(sub, common):
         default="kernelsketch-demo",
         help="output folder (default ./kernelsketch-demo); a rerun replaces the demo's own files there and says so",
     )
-    p.add_argument("--seed", type=_seed, default=0, help="random seed (default 0)")
+    p.add_argument("--seed", "--random-state", dest="seed", type=_seed, default=0, help="random seed (default 0)")
 
     p = sub.add_parser("reproduce", parents=[common], help="reproduce a figure or table of the papers")
     from ..experiments import REPRODUCTIONS
@@ -506,7 +511,7 @@ def _add_tools(sub, common):
     p.add_argument("-o", "--output", help="output folder (default ./kernelsketch-results/NAME)")
     p.add_argument("--force", action="store_true", help="write into an output folder that already holds files")
     p.add_argument("--quick", action="store_true", help="small sizes, for a smoke run")
-    p.add_argument("--seed", type=_seed, default=0, help="random seed (default 0)")
+    p.add_argument("--seed", "--random-state", dest="seed", type=_seed, default=0, help="random seed (default 0)")
 
     p = sub.add_parser("datasets", parents=[common], help="datasets available locally, where, checksum status")
     p.add_argument("--no-verify", action="store_true", help="do not hash the files")
@@ -585,8 +590,11 @@ def main(argv=None):
     formatwarning = warnings.formatwarning
     warnings.formatwarning = _format_warning  # a library warning reads as the command's, not as a traceback line
     try:
-        code = _dispatch(args, ui)
-        ui.finish()
+        with warnings.catch_warnings():
+            if ui.quiet:  # -q means quiet: warnings too (errors still print)
+                warnings.simplefilter("ignore")
+            code = _dispatch(args, ui)
+            ui.finish()
         return code
     except KeyboardInterrupt:
         written = ui.written

@@ -13,7 +13,7 @@ __all__ = ["INPUT_FORMATS", "guess_format", "open_matrix", "read_matrix"]
 
 #: format name -> file suffixes (before an optional ``.gz``)
 INPUT_FORMATS = {
-    "csv": ("csv", "tsv", "tab", "txt", "dat"),
+    "csv": ("csv", "tsv", "tab", "txt", "dat", "data"),
     "npy": ("npy",),
     "parquet": ("parquet", "pq"),
     "libsvm": ("libsvm", "svm", "svmlight"),
@@ -50,12 +50,13 @@ def guess_format(path) -> str:
     suffix = name.rsplit(".", 1)[-1] if "." in name else ""
     for fmt, suffixes in INPUT_FORMATS.items():
         if suffix in suffixes:
-            if fmt == "csv" and suffix in ("txt", "dat") and path.is_file() and _looks_like_libsvm(path):
+            if fmt == "csv" and suffix in ("txt", "dat", "data") and path.is_file() and _looks_like_libsvm(path):
                 return "libsvm"
             return fmt
     raise ValueError(
         f"cannot tell the format of {str(path)!r} from its suffix; use one of "
-        f"{sorted(s for v in INPUT_FORMATS.values() for s in v)} or pass the format explicitly"
+        f"{sorted(s for v in INPUT_FORMATS.values() for s in v)}, or name the format: --format csv|npy|parquet|libsvm "
+        "(format= in Python)"
     )
 
 

@@ -10,6 +10,7 @@ import scipy.sparse as sp
 from .._typing import DataLike, RandomStateLike
 from ..utils.missing_codes import (
     MissingValueCodeWarning,
+    column_label,
     describe_codes,
     missing_value_codes,
     replace_codes,
@@ -123,12 +124,15 @@ def replace_missing_codes(
     codes = missing_value_codes(sample)
     if not codes:
         return engine, []
+    names = getattr(engine, "feature_names", None)
     for c in with_replacements(sample, codes):
         c["replaced"] = action == "impute"
+        if names is not None and len(names) == sample.shape[1]:
+            c["name"] = str(names[c["column"]])
     if action == "impute":  # (integer columns become float: a median may fall between two integers)
         dtype = engine.dtype if np.dtype(engine.dtype).kind == "f" else np.dtype(np.float64)
         engine.set_preprocess(_replacer(codes, dtype))
-        medians = ", ".join(f"column {c['column']}: {c['replacement']:g}" for c in codes)
+        medians = ", ".join(f"{column_label(c)}: {c['replacement']:g}" for c in codes)
         _warn(
             f"columns hold what look like missing-value codes ({describe_codes(codes)}): each is read as its "
             f"column's median ({medians}), as rows "

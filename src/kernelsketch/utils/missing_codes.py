@@ -20,8 +20,12 @@ class MissingValueCodeWarning(UserWarning):
 #: a column needs this many distinct values besides a code for the code test to apply (not a category)
 CODE_MIN_DISTINCT = 10
 #: a code lies more than this many median steps beyond the other values; held by this many times
-#: more rows than any other value (a spike), it is a code whatever the others' spread
+#: more rows than any other value (a spike), it is a code even within the others' spread
 CODE_SPIKE = 5
+#: ... but a spike no further from the other values than this fraction of their interquartile range is a
+#: real reading at the column's edge, not a code (a standard deviation of 0 next to readings from 0.019 up,
+#: IQR 1.4: statlog's column 6), and is not reported
+CODE_SPIKE_MIN_GAP = 0.05
 
 
 def missing_value_codes(X, *, min_rows=2):
@@ -34,7 +38,8 @@ def missing_value_codes(X, *, min_rows=2):
     is more than :data:`CODE_SPIKE` times the others' median step (between consecutive
     distinct values: a code lies off the readings' grid), and either that gap exceeds the
     others' interquartile range or ``v`` is a spike, held by :data:`CODE_SPIKE` times more
-    rows than any other value.  A blood pressure of 0 among
+    rows than any other value, at least :data:`CODE_SPIKE_MIN_GAP` of that range away (nearer,
+    it is a real reading at the column's edge).  A blood pressure of 0 among
     readings from 24 to 122 is such a code (the gap), and so is an insulin level of 0 in
     half the rows (the spike); 0 pregnancies among counts from 1 to 17 is not (the gap, 1,
     is inside the spread, and 1 pregnancy is as common), nor is either level of a 0/1
@@ -89,7 +94,7 @@ def missing_value_codes(X, *, min_rows=2):
             # saturated pixel (255) one step above the brightest other (254), however narrow their spread
             off_grid = gap > CODE_SPIKE * np.median(np.diff(values))
             spike = rows >= CODE_SPIKE * counts.max()
-            if off_grid and (gap > q75 - q25 > 0 or spike):
+            if off_grid and (gap > q75 - q25 > 0 or (spike and gap >= CODE_SPIKE_MIN_GAP * (q75 - q25))):
                 codes.append(
                     {
                         "column": j,
@@ -104,10 +109,16 @@ def missing_value_codes(X, *, min_rows=2):
     return codes
 
 
+def column_label(code):
+    """``column 'name'`` when the code's column has a name (``code["name"]``), else ``column j``."""
+    name = code.get("name")
+    return f"column {name!r}" if name is not None else f"column {code['column']}"
+
+
 def describe_codes(codes):
     """One clause per code: ``column j: n rows hold v, g beyond every other value (theirs span a to b)``."""
     return "; ".join(
-        f"column {c['column']}: {c['rows']} rows hold {c['value']:g}, {c['gap']:.3g} beyond every other value "
+        f"{column_label(c)}: {c['rows']} rows hold {c['value']:g}, {c['gap']:.3g} beyond every other value "
         f"(theirs span {c['range'][0]:.4g} to {c['range'][1]:.4g})"
         for c in codes
     )

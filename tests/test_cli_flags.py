@@ -74,3 +74,21 @@ def test_a_data_gz_of_numbers_is_read_and_an_unknown_suffix_names_format(tmp_pat
     (tmp_path / "set.weird").write_text("1 2\n3 4\n")
     assert main(["cluster", str(tmp_path / "set.weird"), "-k", "2", "-o", str(tmp_path / "w.npy")]) != 0
     assert "--format" in capsys.readouterr().err
+
+
+def test_the_first_run_says_the_kernels_compile_once(blobs, tmp_path, monkeypatch):
+    """#54 item 7: a first run (empty numba cache) says why it is slow; the next run does not."""
+    import subprocess
+    import sys
+
+    pytest.importorskip("numba")
+    folder, _, _ = blobs
+    X, _ = make_blobs(30_000, n_features=3, centers=3, random_state=0)  # (enough rows for the compiled search)
+    np.save(folder / "x.npy", X)
+    env = {**__import__("os").environ, "KERNELSKETCH_CACHE_DIR": str(tmp_path / "cache")}
+    env.pop("NUMBA_CACHE_DIR", None)
+    cmd = [sys.executable, "-m", "kernelsketch.cli", "cluster", str(folder / "x.npy"), "-k", "3"]
+    first = subprocess.run([*cmd, "-o", str(folder / "1.npy")], capture_output=True, text=True, env=env, check=True)
+    assert "compiling the numba kernels (once" in first.stdout
+    again = subprocess.run([*cmd, "-o", str(folder / "2.npy")], capture_output=True, text=True, env=env, check=True)
+    assert "compiling" not in again.stdout

@@ -579,6 +579,9 @@ def main(argv=None):
         return exc.code if isinstance(exc.code, int) else 2
     debug = getattr(args, "debug", False)
     ui = UI(quiet=getattr(args, "quiet", False), json_output=getattr(args, "json", False))
+    from ..utils.numba_cache import on_first_compile
+
+    on_first_compile(lambda: ui.say("compiling the numba kernels (once: seconds; later runs load them from the cache)"))
     # SIGTERM and SIGHUP (a closed terminal) unwind like Ctrl-C, so temporary outputs are removed.
     for sig in (signal.SIGTERM, getattr(signal, "SIGHUP", None)):
         if sig is None:

@@ -71,6 +71,9 @@ def _numba_kernel():
     global _numba_select, _numba_gram, _numba_coarse, _numba_embed
     if _numba_select is None:
         try:
+            from ..utils.numba_cache import announce_compile
+
+            announce_compile()  # (a first run compiles, seconds, once: the command line says so)
             from . import _neighbors_numba
         except ImportError:
             _numba_select = _numba_gram = _numba_coarse = _numba_embed = False

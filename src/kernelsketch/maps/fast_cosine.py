@@ -83,6 +83,9 @@ def _get_numba_kernel():
         except ImportError:
             _numba_kernel = False
             return None
+        from ..utils.numba_cache import announce_compile
+
+        announce_compile()
         from . import _cosine_numba
 
         _numba_kernel = _cosine_numba.kernel

@@ -55,3 +55,45 @@ def _install_cache_locator(numba, source):
     provided = [i for i, c in enumerate(classes) if c.__name__ == "UserProvidedCacheLocator"]
     classes.insert(provided[0] + 1 if provided else 0, KernelsketchCacheLocator)
     return True
+
+
+def compiled_kernels_cached() -> bool | None:
+    """Whether numba's disk cache already holds compiled kernels of this package (None: numba is not installed).
+
+    False on a first run: the kernels compile then (seconds, once), and later runs load them.  The command
+    line says so before a job that uses them, so that a slow first run is not mistaken for the program's speed.
+    """
+    import importlib.util
+
+    if importlib.util.find_spec("numba") is None:
+        return None
+    root = os.environ.get("NUMBA_CACHE_DIR") or numba_cache_dir()
+    for _dirpath, _dirs, files in os.walk(root):
+        if any(f.endswith(".nbi") for f in files):
+            return True
+    return False
+
+
+#: callables told once, before the first compiled kernel is loaded while the cache is empty (the command line's)
+_FIRST_COMPILE_LISTENERS: list = []
+_announced = False
+
+
+def on_first_compile(listener) -> None:
+    """Call ``listener()`` once, just before this process loads a compiled kernel that is not cached yet.
+
+    ``kernelsketch`` on the command line registers one that says "compiling the numba kernels (once ...)":
+    a first run spends seconds there, later runs load the kernels from the cache.
+    """
+    _FIRST_COMPILE_LISTENERS.append(listener)
+
+
+def announce_compile() -> None:
+    """Tell the listeners (:func:`on_first_compile`) when a kernel is about to be compiled rather than loaded."""
+    global _announced
+    if _announced or not _FIRST_COMPILE_LISTENERS:
+        return
+    _announced = True
+    if compiled_kernels_cached() is False:
+        for listener in list(_FIRST_COMPILE_LISTENERS):
+            listener()

@@ -92,3 +92,16 @@ def test_a_model_and_an_input_of_which_only_one_has_column_names_warn(tmp_path):
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # names on both sides: matched by name, nothing to say
         ks.transform_source(named, str(tmp_path / "hdr.csv"), None, method="predict")
+
+
+def test_x_and_y_side_by_side_are_coordinates_not_a_label(tmp_path):
+    """#54: a newcomer's `x,y` file was refused ('y' looks like the labels); beside an `x`, `y` is a coordinate."""
+    pd = pytest.importorskip("pandas")
+    from kernelsketch.out_of_core import open_engine
+    from kernelsketch.out_of_core.engine import label_like_columns
+
+    X = np.random.default_rng(0).normal(size=(50, 2))
+    pd.DataFrame(X, columns=["x", "y"]).to_csv(tmp_path / "xy.csv", index=False)
+    pd.DataFrame(X, columns=["a", "y"]).to_csv(tmp_path / "ay.csv", index=False)
+    assert label_like_columns(open_engine(str(tmp_path / "xy.csv"))) == []
+    assert label_like_columns(open_engine(str(tmp_path / "ay.csv"))) == ["y"]

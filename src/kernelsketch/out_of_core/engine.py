@@ -279,9 +279,12 @@ LABEL_NAMES = frozenset({"label", "labels", "class", "classes", "target", "y", "
 
 def label_like_columns(engine) -> list:
     """The engine's feature columns named like the class labels (:data:`LABEL_NAMES`): clustering or embedding
-    them as features is almost never meant (pass ``label_column=`` to leave one out, or ``columns=``)."""
+    them as features is almost never meant (pass ``label_column=`` to leave one out, or ``columns=``).  A ``y``
+    beside an ``x`` is a coordinate."""
     names = getattr(engine, "feature_names", None) or []
-    return [n for n in names if str(n).strip().lower() in LABEL_NAMES]
+    lower = {str(n).strip().lower() for n in names}
+    pair = {"y"} if "x" in lower else set()  # x and y side by side are coordinates, not features and a target
+    return [n for n in names if str(n).strip().lower() in LABEL_NAMES - pair]
 
 
 def refuse_label_like_columns(engine, read_options):

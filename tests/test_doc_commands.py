@@ -59,7 +59,22 @@ def workdir(tmp_path_factory):
             f.write(",".join(repr(float(v)) for v in row) + "\n")
     Xb, _ = make_blobs(n_samples=30_000, centers=10, n_features=10, random_state=1)
     np.save(folder / "X.npy", Xb)
+    _write_my_csv(folder / "my.csv")
     return folder
+
+
+def _write_my_csv(path):
+    """The README's first example: 3,000 points with columns ``x,y``, two moons and a blob, no label column."""
+    from sklearn.datasets import make_blobs, make_moons
+
+    moons, _ = make_moons(2000, noise=0.06, random_state=0)
+    blob, _ = make_blobs(1000, centers=[(3.2, 1.5)], cluster_std=0.25, random_state=0)
+    X = np.vstack([moons, blob])
+    np.random.default_rng(0).shuffle(X)
+    with open(path, "w") as f:
+        f.write("x,y\n")
+        for r in X:
+            f.write(f"{r[0]:.5f},{r[1]:.5f}\n")
 
 
 def test_the_docs_have_commands():
@@ -86,3 +101,54 @@ def test_doc_command_runs_verbatim(cmd, workdir):
         if flag in argv and argv[0:2] != ["kernelsketch", "demo"]:
             target = workdir / argv[argv.index(flag) + 1]
             assert target.exists(), f"{cmd}: {target} was not written"
+
+
+def _numbers_free(line):
+    """A printed line with its numbers (timings vary) replaced by one placeholder."""
+    return re.sub(r"\d[\d,.]*", "#", line.strip())
+
+
+def test_the_readme_shows_what_its_first_command_prints(tmp_path):
+    """#54: the README's first example prints what the README says it prints (numbers aside: timings vary)."""
+    text = (ROOT / "README.md").read_text()
+    m = re.search(r"```bash\n(kernelsketch cluster my\.csv[^\n]*)\n```\n.*?```text\n(.*?)```", text, flags=re.S)
+    assert m, "the README's first example and its output block"
+    cmd, shown = m.group(1), m.group(2).strip().splitlines()
+    _write_my_csv(tmp_path / "my.csv")
+    r = subprocess.run(
+        [sys.executable, "-m", "kernelsketch.cli", *shlex.split(cmd)[1:]],
+        cwd=tmp_path,
+        env=ENV,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert r.returncode == 0, r.stderr
+    # (not in a terminal, each pass prints a one-line summary where a terminal shows a progress bar on stderr)
+    printed = [
+        ln
+        for ln in r.stdout.splitlines()
+        if not ln.startswith("compiling the numba kernels") and not re.match(r"\[[^]]+\] [\d,]+ rows in ", ln)
+    ]
+    assert [_numbers_free(ln) for ln in printed] == [_numbers_free(ln) for ln in shown]
+    sizes = re.search(r"cluster sizes \[([\d, ]+)\]", r.stdout).group(1)
+    assert sizes == re.search(r"cluster sizes \[([\d, ]+)\]", "\n".join(shown)).group(1)  # the same clusters
+
+
+def test_the_readmes_comparison_with_k_means_is_the_pool_benchmarks():
+    """The README's numbers against k-means and Genie are those of benchmarks/results/cluster-pool.csv."""
+    import pandas as pd
+
+    d = pd.read_csv(ROOT / "benchmarks" / "results" / "cluster-pool.csv")
+    per = d.groupby(["group", "set", "method", "features"]).ari.mean().reset_index()
+    best = per.groupby(["group", "set", "method"]).ari.max().unstack("method")
+    c0, km, genie = best["C0 default"], best["KMeans"], best["Genie"]
+    text = " ".join((ROOT / "README.md").read_text().split())
+
+    def bare(x):
+        return f"{x:.3f}".lstrip("0")
+
+    assert f"index is **{bare(c0.mean())}**, k-means' **{bare(km.mean())}**" in text
+    assert f"**{int((c0 >= km - 0.02).sum())} of {len(c0)}** sets" in text
+    assert f"reaches {bare(genie.dropna().mean())} on the {int(genie.notna().sum())} sets" in text
+    assert f"(the default {bare(c0[genie.notna()].mean())} there)" in text

@@ -190,7 +190,7 @@ def transform_source(
     if column_names is None and predict:
         column_names = ["cluster"]
     pairs = PairCounts() if predict and engine.has_labels else None
-    sizes = {}
+    sizes: dict[int, int] = {}
     sink = _make_sink(output, force=force, protect=_inputs_of(data), column_names=column_names)
     sample = RowReservoir(sample_rows, seed=derive_seed(random_state)) if sample_rows else None
     counts = {"rows": 0, "cols": 0}
@@ -697,7 +697,7 @@ def cluster_file(
         output_format(output)
         check_output_path(output, force=force, protect=protect)
     model = _clustering_model(embedding, n_clusters, n_init, init_size, tol, random_state)
-    seconds = {}
+    seconds: dict[str, float] = {}
     t0 = time.perf_counter()
     engine, codes = replace_missing_codes(engine, action=missing_codes, random_state=random_state)
     shown = engine  # (the rows as given, before any scaling: what a plot shows)

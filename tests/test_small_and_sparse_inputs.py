@@ -38,13 +38,13 @@ def test_the_automatic_standardization_leaves_sparse_data_as_given(tmp_path, cap
 
 
 def test_messages_name_the_flags_the_user_can_type(tmp_path, capsys):
-    # 2-D points with an "x,y" header: the advice says how to keep y as a feature
-    (tmp_path / "pts.csv").write_text("x,y\n" + "\n".join(f"{i % 7}.5,{i % 5}.25" for i in range(60)) + "\n")
+    # 2-D points with a "t,y" header: the advice says how to keep y as a feature (beside an x, y is a coordinate)
+    (tmp_path / "pts.csv").write_text("t,y\n" + "\n".join(f"{i % 7}.5,{i % 5}.25" for i in range(60)) + "\n")
     assert main(["cluster", str(tmp_path / "pts.csv"), "-k", "2"]) == 2
-    assert "--columns x,y to keep it as a feature" in capsys.readouterr().err
-    assert main(["cluster", str(tmp_path / "pts.csv"), "-k", "2", "--columns", "x,y", "-q"]) == 0
+    assert "--columns t,y to keep it as a feature" in capsys.readouterr().err
+    assert main(["cluster", str(tmp_path / "pts.csv"), "-k", "2", "--columns", "t,y", "-q"]) == 0
     # fit --method spectral without -d names the flag
-    assert main(["fit", str(tmp_path / "pts.csv"), "--columns", "x,y", "--method", "spectral",
+    assert main(["fit", str(tmp_path / "pts.csv"), "--columns", "t,y", "--method", "spectral",
                  "-o", str(tmp_path / "m.ksm")]) != 0  # fmt: skip
     assert "-d/--dim" in capsys.readouterr().err
     # --header on a libsvm file is refused, as on .npy

@@ -1,6 +1,7 @@
 """diagnose: its numbers against exact computations on small data, its report, its command."""
 
 import json
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -154,8 +155,11 @@ def test_clustering_advice_finds_the_separated_groups(blobs):
     gaps = {row["k"]: row["eigengap"] for row in advice["k_ranking"]}
     assert advice["k_ranking"][0]["k"] == 3
     assert gaps[3] > 2 * max(gaps[2], gaps[4])
-    chosen = next(g for g in advice["graphs"] if g["n_neighbors"] == advice["n_neighbors"])
-    assert chosen["eigengap"] == max(g["eigengap"] for g in advice["graphs"])
+    # #54 item 3: the largest gap is reported, but the advice keeps the default n_neighbors (the pool's verdict)
+    largest = next(g for g in advice["graphs"] if g["n_neighbors"] == advice["largest_gap_n_neighbors"])
+    assert largest["eigengap"] == max(g["eigengap"] for g in advice["graphs"])
+    assert advice["n_neighbors"] == 10 and "No clear choice of n_neighbors" in advice["text"]
+    assert "--n-neighbors" not in advice["text"]
     assert not advice["standardize"]
 
 
@@ -180,9 +184,12 @@ def test_diagnose_with_clusters_reports_and_plots_the_eigengap(blobs, tmp_path, 
     rc = main(["diagnose", str(tmp_path / "b.npy"), "-k", "3", "--sample-size", "400", "-o", str(tmp_path / "r")])
     assert rc == 0
     said = capsys.readouterr()
-    assert "clustering into k = 3" in said.out + said.err
+    # the clustering answer comes first, and the Gram half says whose kernel it describes
+    assert said.out.index("`kernelsketch cluster -k 3`") < said.out.index("captured trace of the centred Gram")
+    assert "not cluster's default graph" in said.out
     report = (tmp_path / "r" / "report.md").read_text()
-    assert "## Clustering into k = 3" in report and "(chosen)" in report
+    assert report.index("## Clustering into k = 3") < report.index("## Spectrum of the centred Gram")
+    assert "(the default)" in report and "`cluster`'s default does not use it" in report
     assert (tmp_path / "r" / "eigengap.png").stat().st_size > 1000
     data = json.loads((tmp_path / "r" / "report.json").read_text())
     assert data["clustering"]["k_ranking"][0]["k"] == 3
@@ -406,3 +413,26 @@ def test_diagnose_on_sparse_input_describes_what_cluster_does(tmp_path):
     c = ks.diagnose(str(path), n_clusters=2, sample_size=300, n_landmarks=50).clustering
     assert c["standardize"] is False and c["missing_value_codes"] == []
     assert "sparse input: the columns are left unscaled" in c["text"] and "z-scored first" not in c["text"]
+
+
+def test_the_n_neighbors_record_is_the_pool_benchmarks():
+    """The advice's figures (choosing n_neighbors by the largest gap against the fixed default) are the pool's."""
+    import pandas as pd
+
+    from kernelsketch.diagnostics import POOL_RECORD
+
+    d = pd.read_csv(Path(__file__).resolve().parents[1] / "benchmarks" / "results" / "cluster-pool.csv")
+    per_set = d.groupby(["group", "set", "method"]).ari.mean().unstack("method")
+    assert len(per_set) == POOL_RECORD["sets"]
+    assert round(per_set["D5 r by eigengap"].mean(), 3) == POOL_RECORD["by_eigengap"]
+    assert round(per_set["C0 default"].mean(), 3) == POOL_RECORD["default"]
+    assert POOL_RECORD["by_eigengap"] < POOL_RECORD["default"]  # what makes the advice "keep the default"
+
+
+def test_the_k_table_stays_short_at_large_k():
+    from kernelsketch.diagnostics import K_TABLE_ROWS, _k_table_rows
+
+    ranking = [{"k": k, "stability": 1.0 / k} for k in range(2, 106)]
+    rows = _k_table_rows(ranking, 100)
+    assert len(rows) == K_TABLE_ROWS + 1 and rows[-1]["k"] == 100
+    assert [r["k"] for r in rows] == sorted(r["k"] for r in rows)

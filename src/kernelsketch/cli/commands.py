@@ -454,12 +454,14 @@ def cmd_diagnose(args, ui):
         n_clusters=args.clusters,
         **{k: v for k, v in opts.items() if v is not None},
     )
+    ui.say(f"{args.input}: {res.sample_size} of {res.n_rows} rows sampled (seed {res.seed})")
+    if res.clustering is not None:  # the clustering answer first
+        c = res.clustering
+        ui.say(c["text"])
     ui.say(
-        f"{args.input}: {res.sample_size} of {res.n_rows} rows sampled (seed {res.seed}); {res.kernel} kernel, "
-        f"bandwidth {res.bandwidth:.4g}"
-    )
-    ui.say(
-        "captured trace of the centred Gram: " + ", ".join(f"rank {r} {v:.3f}" for r, v in res.captured_trace.items())
+        f"the Gram matrix of a {res.kernel} kernel, bandwidth {res.bandwidth:.4g}, on the columns as given (the "
+        "embedding methods' kernel, not cluster's default graph): captured trace of the centred Gram: "
+        + ", ".join(f"rank {r} {v:.3f}" for r, v in res.captured_trace.items())
     )
     for e in res.errors:
         ui.say(
@@ -467,13 +469,6 @@ def cmd_diagnose(args, ui):
             f"Frobenius {e['relative_frobenius']:.4f}"
         )
     ui.say(res.recommendation["text"])
-    if res.clustering is not None:
-        c = res.clustering
-        ui.say(
-            f"clustering into k = {c['n_clusters']}: relative eigengap of the landmark graph by n_neighbors: "
-            + ", ".join(f"{g['n_neighbors']}: {g['eigengap']:.3f}" for g in c["graphs"])
-        )
-        ui.say(c["text"])
     record = res.to_dict()
     if args.output is not None:
         paths = res.write_report(args.output, force=args.force)

@@ -160,7 +160,9 @@ def clustering_stability(X, ks, *, n_pairs=5, n_landmarks=1000, n_neighbors=10, 
     m = int(min(n_landmarks, half))
     ari = np.empty((n_pairs, len(ks)))
     dis = np.empty((n_pairs, len(ks)))
-    for p in range(n_pairs):
+    from ..utils.progress import progress
+
+    for p in progress(range(n_pairs), total=n_pairs, desc="stability over random halvings", unit="halvings"):
         A, B = _halves(X.shape[0], rng)
         seeds = rng.integers(0, 2**31 - 1, size=3)
         with warnings.catch_warnings():  # a disconnected graph is the data's answer here, not a warning

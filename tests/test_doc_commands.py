@@ -152,3 +152,13 @@ def test_the_readmes_comparison_with_k_means_is_the_pool_benchmarks():
     assert f"**{int((c0 >= km - 0.02).sum())} of {len(c0)}** sets" in text
     assert f"reaches {bare(genie.dropna().mean())} on the {int(genie.notna().sum())} sets" in text
     assert f"(the default {bare(c0[genie.notna()].mean())} there)" in text
+
+
+def test_the_readmes_speed_figure_is_the_floor_benchmarks():
+    """The README's 5M-row time, memory and ratio to MiniBatchKMeans are benchmarks/results/cluster-floor.md's."""
+    page = (ROOT / "benchmarks" / "results" / "cluster-floor.md").read_text()
+    row = re.search(r"\| `kernelsketch cluster X\.npy -k 8 -o labels\.npy` \| ([\d.]+) \| (\d+) \|", page)
+    ratio = re.search(r"Ours / MiniBatchKMeans wall, the median of the rounds' ratios: \*\*([\d.]+x)\*\*", page)
+    assert row and ratio, "cluster-floor.md's job table and ratio"
+    text = " ".join((ROOT / "README.md").read_text().split())
+    assert f"in {row.group(1)} s and {row.group(2)} MiB, {ratio.group(1)} scikit-learn's" in text

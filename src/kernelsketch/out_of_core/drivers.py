@@ -19,7 +19,7 @@ from ..io.readers import guess_format as _guess_format
 from ..utils.validation import derive_seed
 from ..utils.warnings import warn as _warn
 from .engine import Engine, _dense_if_needed, _sum_tuples, align_columns, open_engine, refuse_label_like_columns
-from .fit import FIT_ROWS, FitResult, fit_source
+from .fit import FIT_ROWS, FitResult, fit_source, seed_on_engine
 from .missing import check_missing_codes, replace_missing_codes
 from .params import driver_params
 from .sinks import _ArraySink, _FileSink, _inputs_of, _make_sink
@@ -190,7 +190,7 @@ def transform_source(
     if column_names is None and predict:
         column_names = ["cluster"]
     pairs = PairCounts() if predict and engine.has_labels else None
-    sizes: dict[int, int] = {}
+    sizes: np.ndarray | None = np.zeros(0, dtype=np.int64)  # (predict: rows given each cluster number so far)
     sink = _make_sink(output, force=force, protect=_inputs_of(data), column_names=column_names)
     sample = RowReservoir(sample_rows, seed=derive_seed(random_state)) if sample_rows else None
     counts = {"rows": 0, "cols": 0}
@@ -204,9 +204,13 @@ def transform_source(
             )
         sink.write(Z)
         if predict:
+            nonlocal sizes
             labels = np.asarray(Z).ravel()
-            for c, n in zip(*np.unique(labels, return_counts=True), strict=True):
-                sizes[c] = sizes.get(c, 0) + int(n)
+            if sizes is not None and labels.dtype.kind in "iu" and (labels.size == 0 or labels.min() >= 0):
+                block = np.bincount(labels, minlength=sizes.size)
+                sizes = block + np.pad(sizes, (0, block.size - sizes.size))
+            else:  # (a predictor whose labels are not cluster numbers: a classifier's classes, noise as -1)
+                sizes = None
             if pairs is not None and y is not None:
                 pairs.add(y, labels)
         counts["rows"] += Z.shape[0]
@@ -224,9 +228,8 @@ def transform_source(
     res = TransformResult(
         counts["rows"], counts["cols"], seconds=time.perf_counter() - t0, reordered=reordered, ignored_columns=ignored
     )
-    if predict:
-        k = _n_labels(estimator, sizes)
-        res.cluster_sizes = np.array([sizes.get(c, 0) for c in range(k)], dtype=np.int64)
+    if predict and sizes is not None:
+        res.cluster_sizes = np.pad(sizes, (0, max(0, _n_clusters_of(estimator) - sizes.size)))
         if pairs is not None and pairs.table:
             res.rand_index, res.adjusted_rand_index = pairs.rand_index(), pairs.adjusted_rand_index()
     if isinstance(sink, _FileSink):
@@ -238,12 +241,11 @@ def transform_source(
     return res
 
 
-def _n_labels(estimator, seen):
-    """How many labels a clustering model gives (its ``n_clusters_`` / ``n_clusters``), at least those seen."""
+def _n_clusters_of(estimator):
+    """How many labels a clustering model gives (its ``n_clusters_`` / ``n_clusters``; 0 when it does not say)."""
     last = estimator[-1] if hasattr(estimator, "steps") else estimator
     k = getattr(last, "n_clusters_", None) or getattr(last, "n_clusters", None)
-    k = int(k) if isinstance(k, numbers.Integral) else 0
-    return max([k, *(int(c) + 1 for c in seen)])
+    return int(k) if isinstance(k, numbers.Integral) else 0
 
 
 @dataclass
@@ -771,7 +773,7 @@ def _plot_sample(plot_rows, seeding, km, given, clustered):
     n = seeding.indices.size
     pick = np.unique(np.linspace(0, n - 1, min(plot_rows, n)).astype(np.int64))
     labels = km.predict(seeding.embedded[pick])
-    engine = given if (getattr(given, "n_features", None) or 3) <= 2 else clustered
+    engine = given if given.n_features <= 2 else clustered
     rows, _ = engine.gather(seeding.indices[pick])
     names = getattr(given, "feature_names", None)
     points, axes = two_d_view(rows, names if names is not None and len(names) == rows.shape[1] else None)
@@ -791,13 +793,12 @@ def _clustering_model(embedding, n_clusters, n_init, init_size, tol, random_stat
     if not isinstance(embedding, LandmarkSpectralEmbedding) or other_k:
         return _named_embedding(embedding, n_clusters, random_state)  # (k-means of k on other components too)
     recipe = {k: v for k, v in embedding.get_params(deep=False).items() if k not in ("n_components", "random_state")}
-    if embedding.random_state is not None and embedding.random_state is not random_state:
-        if not (isinstance(random_state, numbers.Integral) and embedding.random_state == random_state):
-            _warn(
-                f"the embedding's random_state={embedding.random_state!r} is replaced by cluster_file's "
-                f"random_state={random_state!r}, which seeds the whole clustering (landmarks, graph and k-means)",
-                UserWarning,
-            )
+    if embedding.random_state not in (None, random_state):
+        _warn(
+            f"the embedding's random_state={embedding.random_state!r} is replaced by cluster_file's "
+            f"random_state={random_state!r}, which seeds the whole clustering (landmarks, graph and k-means)",
+            UserWarning,
+        )
     return LandmarkSpectralClustering(
         n_clusters, n_init=n_init, init_size=init_size, tol=tol, random_state=random_state, **recipe
     )
@@ -822,7 +823,7 @@ def _seeded(model, fit, engine, n_clusters, *, n_init, init_size, tol, random_st
         search=user_searcher(getattr(model, "search", None)),
     )
     km._validate_params()
-    return None, model, km, _seed_on_a_sample(engine, model, km, rng)
+    return None, model, km, seed_on_engine(engine, km, rng, lambda rows: _embed_block(rows, model))
 
 
 def _graph_cache(keep_graph, engine, model, init_size=None):
@@ -925,25 +926,6 @@ def _lloyd_passes(engine, embedding, km, lloyd_passes, cache=None):
         if km.converged(km.update(sums, counts)):
             break
     return passes
-
-
-def _seed_on_a_sample(engine, embedding, km, rng):
-    """k-means++ and Lloyd on the embedding of a uniform sample (:meth:`StreamingKMeans.seed_on_sample`,
-    as every clustering path): a :class:`~kernelsketch.out_of_core.fit.Seeding`."""
-    from .fit import Seeding
-
-    t0 = time.perf_counter()
-    at = {"labels": None, "embedded": t0}
-
-    def embedded_rows(idx):
-        rows, at["labels"] = engine.gather(idx)
-        out = _embed_block(rows, embedding)
-        at["embedded"] = time.perf_counter()
-        return out
-
-    idx, sample = km.seed_on_sample(engine.n_rows, embedded_rows, rng)
-    seconds = {"embed_sample": at["embedded"] - t0, "kmeans": time.perf_counter() - at["embedded"]}
-    return Seeding(idx, sample, at["labels"], seconds)
 
 
 class _Assignment:

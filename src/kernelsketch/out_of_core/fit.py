@@ -426,17 +426,9 @@ def _fit_embedding_then_sample(est, engine, graph_cache=None):
     est.embedding_ = embedding
     est._choose_k(lambda: _stability_sample(engine, est.random_state), km)  # (n_clusters="auto")
     embedding = est.embedding_
-    t0 = time.perf_counter()
-    at = {"labels": None, "embedded": t0}
-
-    def embedded_rows(idx):
-        rows, at["labels"] = engine.gather(idx)
-        out = np.asarray(embedding.transform(_dense_if_needed(embedding, rows)))
-        at["embedded"] = time.perf_counter()
-        return out
-
-    idx, sample = km.seed_on_sample(engine.n_rows, embedded_rows, rng)
-    seconds = {"embed_sample": at["embedded"] - t0, "kmeans": time.perf_counter() - at["embedded"]}
+    seeding = seed_on_engine(
+        engine, km, rng, lambda rows: np.asarray(embedding.transform(_dense_if_needed(embedding, rows)))
+    )
     est._adopt_clusters(km)
     vars(est).pop("labels_", None)  # labels of a sample would mislead: predict() labels any rows
     return FitResult(
@@ -446,8 +438,26 @@ def _fit_embedding_then_sample(est, engine, graph_cache=None):
         res.fit_rows,
         res.n_landmarks,
         res.bandwidth,
-        seeding=Seeding(idx, sample, at["labels"], seconds),
+        seeding=seeding,
     )
+
+
+def seed_on_engine(engine, km, rng, embed):
+    """k-means++ and Lloyd on ``embed`` of a uniform sample of the engine's rows
+    (:meth:`StreamingKMeans.seed_on_sample`, the one step of every clustering path): a :class:`Seeding`, with
+    the time spent embedding the sample and running k-means on it."""
+    t0 = time.perf_counter()
+    at = {"labels": None, "embedded": t0}
+
+    def embedded_rows(idx):
+        rows, at["labels"] = engine.gather(idx)
+        out = embed(rows)
+        at["embedded"] = time.perf_counter()
+        return out
+
+    idx, sample = km.seed_on_sample(engine.n_rows, embedded_rows, rng)
+    seconds = {"embed_sample": at["embedded"] - t0, "kmeans": time.perf_counter() - at["embedded"]}
+    return Seeding(idx, sample, at["labels"], seconds)
 
 
 def _stability_sample(engine, random_state):

@@ -92,3 +92,12 @@ def test_the_first_run_says_the_kernels_compile_once(blobs, tmp_path, monkeypatc
     assert "compiling the numba kernels (once" in first.stdout
     again = subprocess.run([*cmd, "-o", str(folder / "2.npy")], capture_output=True, text=True, env=env, check=True)
     assert "compiling" not in again.stdout
+
+
+def test_a_command_run_in_process_removes_its_first_compile_listener(blobs):
+    from kernelsketch.utils import numba_cache
+
+    folder, _, _ = blobs
+    before = list(numba_cache._FIRST_COMPILE_LISTENERS)
+    assert main(["cluster", str(folder / "x.npy"), "-k", "3", "-o", str(folder / "l.npy"), "-q"]) == 0
+    assert numba_cache._FIRST_COMPILE_LISTENERS == before  # (a stale command's printer is never called later)

@@ -581,7 +581,9 @@ def main(argv=None):
     ui = UI(quiet=getattr(args, "quiet", False), json_output=getattr(args, "json", False))
     from ..utils.numba_cache import on_first_compile
 
-    on_first_compile(lambda: ui.say("compiling the numba kernels (once: seconds; later runs load them from the cache)"))
+    forget_listener = on_first_compile(
+        lambda: ui.say("compiling the numba kernels (once: seconds; later runs load them from the cache)")
+    )
     # SIGTERM and SIGHUP (a closed terminal) unwind like Ctrl-C, so temporary outputs are removed.
     for sig in (signal.SIGTERM, getattr(signal, "SIGHUP", None)):
         if sig is None:
@@ -631,6 +633,7 @@ def main(argv=None):
         return code
     finally:
         warnings.formatwarning = formatwarning
+        forget_listener()
 
 
 def _format_warning(message, category, filename, lineno, line=None):

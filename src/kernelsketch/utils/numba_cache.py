@@ -79,13 +79,20 @@ _FIRST_COMPILE_LISTENERS: list = []
 _announced = False
 
 
-def on_first_compile(listener) -> None:
+def on_first_compile(listener):
     """Call ``listener()`` once, just before this process loads a compiled kernel that is not cached yet.
 
     ``kernelsketch`` on the command line registers one that says "compiling the numba kernels (once ...)":
-    a first run spends seconds there, later runs load the kernels from the cache.
+    a first run spends seconds there, later runs load the kernels from the cache.  Returns a function that
+    unregisters it (a command run in-process removes its own when it ends).
     """
     _FIRST_COMPILE_LISTENERS.append(listener)
+
+    def remove():
+        if listener in _FIRST_COMPILE_LISTENERS:
+            _FIRST_COMPILE_LISTENERS.remove(listener)
+
+    return remove
 
 
 def announce_compile() -> None:

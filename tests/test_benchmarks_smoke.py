@@ -130,3 +130,17 @@ def test_the_gpu_benchmark_runs_on_a_cpu_array_api_library(tmp_path):
     for row in ("Gaussian block", "KernelJL.transform", "Nystroem.transform", "RandomFourierFeatures.transform"):
         assert row in text, row
     assert "check the code, not the speed" in text
+
+
+def test_the_gpu_clustering_benchmark_runs_on_pytorchs_cpu(tmp_path):
+    # issue 55: benchmarks/gpu_cluster.py is meant for a CUDA card; PyTorch's CPU runs every row of it here
+    pytest.importorskip("torch", reason="PyTorch is not installed (./dev installs its CPU build where one is here)")
+    from benchmarks import gpu_cluster
+
+    out = tmp_path / "gpu-cluster.md"
+    text = gpu_cluster.main(["--quick", "--device", "cpu", "--rows", "6000", "--output", str(out)])
+    assert out.read_text() == text and "PyTorch CPU" in text and "not a measurement" in text
+    for row in ("ours: `cluster_file", "PyTorch k-means, k-means++", "ours / floor", "Ours / PyTorch k-means"):
+        assert row in text, row
+    ours_ari = float(text.split("end to end | ")[1].split("|")[1])
+    assert ours_ari >= 0.99  # the blobs are well separated: the device path's labels are the blobs'

@@ -28,6 +28,8 @@ ENV = {**os.environ, "MPLBACKEND": "Agg", "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_
 
 @pytest.mark.parametrize("code", BLOCKS)
 def test_doc_example_runs_as_a_script(code, tmp_path):
+    if code.startswith("# needs PyTorch"):
+        pytest.importorskip("torch", reason="PyTorch is not installed: the block's first line says how to get it")
     script = tmp_path / "example.py"
     script.write_text(code)
     r = subprocess.run(

@@ -72,6 +72,8 @@ _SKLEARN_CLASSES = {
 # reservoir of landmarks after partial_fit
 _INTERNAL_CLASSES = {
     "kernelsketch.ReservoirSampler": ("kernelsketch.maps.landmarks", "ReservoirSampler"),
+    # a model fitted with device= searches there when loaded (predict --device moves it)
+    "kernelsketch.TorchSearch": ("kernelsketch.kernels.torch_search", "TorchSearch"),
 }
 # bit generators whose state a fitted stream may carry (a reservoir's random stream)
 _BIT_GENERATORS = ("PCG64", "PCG64DXSM", "MT19937", "Philox", "SFC64")

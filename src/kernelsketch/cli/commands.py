@@ -210,6 +210,7 @@ def _transform_to_output(est, engine, args, ui, method="transform"):
         sample_rows=pipeline.PLOT_ROWS if getattr(args, "plot", None) else 0,
         random_state=args.seed,
         method=method,
+        device=getattr(args, "device", None),
     )
     if res.reordered is not None:
         ui.say(f"columns matched to the model's by name (the input's order: {', '.join(res.reordered)})")
@@ -370,6 +371,7 @@ def cmd_cluster(args, ui):
             plot_rows=pipeline.PLOT_ROWS if args.plot else 0,
             landmark_target=target,
             missing_codes=args.missing_codes,
+            device=args.device,
         )
         from ..utils.missing_codes import column_label
 

@@ -298,6 +298,12 @@ def _add_fit(sub, parents, methods, method_help):
     p.add_argument("--force", action="store_true", help="overwrite an existing model file")
 
 
+_DEVICE_HELP = (
+    "run the spectral searches (nearest landmarks, k-means' seeding, the assignment) with PyTorch on this "
+    "device: cuda, cuda:1, cpu (PyTorch's CPU), or numpy (default: the NumPy path); needs PyTorch"
+)
+
+
 def _add_model_command(sub, common, inp, out, name, help, description, plot=True):
     """A command that applies a saved MODEL to a data file: the input and output flags, no model flags
     (``plot=False``: no ``--plot``, for a command that does not draw)."""
@@ -311,6 +317,7 @@ def _add_model_command(sub, common, inp, out, name, help, description, plot=True
     if not plot:
         p.set_defaults(plot=None)
     p.set_defaults(seed=0)
+    return p
 
 
 def _add_transform(sub, common, inp, out):
@@ -328,7 +335,7 @@ def _add_transform(sub, common, inp, out):
 
 def _add_predict(sub, common, inp, out):
     """``predict``: label a data file with a clustering saved by ``cluster --save``."""
-    _add_model_command(
+    p = _add_model_command(
         sub,
         common,
         inp,
@@ -341,6 +348,7 @@ def _add_predict(sub, common, inp, out):
         "with --label-column.",
         plot=False,
     )
+    p.add_argument("--device", default=None, help=_DEVICE_HELP + "; default: where the model was fitted")
 
 
 def _add_cluster(sub, parents):
@@ -394,6 +402,7 @@ def _add_cluster(sub, parents):
         "labelled set: benchmarks/results/approximate-search.md); auto (default): approximate for data of "
         "at most 40 columns",
     )
+    p.add_argument("--device", default=None, help=_DEVICE_HELP)
     p.add_argument(
         "--no-standardize",
         action="store_true",
@@ -657,6 +666,7 @@ _FLAG_OF = {
     "lloyd_passes": "--lloyd-passes",
     "fit_rows": "--fit-rows",
     "landmark_target": "--landmark-target",
+    "device": "--device",
 }
 
 

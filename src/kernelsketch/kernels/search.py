@@ -20,7 +20,8 @@ data, and report the neighbour recall.
 
 Classes: :class:`ExactSearch` (all ``m`` distances by BLAS tiles, numba or numpy selection),
 :class:`ApproximateSearch` (U-SPEC's coarse-to-fine search) and :class:`FaissSearch` (faiss's exact
-``IndexFlatL2``; the ``bench`` extra's ``faiss-cpu``).
+``IndexFlatL2``; the ``bench`` extra's ``faiss-cpu``); the PyTorch one, for a GPU, is
+:class:`~kernelsketch.kernels.torch_search.TorchSearch` (``device=`` of the drivers).
 """
 
 from __future__ import annotations

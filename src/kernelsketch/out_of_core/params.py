@@ -47,6 +47,7 @@ CONSTRAINTS = {
         "plot_rows": [Interval(numbers.Integral, 0, None, closed="left")],
         "missing_codes": [StrOptions({"impute", "warn", "off"}), None],
         "keep_graph": ["boolean", StrOptions({"auto"})],
+        "device": "no_validation",  # (a name or a torch.device: checked by TorchSearch's resolve_device)
     },
     "fit_source": {
         **_COMMON,
@@ -68,6 +69,7 @@ CONSTRAINTS = {
         "sample_rows": [Interval(numbers.Integral, 0, None, closed="left")],
         "method": [StrOptions({"transform", "predict"})],
         "column_names": "no_validation",
+        "device": "no_validation",  # (a name or a torch.device: checked by TorchSearch's resolve_device)
     },
 }
 

@@ -1,0 +1,93 @@
+"""Where the drivers' searches run: the NumPy path, or PyTorch on a device (``device=``, ``--device``).
+
+The device is where a run computes, not part of the model: :func:`spectral_on_device` gives the spectral
+embedding a :class:`~kernelsketch.kernels.torch_search.TorchSearch` for one run, and :func:`searches_on` moves
+the searches of a fitted model (e.g. a loaded one) to a device, or back to the NumPy path, on a copy.
+"""
+
+from __future__ import annotations
+
+from copy import deepcopy
+from typing import Any
+
+__all__ = ["NUMPY", "host_data", "searches_on", "spectral_on_device"]
+
+
+def host_data(data, device):
+    """``(data, device)``: a PyTorch (or other array-API) array copied to the host, its device the default one
+    (a PyTorch tensor's; other libraries' arrays run on the NumPy path).  ``device="numpy"`` is None."""
+    from ..utils.array_api import host_array, is_device_array, namespace_of
+
+    if device == NUMPY:
+        return host_array(data), None
+    if not is_device_array(data):
+        return data, device
+    xp, where = namespace_of(data)
+    if device is None and "torch" in getattr(xp, "__name__", ""):
+        device = str(where)
+    return host_array(data), device
+
+
+def _torch_search(device):
+    from ..kernels.torch_search import TorchSearch, resolve_device
+
+    resolve_device(device)  # (refused now, before anything is read: no PyTorch, no such device)
+    return TorchSearch(str(device))
+
+
+def spectral_on_device(embedding, device):
+    """A copy of the (unfitted) spectral ``embedding`` whose searches run with PyTorch on ``device``; a clear
+    error for an embedding without searches or one that already has a searcher object."""
+    from sklearn.base import clone
+
+    from ..maps.landmark_spectral import LandmarkSpectralEmbedding, user_searcher
+
+    if not isinstance(embedding, LandmarkSpectralEmbedding):
+        raise ValueError(
+            f"device={device!r} runs the spectral embedding's searches on a device; embedding={embedding!r} has none"
+        )
+    if user_searcher(embedding.search) is not None:
+        raise ValueError("give either device= or a searcher object as the embedding's search=, not both")
+    return clone(embedding).set_params(search=_torch_search(device))
+
+
+def _searching_parts(model) -> list[Any]:
+    """The fitted spectral parts of ``model`` (a pipeline, a clustering or an embedding) that search."""
+    from ..cluster.landmark_spectral_clustering import LandmarkSpectralClustering
+    from ..maps.landmark_spectral import LandmarkSpectralEmbedding
+
+    steps = [s for _, s in model.steps] if hasattr(model, "steps") else [model]
+    parts = []
+    for step in steps:
+        if isinstance(step, LandmarkSpectralClustering):
+            parts += [step, getattr(step, "embedding_", None), getattr(step, "kmeans_", None)]
+        elif isinstance(step, LandmarkSpectralEmbedding):
+            parts.append(step)
+    return [p for p in parts if p is not None]
+
+
+#: the ``device`` that names the NumPy path (no PyTorch)
+NUMPY = "numpy"
+
+
+def searches_on(model, device):
+    """A copy of the fitted ``model`` whose spectral searches run with PyTorch on ``device`` (``"cuda"``,
+    ``"cpu"``, ...), or on the exact NumPy search (``"numpy"``: the numbers a device gives, to rounding).  A model
+    with no spectral part is refused.
+
+    The labels are the exact search's: a model fitted with ``search="auto"`` (approximate for few columns) may
+    label a few rows differently on a device than without one."""
+    from ..cluster.streaming_kmeans import StreamingKMeans
+
+    model = deepcopy(model)
+    parts = _searching_parts(model)
+    if not parts:
+        raise ValueError(f"device={device!r}: {type(model).__name__} has no spectral embedding whose search could move")
+    search = None if device == NUMPY else _torch_search(device)
+    for part in parts:
+        if isinstance(part, StreamingKMeans):  # (its search finds the centres: None is its own exact one)
+            part.search = search
+        else:
+            part.search = "exact" if search is None else search
+        vars(part).pop("_searcher_cache", None)
+    return model

@@ -1,0 +1,166 @@
+"""The PyTorch searcher (device=, --device): its CPU twin against the NumPy search, here and in CI.
+
+The CUDA path runs the same code on another device; it is measured on a GPU machine by
+``benchmarks/gpu_cluster.py`` and tested here only where a CUDA device exists.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+
+import numpy as np
+import pytest
+from sklearn.datasets import make_blobs
+from sklearn.metrics import adjusted_rand_score
+
+import kernelsketch as ks
+from kernelsketch.kernels.neighbors import nearest
+from kernelsketch.kernels.search import ExactSearch
+
+torch = pytest.importorskip(
+    "torch",
+    reason="PyTorch is not installed (pip install torch, or kernelsketch[gpu]; ./dev installs its CPU build where "
+    "one is on the machine, as in CI)",
+)
+from kernelsketch.cli.main import main  # noqa: E402
+from kernelsketch.kernels.torch_search import TorchSearch  # noqa: E402
+
+CUDA = pytest.mark.skipif(
+    not torch.cuda.is_available(),
+    reason="no CUDA device here (CI has none): the CUDA path is measured by benchmarks/gpu_cluster.py on a GPU machine",
+)
+
+
+def _recall(exact, other):
+    """The fraction of the exact neighbours the other search found (as sets, per row)."""
+    hits = sum(len(set(a) & set(b)) for a, b in zip(exact.tolist(), other.tolist(), strict=True))
+    return hits / exact.size
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_torch_search_is_the_exact_search(dtype):
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(3000, 7)).astype(dtype)
+    L = rng.normal(size=(200, 7))
+    d2, idx = TorchSearch("cpu", block_rows=700).build(L).search(X, 10)  # (several sub-blocks)
+    e2, eidx = nearest(X, L, 10)
+    assert d2.dtype == dtype and idx.dtype == np.int32 and d2.shape == (3000, 10)
+    assert _recall(eidx, idx) >= 0.999
+    np.testing.assert_allclose(d2, e2, rtol=1e-4 if dtype == np.float32 else 1e-9, atol=1e-5)
+    assert np.all(np.diff(d2, axis=1) >= 0)  # each row ascending
+
+
+def test_torch_search_keeps_the_digits_of_offset_data():
+    """Map coordinates / timestamps: a common offset of 1e7 costs no digits (the search measures from the
+    landmarks' mean), where the plain expansion |x|^2 - 2 x.l + |l|^2 would round every distance to noise."""
+    rng = np.random.default_rng(1)
+    X = 1e7 + rng.normal(size=(1000, 2))
+    L = X[:100]
+    d2, idx = TorchSearch("cpu").build(L).search(X, 5)
+    e2, eidx = ExactSearch().build(L).search(X, 5)
+    assert _recall(eidx, idx) >= 0.999
+    np.testing.assert_allclose(d2, e2, rtol=1e-6, atol=1e-9)
+
+
+def test_torch_tensor_rows_and_bad_input():
+    L = np.eye(3)
+    s = TorchSearch("cpu").build(L)
+    d2, idx = s.search(torch.tensor([[0.9, 0.1, 0.0]], dtype=torch.float64), 2)
+    assert idx.tolist() == [[0, 1]]
+    with pytest.raises(ValueError, match="3 columns"):
+        s.search(np.zeros((2, 4)), 1)
+    with pytest.raises(ValueError, match="r must be in"):
+        s.search(np.zeros((2, 3)), 4)
+    with pytest.raises(ValueError, match="non-empty"):
+        TorchSearch("cpu").build(np.zeros((0, 3)))
+    with pytest.raises(ValueError, match="PyTorch device"):
+        TorchSearch("no-such-device").build(L)
+
+
+def test_cuda_asked_where_there_is_none_is_a_clear_error(monkeypatch):
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    with pytest.raises(ValueError, match="no CUDA device"):
+        ks.cluster_file(np.random.default_rng(0).normal(size=(100, 2)), 2, device="cuda")
+
+
+def test_without_pytorch_the_error_says_how_to_get_it(monkeypatch):
+    monkeypatch.setitem(sys.modules, "torch", None)
+    with pytest.raises(ImportError, match="pip install torch"):
+        TorchSearch("cpu").build(np.eye(2))
+
+
+@pytest.fixture(scope="module")
+def blobs():
+    X, y = make_blobs(6000, n_features=5, centers=6, cluster_std=0.7, random_state=3)
+    return X, y
+
+
+def test_cluster_on_the_device_gives_the_numpy_labels(blobs):
+    """The done-when's tolerance: ARI >= .99 against the NumPy route with the exact search (the device search is
+    exact), on well-separated data; the fit, k-means' seeding and the assignment all search on the device."""
+    X, y = blobs
+    ours = ks.cluster_file(X, 6, device="cpu", init_size=2000, random_state=0)
+    ref = ks.cluster_file(X, 6, embedding=ks.LandmarkSpectralEmbedding(search="exact"), init_size=2000, random_state=0)
+    assert adjusted_rand_score(ref.labels, ours.labels) >= 0.99
+    assert adjusted_rand_score(y, ours.labels) >= 0.99
+    emb = ours.clusterer.embedding_
+    assert isinstance(emb.search, TorchSearch) and isinstance(ours.clusterer.kmeans_.search, TorchSearch)
+    assert any(isinstance(s, TorchSearch) for s in emb._searcher_cache[1].values())  # (the fit's own searcher)
+
+
+def test_a_torch_tensor_runs_on_its_device(blobs):
+    X, _ = blobs
+    res = ks.cluster_file(torch.tensor(X[:1500]), 6, random_state=0)
+    assert isinstance(res.clusterer.embedding_.search, TorchSearch)
+    assert res.clusterer.embedding_.search.device == "cpu"
+    plain = ks.cluster_file(torch.tensor(X[:1500]), 6, random_state=0, device="numpy")
+    assert plain.clusterer.embedding_.search == "auto"
+    assert adjusted_rand_score(plain.labels, res.labels) >= 0.99
+
+
+def test_device_is_for_the_spectral_embedding(blobs):
+    X, _ = blobs
+    with pytest.raises(ValueError, match="has none"):
+        ks.cluster_file(X[:200], 2, embedding="kjl", device="cpu")
+    with pytest.raises(ValueError, match="not both"):
+        ks.cluster_file(X[:200], 2, embedding=ks.LandmarkSpectralEmbedding(search=ExactSearch()), device="cpu")
+
+
+def test_saved_model_predicts_where_asked(blobs, tmp_path):
+    """A model fitted on a device is saved with its search (no tensor in the file) and predicts there, or on the
+    NumPy path (``device="numpy"``), the same labels."""
+    X, _ = blobs
+    res = ks.cluster_file(X[:2000], 6, device="cpu", random_state=0)
+    path = tmp_path / "m.ksm"
+    ks.save(res.model, path)
+    model = ks.load(path)
+    labels = model.predict(X[:2000])
+    np.testing.assert_array_equal(labels, res.labels)
+    on_numpy = ks.transform_source(model, X[:2000], method="predict", device="numpy").embedding.ravel()
+    assert adjusted_rand_score(labels, on_numpy) >= 0.99
+    assert isinstance(model[-1].embedding_.search, TorchSearch)  # (a copy moved; the model as loaded)
+
+
+def test_cli_device_flag(blobs, tmp_path, capsys):
+    X, y = blobs
+    path = tmp_path / "X.npy"
+    np.save(path, X.astype(np.float32))
+    out, model, pred = tmp_path / "labels.npy", tmp_path / "m.ksm", tmp_path / "pred.npy"
+    assert main(["cluster", str(path), "-k", "6", "--device", "cpu", "-o", str(out), "--save", str(model), "-q"]) == 0
+    assert adjusted_rand_score(y, np.load(out)) >= 0.99
+    capsys.readouterr()
+    assert main(["predict", str(model), str(path), "-o", str(pred), "--device", "numpy", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["shape"] == [6000, 1]
+    assert adjusted_rand_score(np.load(out), np.load(pred)) >= 0.99
+    assert main(["cluster", str(path), "-k", "2", "--method", "kjl", "--device", "cpu"]) != 0
+    assert "--device" in capsys.readouterr().err
+
+
+@CUDA
+def test_cuda_gives_the_cpu_twins_labels(blobs):
+    X, _ = blobs
+    cpu = ks.cluster_file(X, 6, device="cpu", random_state=0)
+    gpu = ks.cluster_file(torch.tensor(X, device="cuda"), 6, random_state=0)
+    assert gpu.clusterer.embedding_.search.device.startswith("cuda")
+    assert adjusted_rand_score(cpu.labels, gpu.labels) >= 0.99

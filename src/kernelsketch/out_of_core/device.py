@@ -14,18 +14,14 @@ __all__ = ["NUMPY", "host_data", "searches_on", "spectral_on_device"]
 
 
 def host_data(data, device):
-    """``(data, device)``: a PyTorch (or other array-API) array copied to the host, its device the default one
-    (a PyTorch tensor's; other libraries' arrays run on the NumPy path).  ``device="numpy"`` is None."""
-    from ..utils.array_api import host_array, is_device_array, namespace_of
+    """``(data, device)``: a PyTorch tensor copied to the host, its device the run's unless ``device`` is given
+    (``"numpy"``: None, the NumPy path).  Anything else (files, NumPy, Dask arrays) is left as it is."""
+    numpy = device == NUMPY
+    if not type(data).__module__.startswith("torch"):
+        return data, None if numpy else device
+    from ..utils.array_api import host_array
 
-    if device == NUMPY:
-        return host_array(data), None
-    if not is_device_array(data):
-        return data, device
-    xp, where = namespace_of(data)
-    if device is None and "torch" in getattr(xp, "__name__", ""):
-        device = str(where)
-    return host_array(data), device
+    return host_array(data), None if numpy else (str(data.device) if device is None else device)
 
 
 def _torch_search(device):

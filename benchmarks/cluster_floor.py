@@ -12,7 +12,8 @@ Side by side in one run:
    process with its own peak RSS: ``kernelsketch cluster X.npy -k 8 -o labels.npy`` (the default)
    and scikit-learn ``MiniBatchKMeans(8)`` on the same file (reading it included), alternated
    ``--repeats`` times (3), the medians and the median of the rounds' ratios reported; the same
-   ``cluster`` with ``--search exact`` and with ``--workers 2`` once (after the first round).  Targets: wall <= 2 x
+   ``cluster`` with ``--search exact``, with ``--search faiss`` (when faiss is installed) and with ``--workers 2``
+   once (after the first round).  Targets: wall <= 2 x
    MiniBatchKMeans, peak RSS <= 1 GiB, identical labels on Dask.
 
 faiss is a benchmark-only reference (the ``bench`` extra); without it part 1 reports ours alone.
@@ -87,6 +88,12 @@ np.save(sys.argv[2], labels)
 """
 
 
+def _have(module):
+    import importlib.util
+
+    return importlib.util.find_spec(module) is not None
+
+
 def _minibatch(k, X, labels):
     """(wall, peak MiB) of scikit-learn's MiniBatchKMeans(k) on the file, in a fresh process."""
     t0 = time.perf_counter()
@@ -113,6 +120,7 @@ def job(n_rows, k, dask, repeats=3):
         labels = [os.path.join(tmp, f"labels{rep}.npy") for rep in range(repeats)]
         mb = [os.path.join(tmp, f"mb{rep}.npy") for rep in range(repeats)]
         lab_e = os.path.join(tmp, "labels_exact.npy")
+        lab_f = os.path.join(tmp, "labels_faiss.npy")
         lab_d = os.path.join(tmp, "labels_dask.npy")
         for rep in range(repeats):
             summary, wall, rss = _json_of([*_cli(), "cluster", X, "-k", str(k), "-o", labels[rep]])
@@ -124,11 +132,16 @@ def job(n_rows, k, dask, repeats=3):
             print(f"round {rep + 1}: ours {wall:.1f} s, MiniBatchKMeans {mb_wall:.1f} s", flush=True)
             if rep == 0:
                 out["exact"] = _json_of([*_cli(), "cluster", X, "-k", str(k), "-o", lab_e, "--search", "exact"])
+                if _have("faiss"):  # every search of the run in faiss (the bench extra)
+                    out["faiss"] = _json_of([*_cli(), "cluster", X, "-k", str(k), "-o", lab_f, "--search", "faiss"])
                 if dask:
                     out["dask"] = _json_of([*_cli(), "cluster", X, "-k", str(k), "-o", lab_d, "--workers", "2"])
         out["ari_ours"] = _ari(y, labels[0])
         out["ari_minibatch"] = _ari(y, mb[0])
         out["ari_exact"] = _ari(y, lab_e)
+        if "faiss" in out:
+            out["ari_faiss"] = _ari(y, lab_f)
+            out["faiss_vs_exact"] = _ari(lab_e, lab_f)
         first = np.load(labels[0])
         if not all(np.array_equal(first, np.load(lab)) for lab in labels[1:]):
             raise RuntimeError("the default cluster gave other labels on a rerun of the same command")
@@ -190,6 +203,15 @@ def render(search, jobs, args):
         f"| `kernelsketch cluster X.npy -k 8 -o labels.npy` | {wall:.1f} | {rss:,.0f} | {jobs['ari_ours']:.4f} |",
         f'| the same with `--search exact` (the default before `search="auto"`; one run) | {jobs["exact"][1]:.1f} | '
         f"{jobs['exact'][2]:,.0f} | {jobs['ari_exact']:.4f} |",
+        *(
+            [
+                f"| the same with `--search faiss` (faiss's exact `IndexFlatL2` for every search; one run) | "
+                f"{jobs['faiss'][1]:.1f} | {jobs['faiss'][2]:,.0f} | {jobs['ari_faiss']:.4f} (ARI vs `--search "
+                f"exact`'s labels: {jobs['faiss_vs_exact']:.4f}) |"
+            ]
+            if "faiss" in jobs
+            else []
+        ),
         f"| scikit-learn `MiniBatchKMeans(8)` (np.load + fit_predict) | {mb_wall:.1f} | {mb_rss:,.0f} | "
         f"{jobs['ari_minibatch']:.4f} |",
     ]

@@ -271,6 +271,24 @@ def test_the_threaded_nearest_landmark_search_gives_the_single_threaded_graph(mo
     np.testing.assert_array_equal(d3, d1)
 
 
+def test_a_file_clustered_on_one_or_two_threads_gets_the_same_labels(tmp_path):
+    """The search's row tiles, the weights' rows and Z^T Z beside the next block's search run on as many threads as
+    BLAS has (./dev's test workers have one): the labels and the graph statistics are the same on one and on two."""
+    from threadpoolctl import threadpool_limits
+
+    import kernelsketch as ks
+
+    X, _ = make_blobs(30_000, centers=4, n_features=6, random_state=2)
+    np.save(tmp_path / "X.npy", X)
+    runs = []
+    for n in (1, 2):
+        with threadpool_limits(n, user_api="blas"):
+            runs.append(ks.cluster_file(tmp_path / "X.npy", 4, init_size=5000, block_rows=4096, random_state=0))
+    np.testing.assert_array_equal(runs[0].labels, runs[1].labels)
+    a, b = (r.clusterer.embedding_.graph_statistics_ for r in runs)
+    assert (a.gram != b.gram).nnz == 0 and np.array_equal(a.degrees, b.degrees)
+
+
 def test_the_approximate_search_gives_the_same_labels_on_every_engine_and_after_saving(tmp_path):
     """`search="approximate"` (issue #38): a row's neighbours depend on that row alone, so in memory, on a
     file read in blocks, on a dask array and through a saved model the labels are the same; and on

@@ -144,3 +144,18 @@ def test_faiss_gives_the_exact_searchs_labels():
     assert adjusted_rand_score(exact.labels_, est.labels_) > 0.99
     copy = pickle.loads(pickle.dumps(est.embedding_))  # a Dask worker gets it pickled: the index is rebuilt
     np.testing.assert_array_equal(copy.transform(X[:100]), est.embedding_.transform(X[:100]))
+
+
+def test_cli_search_faiss_saves_a_model_that_predicts_the_same_labels(tmp_path, capsys):
+    """``--search faiss``: every search of the run in faiss, the model saved with it (the index rebuilt on load)."""
+    pytest.importorskip("faiss", reason="faiss is optional (pip install faiss-cpu or kernelsketch[bench])")
+    from kernelsketch.cli.main import main
+
+    X, y = _blobs()
+    path, out, model = tmp_path / "X.npy", tmp_path / "labels.npy", tmp_path / "m.ksm"
+    np.save(path, X)
+    assert main(["cluster", str(path), "-k", "4", "--search", "faiss", "-o", str(out), "--save", str(model)]) == 0
+    assert adjusted_rand_score(y, np.load(out)) > 0.99
+    loaded = ks.load(model)
+    assert isinstance(loaded[-1].embedding_.search, FaissSearch)
+    np.testing.assert_array_equal(loaded.predict(X), np.load(out))

@@ -72,8 +72,10 @@ _SKLEARN_CLASSES = {
 # reservoir of landmarks after partial_fit
 _INTERNAL_CLASSES = {
     "kernelsketch.ReservoirSampler": ("kernelsketch.maps.landmarks", "ReservoirSampler"),
-    # a model fitted with device= searches there when loaded (predict --device moves it)
+    # the package's searcher objects: a model fitted with one searches with it when loaded (device= / --device and
+    # --search faiss; predict --device moves a model's searches)
     "kernelsketch.TorchSearch": ("kernelsketch.kernels.torch_search", "TorchSearch"),
+    "kernelsketch.FaissSearch": ("kernelsketch.kernels.search", "FaissSearch"),
 }
 # bit generators whose state a fitted stream may carry (a reservoir's random stream)
 _BIT_GENERATORS = ("PCG64", "PCG64DXSM", "MT19937", "Philox", "SFC64")

@@ -316,6 +316,10 @@ def _cluster_embedding(args, k):
         )
         if selection is not None:
             est.set_params(landmarks=selection)
+        if search == "faiss":  # (a searcher object: the fit, k-means' seeding and the assignment all use it)
+            from ..kernels.search import FaissSearch
+
+            search = FaissSearch()
         return est if search is None else est.set_params(search=search)
     if args.method == "kjl":
         return pipeline.build_estimator("kjl", dim=args.dim or 10 * k, centered=True, **common)

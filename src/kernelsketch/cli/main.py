@@ -395,12 +395,12 @@ def _add_cluster(sub, parents):
     )
     p.add_argument(
         "--search",
-        choices=("auto", "exact", "approximate"),
+        choices=("auto", "exact", "approximate", "faiss"),
         default=None,
         help="spectral: how each row's nearest landmarks are found: all 1000 distances (exact) or U-SPEC's "
         "coarse-to-fine search (approximate: 2-5x faster with few columns; its recall and ARI on every "
         "labelled set: benchmarks/results/approximate-search.md); auto (default): approximate for data of "
-        "at most 40 columns",
+        "at most 40 columns; faiss: faiss's exact search for every search of the run (needs faiss-cpu)",
     )
     p.add_argument("--device", default=None, help=_DEVICE_HELP)
     p.add_argument(

@@ -122,6 +122,10 @@ class FaissSearch:
 
     accepts_sparse = False
     exact = True
+    #: a model file keeps the class (no parameters); the index is rebuilt where the model is used
+    _init_params: tuple[str, ...] = ()
+    _persistent_state: tuple[str, ...] = ()
+    _transient_state = ("points_", "origin_", "index_")
 
     def __init__(self) -> None:
         pass

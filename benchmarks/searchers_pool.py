@@ -60,23 +60,41 @@ def labels(X, k, seed, search):
         return ks.cluster_file(X, k, embedding=emb, random_state=seed).labels
 
 
+def tie_share(X, r=10, seed=0):
+    """The share of rows (as the driver scales them) whose ``r``-th and ``r + 1``-th nearest of a uniform sample of
+    1,000 landmarks are at equal distances (to 1e-9): where the ``r`` nearest are not one set, any search's answer
+    is one of several correct ones."""
+    from kernelsketch.kernels.neighbors import nearest
+
+    from .cluster_pool import _as_the_driver_scales
+
+    Xs = _as_the_driver_scales(X)
+    L = Xs[np.random.default_rng(seed).choice(len(Xs), min(1000, len(Xs)), replace=False)]
+    d2, _ = nearest(Xs, L, r + 1)
+    return float(np.isclose(d2[:, r - 1], d2[:, r], rtol=1e-9, atol=0).mean())
+
+
 def measure(seeds):
     from sklearn.metrics import adjusted_rand_score
 
-    from .cluster_pool import load_pool
+    from .cluster_pool import load_pool, score
 
     others = searchers()
-    rows = []
-    for group, name, X, _y, k in load_pool():
+    rows, ties = [], {}
+    for group, name, X, y, k in load_pool():
+        ties[f"{group}/{name}"] = tie_share(X)
         for seed in range(seeds):
             ref = labels(X, k, seed, "exact")
             for label, make in others.items():
-                rows.append((group, name, seed, label, float(adjusted_rand_score(ref, labels(X, k, seed, make())))))
+                lab = labels(X, k, seed, make())
+                rows.append(
+                    (group, name, seed, label, float(adjusted_rand_score(ref, lab)), score(y, ref), score(y, lab))
+                )
         print(f"{group}/{name}: done", flush=True)
-    return rows, list(others)
+    return rows, list(others), ties
 
 
-def render(rows, names, seeds, seconds):
+def render(rows, names, seeds, seconds, ties):
     info = machine_info()
     lines = [
         "# The searcher objects on the pool: labels against the exact search's",
@@ -103,12 +121,40 @@ def render(rows, names, seeds, seconds):
         lines.append(f"| {g} | {count} | " + " | ".join(cells) + " |")
     lines.append("")
     for n in names:
-        below = sorted({f"{r[0]}/{r[1]} (seed {r[2]}: {r[4]:.3f})" for r in rows if r[3] == n and r[4] < TOLERANCE})
-        share = np.mean([r[4] >= TOLERANCE for r in rows if r[3] == n])
+        mine = [r for r in rows if r[3] == n]
+        below = sorted(f"{r[0]}/{r[1]} (seed {r[2]}: {r[4]:.3f})" for r in mine if r[4] < TOLERANCE)
+        sets = sorted({f"{r[0]}/{r[1]}" for r in mine if r[4] < TOLERANCE})
+        share = np.mean([r[4] >= TOLERANCE for r in mine])
+        truth = np.mean([r[6] for r in mine]), np.mean([r[5] for r in mine])
+        low = [r for r in mine if r[4] < TOLERANCE]
         lines.append(
             f"- {n}: ARI >= {TOLERANCE} on {100 * share:.1f}% of set-seeds"
-            + (f"; below: {', '.join(below)}." if below else ".")
+            + (f"; below: {', '.join(below)}" if below else "")
+            + (
+                " (rows whose 10th and 11th nearest landmarks tie: "
+                + ", ".join(f"{name} {100 * ties[name]:.1f}%" for name in sets)
+                + f"; over all 48 sets the median is {100 * np.median(list(ties.values())):.1f}%)"
+                if sets
+                else ""
+            )
+            + f". Against the true labels its mean ARI is {truth[0]:.4f}, the exact search's {truth[1]:.4f}"
+            + (
+                f" (on the set-seeds below the tolerance: {np.mean([r[6] for r in low]):.3f} against "
+                f"{np.mean([r[5] for r in low]):.3f})."
+                if low
+                else "."
+            )
         )
+    lines += [
+        "",
+        "Where the labels differ, most rows' distances to their landmarks tie or nearly tie: sets of rounded or "
+        "discrete values (adult's codes, z1, x3, yeast) have landmarks at exactly equal distances, and which of them "
+        "is a row's 10th nearest is decided by rounding (faiss computes in float32; PyTorch's GEMM sums in another "
+        "order) or by index (the exact search): each answer is a correct search, and the graph, then k-means' local "
+        "optimum, follow it. spiral (312 rows, few exact ties) is the fragile case: faiss's float32 distances move a "
+        "few neighbours and its long thin arms are cut elsewhere. Against the true labels the searchers do as well as "
+        "the exact search (the means above).",
+    ]
     return "\n".join([*lines, ""])
 
 
@@ -118,8 +164,8 @@ def main(argv=None):
     ap.add_argument("--output", default=os.path.join(RESULTS, "searchers-pool.md"))
     args = ap.parse_args(argv)
     t0 = time.perf_counter()
-    rows, names = measure(args.seeds)
-    text = render(rows, names, args.seeds, time.perf_counter() - t0)
+    rows, names, ties = measure(args.seeds)
+    text = render(rows, names, args.seeds, time.perf_counter() - t0, ties)
     with open(args.output, "w") as fh:
         fh.write(text)
     print(text)

@@ -21,6 +21,13 @@ In one process, on the device (synchronised around every timed call), for ``--ro
 
 Targets (issue 55): ours within 2x the PyTorch k-means end to end; our search within 2x of the floor.
 ``--quick --device cpu`` is a functional smoke run on PyTorch's CPU (tiny sizes, not a measurement).
+
+On the lent GPU machine (its Python has PyTorch, numpy, scipy, scikit-learn and numba; nothing to install), from the
+repository root, one prepared command (a few minutes; its page comes back from ``$OUT``)::
+
+    PYTHONUNBUFFERED=1 PYTHONPATH=src:. python3 -m benchmarks.gpu_cluster --output $OUT/gpu-cluster.md
+
+then commit the page as ``benchmarks/results/gpu-cluster.md`` (it names the card).
 """
 
 from __future__ import annotations

@@ -164,3 +164,14 @@ def test_cuda_gives_the_cpu_twins_labels(blobs):
     gpu = ks.cluster_file(torch.tensor(X, device="cuda"), 6, random_state=0)
     assert gpu.clusterer.embedding_.search.device.startswith("cuda")
     assert adjusted_rand_score(cpu.labels, gpu.labels) >= 0.99
+
+
+def test_info_lists_the_devices(capsys):
+    from kernelsketch.kernels.torch_search import available_devices
+
+    found = available_devices()
+    assert found["pytorch"] == torch.__version__
+    assert list(found["devices"])[:2] == ["numpy", "cpu"]
+    assert ("cuda:0" in found["devices"]) == torch.cuda.is_available()
+    assert main(["info", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["devices"] == found["devices"]

@@ -514,6 +514,7 @@ def cmd_info(args, ui):
     from .._version import __version__
     from ..datasets import shipped_datasets
     from ..kernels.tiled_gemm import tile_bytes
+    from ..kernels.torch_search import available_devices
     from ..utils.threads import blas_num_threads
 
     pools = threadpool_info()
@@ -533,6 +534,7 @@ def cmd_info(args, ui):
             {k: p.get(k) for k in ("user_api", "internal_api", "num_threads", "version", "filepath")} for p in pools
         ],
         "vendored_datasets": shipped_datasets(),
+        **available_devices(),
     }
     for key in ("kernelsketch", "python", "platform", "numpy", "scipy", "scikit-learn", "cpu_count"):
         ui.say(f"{key:<18} {info[key]}")
@@ -548,6 +550,8 @@ def cmd_info(args, ui):
         )
     for name, state in info["vendored_datasets"].items():
         ui.say(f"{'shipped dataset':<18} {name}: {state}")
+    torch_line = f"PyTorch {info['pytorch']}" if info["pytorch"] else "PyTorch not installed: pip install torch"
+    ui.say(f"{'--device':<18} {', '.join(info['devices'])} ({torch_line})")
     ui.record(command="info", **info)
     return 0 if all(state == "ok" for state in info["vendored_datasets"].values()) else 1
 

@@ -28,7 +28,7 @@ import scipy.sparse as sp
 from ..utils.chunking import get_chunk_n_rows
 from .neighbors import search_origin
 
-__all__ = ["TorchSearch", "resolve_device"]
+__all__ = ["TorchSearch", "available_devices", "resolve_device"]
 
 #: the fraction of a CUDA device's free memory one sub-block's temporaries may take
 CUDA_MEMORY_FRACTION = 0.25
@@ -42,6 +42,26 @@ def _torch():
             "the PyTorch search (device=..., TorchSearch) needs PyTorch: pip install torch (or kernelsketch[gpu])"
         ) from exc
     return torch
+
+
+def available_devices() -> dict:
+    """What ``device=`` / ``--device`` can name here: ``{"pytorch": version or None, "devices": {name: what}}``.
+
+    ``"numpy"`` (the NumPy path) always; with PyTorch installed, ``"cpu"`` and each CUDA device by name
+    (``"cuda:0": "NVIDIA H200, 139.8 GiB"``).  PyTorch is imported only when it is installed.
+    """
+    import importlib.util
+
+    devices = {"numpy": "the NumPy path (the default)"}
+    if importlib.util.find_spec("torch") is None:
+        return {"pytorch": None, "devices": devices}
+    torch = _torch()
+    devices["cpu"] = "PyTorch on the CPU"
+    if torch.cuda.is_available():
+        for i in range(torch.cuda.device_count()):
+            props = torch.cuda.get_device_properties(i)
+            devices[f"cuda:{i}"] = f"{props.name}, {props.total_memory / 2**30:.1f} GiB"
+    return {"pytorch": torch.__version__, "devices": devices}
 
 
 def resolve_device(device) -> Any:

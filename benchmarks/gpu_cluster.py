@@ -167,7 +167,12 @@ def render(out, args, card):
     fl, fl_rows = out["floor"]
     lines = [
         "# The default `cluster` on a GPU"
-        + (" (quick: tiny sizes on PyTorch's CPU, not a measurement)" if args.quick else ""),
+        + (" (quick: tiny sizes on PyTorch's CPU, not a measurement)" if args.quick else "")
+        + (
+            " -- rehearsed on PyTorch's CPU (the script at full size; not a GPU figure)"
+            if card == "PyTorch CPU" and not args.quick
+            else ""
+        ),
         "",
         f"- date: {time.strftime('%Y-%m-%d %H:%M')}; "
         f"command: `python -m benchmarks.gpu_cluster {' '.join(sys.argv[1:])}`",

@@ -175,3 +175,10 @@ def test_info_lists_the_devices(capsys):
     assert ("cuda:0" in found["devices"]) == torch.cuda.is_available()
     assert main(["info", "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["devices"] == found["devices"]
+
+
+def test_moving_a_model_without_spectral_searches_is_refused(blobs):
+    X, _ = blobs
+    res = ks.cluster_file(X[:500], 3, embedding=None, random_state=0)  # plain k-means: nothing searches landmarks
+    with pytest.raises(ValueError, match="no spectral embedding"):
+        ks.transform_source(res.model, X[:10], method="predict", device="cpu")

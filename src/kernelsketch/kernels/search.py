@@ -198,6 +198,8 @@ def checked_search(searcher, X, r: int, n_points: int, dtype) -> tuple[np.ndarra
     d2, idx = searcher.search(X, r)
     if type(searcher) in SEARCHERS.values() and type(searcher) is not FaissSearch:
         return d2, idx
+    if getattr(type(searcher), "_sorted_rows", False):  # (TorchSearch: checked and ascending where it computed them)
+        return d2.astype(dtype, copy=False), idx
     name = type(searcher).__name__
     d2, idx = np.asarray(d2), np.asarray(idx)
     n = X.shape[0]

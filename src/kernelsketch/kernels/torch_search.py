@@ -108,6 +108,10 @@ class TorchSearch:
 
     accepts_sparse = False
     exact = True
+    #: its answers are checked and each row ascending (topk's order; of tied distances at the r-th place, any is a
+    #: correct search): :func:`~kernelsketch.kernels.search.checked_search` takes them as they are, with no per-row
+    #: sort on the host (0.7 s per million rows of 10 neighbours on 2 cores, more than the search on a GPU)
+    _sorted_rows = True
     #: a model file keeps the parameters; what build() makes is rebuilt where the model is used
     _init_params = ("device", "block_rows")
     _persistent_state: tuple[str, ...] = ()

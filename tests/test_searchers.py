@@ -129,7 +129,7 @@ def test_saving_a_model_with_a_users_searcher_says_why_not(tmp_path):
 
 
 def test_faiss_gives_the_exact_searchs_labels():
-    pytest.importorskip("faiss", reason="faiss is optional (pip install faiss-cpu or kernelsketch[bench])")
+    pytest.importorskip("faiss", reason="faiss is optional (pip install faiss-cpu or kernelsketch[faiss]; ./dev installs it)")
     import pickle
 
     X, y = _blobs()
@@ -148,7 +148,7 @@ def test_faiss_gives_the_exact_searchs_labels():
 
 def test_cli_search_faiss_saves_a_model_that_predicts_the_same_labels(tmp_path, capsys):
     """``--search faiss``: every search of the run in faiss, the model saved with it (the index rebuilt on load)."""
-    pytest.importorskip("faiss", reason="faiss is optional (pip install faiss-cpu or kernelsketch[bench])")
+    pytest.importorskip("faiss", reason="faiss is optional (pip install faiss-cpu or kernelsketch[faiss]; ./dev installs it)")
     from kernelsketch.cli.main import main
 
     X, y = _blobs()

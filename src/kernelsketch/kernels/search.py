@@ -134,7 +134,7 @@ class FaissSearch:
         try:
             import faiss
         except ImportError as exc:
-            raise ImportError("FaissSearch needs faiss (pip install faiss-cpu, or kernelsketch[bench])") from exc
+            raise ImportError("FaissSearch needs faiss (pip install faiss-cpu, or kernelsketch[faiss])") from exc
         del faiss
         self.points_ = _points(points)
         self.origin_ = search_origin(self.points_)

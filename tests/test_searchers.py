@@ -37,6 +37,9 @@ class BruteForce:
     total_rows = 0
 
 
+NO_FAISS = "faiss is optional (pip install faiss-cpu, or kernelsketch[faiss]; ./dev installs it)"
+
+
 def _blobs(n=3000, seed=0):
     return make_blobs(n, centers=[[0, 0], [8, 0], [0, 8], [8, 8]], cluster_std=1.0, random_state=seed)
 
@@ -129,7 +132,7 @@ def test_saving_a_model_with_a_users_searcher_says_why_not(tmp_path):
 
 
 def test_faiss_gives_the_exact_searchs_labels():
-    pytest.importorskip("faiss", reason="faiss is optional (pip install faiss-cpu or kernelsketch[faiss]; ./dev installs it)")
+    pytest.importorskip("faiss", reason=NO_FAISS)
     import pickle
 
     X, y = _blobs()
@@ -148,7 +151,7 @@ def test_faiss_gives_the_exact_searchs_labels():
 
 def test_cli_search_faiss_saves_a_model_that_predicts_the_same_labels(tmp_path, capsys):
     """``--search faiss``: every search of the run in faiss, the model saved with it (the index rebuilt on load)."""
-    pytest.importorskip("faiss", reason="faiss is optional (pip install faiss-cpu or kernelsketch[faiss]; ./dev installs it)")
+    pytest.importorskip("faiss", reason=NO_FAISS)
     from kernelsketch.cli.main import main
 
     X, y = _blobs()

@@ -187,9 +187,11 @@ class TorchSearch:
         with torch.no_grad():
             for start in range(0, n, step):
                 B = T[start : start + step]
-                D = torch.addmm(p2.unsqueeze(0), B, P.T, beta=1.0, alpha=-2.0)  # |p|^2 - 2 x.p
-                D += (B * B).sum(dim=1, keepdim=True)
+                # |p|^2 - 2 x.p: a row's |x|^2 is the same for all its points, so it is added to the r kept only
+                # (one pass over the (rows x points) block fewer; the same order, the same numbers)
+                D = torch.addmm(p2.unsqueeze(0), B, P.T, beta=1.0, alpha=-2.0)
                 d2, idx = torch.topk(D, r, dim=1, largest=False, sorted=True)
+                d2 += (B * B).sum(dim=1, keepdim=True)
                 d2_out[start : start + step] = d2.clamp_min_(0.0).cpu().numpy()
                 idx_out[start : start + step] = idx.to(torch.int32).cpu().numpy()
         return d2_out, idx_out

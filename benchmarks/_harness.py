@@ -384,6 +384,14 @@ def machine_info() -> dict:
 # ---------------------------------------------------------------------------
 # Markdown
 # ---------------------------------------------------------------------------
+def write_page(text: str, path) -> str:
+    """Write a benchmark's results page to ``path`` and print it (what every benchmark's ``main`` ends with)."""
+    with open(path, "w") as fh:
+        fh.write(text)
+    print(text)
+    return text
+
+
 def fmt_s(x) -> str:
     if x is None:
         return "not available"

@@ -35,7 +35,7 @@ import time
 
 import numpy as np
 
-from ._harness import MiB, call_in_child, machine_info, render_header, time_interleaved
+from ._harness import MiB, call_in_child, machine_info, render_header, time_interleaved, write_page
 from .approximate_search import recall
 from .cluster_scale import _ari, _cli, _json_of
 
@@ -253,10 +253,7 @@ def main(argv=None):
     jobs = job(args.rows, 8, dask=not args.no_dask, repeats=args.repeats)
     print(jobs, flush=True)
     search = search_floor(args.search_rows)
-    text = render_header(machine_info(), False) + "\n" + render(search, jobs, args)
-    with open(args.output, "w") as fh:
-        fh.write(text)
-    print(text)
+    write_page(render_header(machine_info(), False) + "\n" + render(search, jobs, args), args.output)
     return 0
 
 

@@ -38,7 +38,7 @@ import textwrap
 
 import numpy as np
 
-from ._harness import CaseResult, Comparison, Metric, MiB, NotAvailable, RunConfig, call_in_child
+from ._harness import CaseResult, Comparison, Metric, MiB, NotAvailable, RunConfig, call_in_child, write_page
 
 NAME = "cluster"
 TITLE = "i) The main job at scale: kernelsketch cluster of a 2,000,000 x 10 .npy (Kernel JL, k = 10)"
@@ -473,9 +473,7 @@ def main(argv=None):
         res = to_case(r, 10, title=f"i) kernelsketch cluster of a {args.rows:,} x 10 .npy (Kernel JL, k = 10)")
         out = f"cluster-{args.rows // 1_000_000}M.md"
     text = render_header(machine_info(), False) + "\n" + render_case(res)
-    with open(args.output or os.path.join(RESULTS, out), "w") as fh:
-        fh.write(text)
-    print(text)
+    write_page(text, args.output or os.path.join(RESULTS, out))
     return 0
 
 

@@ -44,6 +44,8 @@ from typing import ClassVar
 
 import numpy as np
 
+from ._harness import write_page
+
 RESULTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "results")
 
 
@@ -240,10 +242,9 @@ def main(argv=None):
         text = render(out, args, card)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
-    print(text)
     if args.output:
-        with open(args.output, "w") as f:
-            f.write(text)
+        return write_page(text, args.output)
+    print(text)
     return text
 
 

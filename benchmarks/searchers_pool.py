@@ -22,7 +22,7 @@ import warnings
 
 import numpy as np
 
-from ._harness import machine_info
+from ._harness import machine_info, write_page
 
 RESULTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "results")
 TOLERANCE = 0.99
@@ -165,10 +165,7 @@ def main(argv=None):
     args = ap.parse_args(argv)
     t0 = time.perf_counter()
     rows, names, ties = measure(args.seeds)
-    text = render(rows, names, args.seeds, time.perf_counter() - t0, ties)
-    with open(args.output, "w") as fh:
-        fh.write(text)
-    print(text)
+    write_page(render(rows, names, args.seeds, time.perf_counter() - t0, ties), args.output)
     return 0
 
 

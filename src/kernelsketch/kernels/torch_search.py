@@ -27,6 +27,7 @@ import scipy.sparse as sp
 
 from ..utils.chunking import get_chunk_n_rows
 from .neighbors import search_origin
+from .search import _points
 
 __all__ = ["TorchSearch", "available_devices", "resolve_device"]
 
@@ -122,18 +123,12 @@ class TorchSearch:
         self.block_rows = block_rows
 
     def build(self, points):
-        torch = _torch()
-        P = points.toarray() if sp.issparse(points) else np.asarray(points)
-        if P.ndim != 2 or P.shape[0] < 1:
-            raise ValueError(f"a searcher needs a non-empty (m, d) array of points, got shape {P.shape}")
+        P = _points(points)  # (checked as every searcher's: a non-empty (m, d) float64 array)
         self.device_ = resolve_device(self.device)
-        P = np.ascontiguousarray(P, dtype=np.float64)
         self.n_points_ = P.shape[0]
         self.origin_ = search_origin(P)
-        moved = P if self.origin_ is None else P - self.origin_
+        self._host_points = P if self.origin_ is None else P - self.origin_
         self._points = {}  # dtype -> (points, squared norms) on the device
-        self._host_points = moved
-        del torch
         return self
 
     def _on_device(self, dtype):

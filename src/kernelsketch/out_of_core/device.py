@@ -1,8 +1,9 @@
 """Where the drivers' searches run: the NumPy path, or PyTorch on a device (``device=``, ``--device``).
 
-The device is where a run computes, not part of the model: :func:`spectral_on_device` gives the spectral
-embedding a :class:`~kernelsketch.kernels.torch_search.TorchSearch` for one run, and :func:`searches_on` moves
-the searches of a fitted model (e.g. a loaded one) to a device, or back to the NumPy path, on a copy.
+:func:`spectral_on_device` gives the spectral embedding of a run a
+:class:`~kernelsketch.kernels.torch_search.TorchSearch`; the fitted model keeps it (a saved model searches on that
+device when loaded), and :func:`searches_on` moves the searches of a fitted or loaded model to another device, or
+back to the NumPy path, on a copy.
 """
 
 from __future__ import annotations

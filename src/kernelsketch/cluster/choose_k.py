@@ -28,6 +28,8 @@ CRITERIA = ("eigengap", "stability", "two")
 AUTO_CRITERION = "stability"
 #: rows of the sample the stability criterion halves
 STABILITY_SAMPLE = 2000
+#: random splits of that sample into two halves (each split: two spectral fits, two k-means per candidate k)
+STABILITY_SPLITS = 3
 
 
 @dataclasses.dataclass
@@ -51,7 +53,14 @@ class KChoice:
 
 
 def choose_n_clusters(
-    embedding, sample=None, *, criterion: str = AUTO_CRITERION, k_max: int = AUTO_K_MAX, random_state=0
+    embedding,
+    sample=None,
+    *,
+    criterion: str = AUTO_CRITERION,
+    k_max: int = AUTO_K_MAX,
+    stability_sample: int = STABILITY_SAMPLE,
+    stability_splits: int = STABILITY_SPLITS,
+    random_state=0,
 ) -> KChoice:
     """The number of clusters for a fitted :class:`~kernelsketch.maps.LandmarkSpectralEmbedding`, without labels.
 
@@ -65,6 +74,9 @@ def choose_n_clusters(
     criterion : {"eigengap", "stability", "two"}
     k_max : int >= 2
         Candidates are ``2 .. k_max`` (fewer when the graph or the sample cannot carry them).
+    stability_sample, stability_splits : int
+        ``"stability"``: the rows of the sample halved (at most) and the random splits; fewer of either is
+        cheaper and noisier (``benchmarks/results/choose-k-pool.md`` compares them).
 
     Examples
     --------
@@ -101,12 +113,18 @@ def choose_n_clusters(
 
         rng = np.random.default_rng(random_state)
         S = np.asarray(sample)
-        if S.shape[0] > STABILITY_SAMPLE:
-            S = S[np.sort(rng.choice(S.shape[0], STABILITY_SAMPLE, replace=False))]
+        if int(stability_sample) < 4 or int(stability_splits) < 1:
+            raise ValueError(
+                f"stability_sample must be >= 4 and stability_splits >= 1, got {stability_sample}, {stability_splits}"
+            )
+        if S.shape[0] > int(stability_sample):
+            S = S[np.sort(rng.choice(S.shape[0], int(stability_sample), replace=False))]
         k_hi = min(int(k_max), S.shape[0] // 2 - 1)
         if k_hi < 2:
             raise ValueError(f"{S.shape[0]} rows are too few to compare clusterings of two halves")
-        res = clustering_stability(S, range(2, k_hi + 1), n_pairs=3, random_state=int(rng.integers(2**31 - 1)))
+        res = clustering_stability(
+            S, range(2, k_hi + 1), n_pairs=int(stability_splits), random_state=int(rng.integers(2**31 - 1))
+        )
         scores = {int(k): float(v) for k, v in zip(res.ks, res.ari.mean(axis=0), strict=True)}
     best = max(scores, key=lambda k: (scores[k], -k))  # ties: the smaller k
     return KChoice(int(best), criterion, scores)

@@ -100,3 +100,26 @@ def test_the_other_criteria_and_their_refusals():
         choose_n_clusters(emb, criterion="stability")
     with pytest.raises(ValueError, match="k_max"):
         choose_n_clusters(emb, k_max=1)
+
+
+def test_the_stability_sample_and_splits_are_the_callers(monkeypatch):
+    """``stability_sample`` / ``stability_splits`` reach the criterion (the cheaper variants the pool protocol
+    compared); the defaults are what ``"auto"`` ships; impossible values are refused by name."""
+    import kernelsketch.cluster.stability as stability
+
+    X, _ = _blobs(4, n=3000)
+    seen = []
+    real = stability.clustering_stability
+
+    def spy(S, ks, *, n_pairs, random_state):
+        seen.append((S.shape[0], n_pairs))
+        return real(S, ks, n_pairs=n_pairs, random_state=random_state)
+
+    monkeypatch.setattr(stability, "clustering_stability", spy)
+    assert choose_n_clusters(None, X, k_max=8).k == 4
+    cheap = choose_n_clusters(None, X, k_max=8, stability_sample=1000, stability_splits=1)
+    assert sorted(cheap.scores) == list(range(2, 9))  # (one split can rate a wrong k as stable: the protocol's point)
+    assert seen == [(STABILITY_SAMPLE, 3), (1000, 1)]
+    for bad in ({"stability_sample": 2}, {"stability_splits": 0}):
+        with pytest.raises(ValueError, match="stability_s"):
+            choose_n_clusters(None, X, **bad)

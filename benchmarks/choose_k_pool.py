@@ -155,7 +155,7 @@ def render(rows, info):
         "The first round's rows (two, eigengap, stability) include the fit of the default embedding on all rows and "
         "were measured while other benchmarks shared the 2 cores (their maximum also spans a pause of the process); "
         "the second round's variants are the criterion alone, run alone: indicative only. "
-        "`python -m benchmarks.auto_k_time` times `n_clusters=\"auto\"` against k given.",
+        '`python -m benchmarks.auto_k_time` times `n_clusters="auto"` against k given.',
         "",
         "| criterion | median s | max s |",
         "|---|---|---|",

@@ -135,6 +135,10 @@ def test_the_readme_shows_what_its_first_command_prints(tmp_path):
     assert sizes == re.search(r"cluster sizes \[([\d, ]+)\]", "\n".join(shown)).group(1)  # the same clusters
 
 
+def _pool_page():
+    return (ROOT / "benchmarks" / "results" / "cluster-pool.md").read_text()
+
+
 def test_the_readmes_comparison_with_k_means_is_the_pool_benchmarks():
     """The README's numbers against k-means and Genie are those of benchmarks/results/cluster-pool.csv."""
     import pandas as pd
@@ -148,10 +152,16 @@ def test_the_readmes_comparison_with_k_means_is_the_pool_benchmarks():
     def bare(x):
         return f"{x:.3f}".lstrip("0")
 
-    assert f"index is **{bare(c0.mean())}**, k-means' **{bare(km.mean())}**" in text
+    raw = per[(per.method == "Genie") & (per.features == "raw")].ari
+    left_out = re.search(r"\| \*\*all 48\*\* \| 48 \| \| \*\*0(\.\d{3})\*\* \|", _pool_page())
+    assert left_out, "cluster-pool.md's left-out total"
+    assert f"not chosen on at **{left_out.group(1)}**" in text
+    assert f"scores **{bare(c0.mean())}** on the 48, k-means **{bare(km.mean())}**" in text
     assert f"**{int((c0 >= km - 0.02).sum())} of {len(c0)}** sets" in text
-    assert f"reaches {bare(genie.dropna().mean())} on the {int(genie.notna().sum())} sets" in text
-    assert f"(the default {bare(c0[genie.notna()].mean())} there)" in text
+    assert f"reaches {bare(raw.mean())} on raw features and {bare(genie.dropna().mean())} with the" in text
+    assert f"on the {int(genie.notna().sum())} sets it runs on (the default {bare(c0[genie.notna()].mean())} there)" in text
+    recipes = sorted({m for m in d.method.unique() if re.match(r"[A-Z]\d ", m)})
+    assert f"leave-one-group-out over the {len(recipes)} recipes tried" in text
 
 
 def test_the_readmes_speed_figure_is_the_floor_benchmarks():

@@ -357,7 +357,10 @@ def render(rows, sets, seeds, info):
         f"Machine: {info.get('cpu', '?')}, {info.get('cores', '?')} cores; "
         f"kernelsketch {info.get('kernelsketch', '?')}, {info.get('date', '?')}. "
         f"Seeds {list(seeds)}. Produced by `python -m benchmarks.cluster_pool` (its docstring states the protocol, "
-        "fixed before the first run: the candidate grid, leave one group out, the references and their limits).",
+        "fixed before the first run: the candidate grid, leave one group out, the references and their limits). "
+        "The rows of the six sets the driver standardizes were rerun for every candidate run through the driver "
+        "on 2026-11-28 (`--rerun-scaled`), after the benchmark was found to have run them unscaled (the correction "
+        "in the docstring).",
         "",
         "## Left-out scores (the estimate for unseen data)",
         "",
@@ -561,7 +564,7 @@ def main(argv=None):
     p.add_argument(
         "--rerun-scaled",
         action="store_true",
-        help="drop, then run again, the driver-run candidates' rows of the sets the driver standardizes (the correction)",
+        help="drop, then run again, the driver-run candidates' rows of the sets the driver standardizes",
     )
     p.add_argument("--csv", default=os.path.join(RESULTS, "cluster-pool.csv"))
     p.add_argument("--output", default=os.path.join(RESULTS, "cluster-pool.md"))

@@ -69,6 +69,19 @@ def _say_fit(ui, engine, fit):
     )
 
 
+def _labeling_line(clusterer):
+    """What labelled the rows (``--assign-labels``) and, when both were computed, the two normalized cuts."""
+    what = {
+        "kmeans": "k-means on the spectral embedding",
+        "genie": "Genie on the landmarks, each row by its graph's vote",
+    }
+    cuts = clusterer.normalized_cuts_
+    line = f"labels: {what[clusterer.labeling_]}"
+    if len(cuts) == 2:
+        line += f" (normalized cut {cuts[clusterer.labeling_]:.4f}; the other {max(cuts.values()):.4f})"
+    return line
+
+
 #: the methods whose landmark count --landmark-target chooses (Nystroem's Gram error applies to them)
 TARGET_METHODS = ("kjl", "nystroem", "subsample-kpca", "nystroem-kkm")
 
@@ -348,6 +361,8 @@ def cmd_cluster(args, ui):
     k = args.k
     if k == "auto" and args.method != "spectral":
         raise UsageError("-k auto chooses k from the spectral method's landmark graph: use --method spectral")
+    if args.assign_labels != "auto" and args.method != "spectral":
+        raise UsageError(f"--assign-labels applies to --method spectral, not {args.method}")
     target = _landmark_target(args)
     embedding = _cluster_embedding(args, k)
     with pipeline.engine_for(args, ui) as engine:
@@ -376,6 +391,7 @@ def cmd_cluster(args, ui):
             landmark_target=target,
             missing_codes=args.missing_codes,
             device=args.device,
+            assign_labels=args.assign_labels,
         )
         from ..utils.missing_codes import column_label
 
@@ -396,6 +412,8 @@ def cmd_cluster(args, ui):
             _say_fit(ui, engine, res.fit)
         if res.k_choice is not None:
             ui.say(f"-k auto chose {res.k_choice}")
+        if res.clusterer is not None:
+            ui.say(_labeling_line(res.clusterer))
         k = res.n_clusters
         sec = res.seconds
         ui.say(

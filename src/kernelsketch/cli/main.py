@@ -404,6 +404,14 @@ def _add_cluster(sub, parents):
     )
     p.add_argument("--device", default=None, help=_DEVICE_HELP)
     p.add_argument(
+        "--assign-labels",
+        choices=("auto", "kmeans", "genie"),
+        default="auto",
+        help="spectral: how rows get their labels: k-means on the embedding, Genie's hierarchy on the landmarks "
+        "with each row following its graph's vote, or (auto, default) the one of lower normalized cut on k-means' "
+        "sample (benchmarks/results/cluster-pool.md)",
+    )
+    p.add_argument(
         "--no-standardize",
         action="store_true",
         help="never z-score (default for spectral: z-score when the columns are in different units, "
@@ -667,6 +675,7 @@ _FLAG_OF = {
     "fit_rows": "--fit-rows",
     "landmark_target": "--landmark-target",
     "device": "--device",
+    "assign_labels": "--assign-labels",
 }
 
 

@@ -15,6 +15,7 @@ from ..maps.landmark_spectral import _HEURISTICS, LandmarkSpectralEmbedding, gra
 from ..metrics.clustering import relative_eigengap
 from ..utils.estimator_checks import HasMethods, Interval, StrOptions
 from ..utils.validation import check_input, check_random_state, derive_seed
+from .landmark_labels import LABELINGS
 from .streaming_kmeans import StreamingKMeans
 
 
@@ -34,7 +35,9 @@ class LandmarkSpectralClustering(ClusterMixin, BaseEstimator):
 
     :class:`~kernelsketch.maps.LandmarkSpectralEmbedding` (each row joined to its
     ``n_neighbors`` nearest landmarks, the normalized graph's top ``k`` eigenvectors
-    from an ``m x m`` problem), then k-means on the embedded rows.  The command line's
+    from an ``m x m`` problem), then k-means on the embedded rows; and Genie's hierarchy on the
+    landmarks, every row taking its graph's vote, when that partition has the lower normalized
+    cut (``assign_labels="auto"``, :mod:`~kernelsketch.cluster.landmark_labels`).  The command line's
     ``cluster --method spectral`` and :func:`kernelsketch.cluster_file` with
     ``embedding="spectral"`` run the same steps on data of any size, in memory, on a file
     or on Dask, with the same labels for the same seed.
@@ -60,6 +63,12 @@ class LandmarkSpectralClustering(ClusterMixin, BaseEstimator):
         Scale each embedded row to unit length before k-means (Ng, Jordan & Weiss).
     trivial : {"keep", "drop"}, default="keep"
         Keep the trivial top eigenvector as one of the ``k``, or drop it and keep the next ``k``.
+    assign_labels : {"auto", "kmeans", "genie"}, default="auto"
+        How rows get their labels: k-means on the embedded rows (``"kmeans"``), Genie (Gagolewski et al.
+        2016, ``gini_threshold=0.3``) on the landmarks with each row following the weighted vote of its
+        graph (``"genie"``), or whichever of the two has the lower normalized cut of the landmark graph on
+        the rows k-means was seeded on (``"auto"``: chosen by leave-one-group-out on 48 labelled sets,
+        ``benchmarks/results/cluster-pool.md``; no labels needed). The choice is ``labeling_``.
     n_init : int, default=3
         k-means++ starts (the best is kept).
     init_size : int or None, default=None
@@ -87,6 +96,12 @@ class LandmarkSpectralClustering(ClusterMixin, BaseEstimator):
         With ``n_clusters="auto"``: the k chosen, the criterion and its score for every candidate k.
     eigenvalues_ : ndarray
         The normalized affinity's largest eigenvalues (``embedding_.eigenvalues_``).
+    labeling_ : {"kmeans", "genie"}
+        Which partition labels the rows (``assign_labels``).
+    landmark_labels_ : ndarray of int64 (m,) or None
+        Genie's labels of the landmarks (None when ``assign_labels="kmeans"``).
+    normalized_cuts_ : dict
+        The normalized cut of each partition computed (``{"kmeans": ..., "genie": ...}``; lower is better).
 
     Notes
     -----
@@ -120,11 +135,19 @@ class LandmarkSpectralClustering(ClusterMixin, BaseEstimator):
         "embedding_",
         "k_scores_",
         "kmeans_",
+        "_labeling",
         "labels_",
+        "landmark_labels_",
         "n_clusters_",
+        "normalized_cuts_",
     )
     #: a model file written before ``search`` existed searched exactly: it loads as ``search="exact"``
-    _before_parameter_added: ClassVar[dict] = {"search": ("exact", {}), "init_size": (None, {}), "tol": (1e-4, {})}
+    _before_parameter_added: ClassVar[dict] = {
+        "search": ("exact", {}),
+        "init_size": (None, {}),
+        "tol": (1e-4, {}),
+        "assign_labels": ("kmeans", {"_labeling": "kmeans", "landmark_labels_": None, "normalized_cuts_": {}}),
+    }
     #: how the out-of-core driver fits it: the embedding's landmarks and pass, k-means on a sample
     _fit_strategy: ClassVar[str] = "embedding_then_sample"
     _dim_param: ClassVar[str | None] = None
@@ -141,6 +164,7 @@ class LandmarkSpectralClustering(ClusterMixin, BaseEstimator):
         "landmarks": [StrOptions({"uniform", "kmeans"})],
         "unit_rows": ["boolean"],
         "trivial": [StrOptions({"keep", "drop"})],
+        "assign_labels": [StrOptions(set(LABELINGS))],
         "n_init": [Interval(numbers.Integral, 1, None, closed="left")],
         "init_size": [Interval(numbers.Integral, 1, None, closed="left"), None],
         "tol": [Interval(numbers.Real, 0, None, closed="left")],
@@ -158,6 +182,7 @@ class LandmarkSpectralClustering(ClusterMixin, BaseEstimator):
         landmarks: str = "uniform",
         unit_rows: bool = False,
         trivial: str = "keep",
+        assign_labels: str = "auto",
         n_init: int = 3,
         init_size: int | None = None,
         tol: float = 1e-4,
@@ -171,6 +196,7 @@ class LandmarkSpectralClustering(ClusterMixin, BaseEstimator):
         self.landmarks = landmarks
         self.unit_rows = unit_rows
         self.trivial = trivial
+        self.assign_labels = assign_labels
         self.n_init = n_init
         self.init_size = init_size
         self.tol = tol
@@ -240,18 +266,62 @@ class LandmarkSpectralClustering(ClusterMixin, BaseEstimator):
         if hasattr(self.embedding_, "feature_names_in_"):
             self.feature_names_in_ = self.embedding_.feature_names_in_
 
+    def _choose_labeling(self, indices, weights, kmeans_labels):
+        """Set ``labeling_``, ``landmark_labels_`` and ``normalized_cuts_`` from the graph of the rows k-means was
+        seeded on and their k-means labels (:func:`~kernelsketch.cluster.landmark_labels.choose_labeling`)."""
+        from .landmark_labels import choose_labeling
+
+        self._labeling, self.landmark_labels_, self.normalized_cuts_ = choose_labeling(
+            indices, weights, self.embedding_.landmarks_, kmeans_labels, self.n_clusters_, self.assign_labels
+        )
+
+    @property
+    def labeling_(self):
+        """``"kmeans"`` or ``"genie"``: which partition labels the rows (``assign_labels``)."""
+        check_is_fitted(self)
+        return getattr(self, "_labeling", "kmeans")  # (a model saved before assign_labels existed: k-means)
+
+    def _assigner(self):
+        """``(embedding, k-means)`` whose nearest-centre assignment of a row is its label: the fitted ones, or for
+        ``labeling_ == "genie"`` the embedding projecting each row on its vote (the one-hot matrix of the
+        landmarks' labels) and the identity's rows as centres, so that every assignment path (``predict``,
+        :func:`~kernelsketch.cluster_file`'s pass on one machine or on Dask, a kept graph) gives the vote."""
+        from copy import copy
+
+        from .landmark_labels import landmark_vote_projection
+
+        check_is_fitted(self)
+        if self.labeling_ != "genie":
+            return self.embedding_, self.kmeans_
+        k = int(self.n_clusters_)
+        emb = copy(self.embedding_)  # (the same landmarks and searcher cache; only the projection differs)
+        emb.unit_rows = False
+        emb.projection_ = landmark_vote_projection(self.landmark_labels_, k)
+        emb._n_features_out = k
+        km = StreamingKMeans(k, n_init=1, search=self.kmeans_.search)
+        km.cluster_centers_ = np.eye(k)
+        km.n_features_in_, km._n_features_out, km.counts_ = k, k, np.zeros(k)
+        km._tol_abs, km._sample_iter = 0.0, 0
+        return emb, km
+
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X: ArrayLike, y: object = None) -> Self:
-        """Embed X through the landmark graph, then k-means. Returns self."""
+        """Embed X through the landmark graph, k-means, and the labeling of lower cut. Returns self."""
         X = check_input(X, accept_sparse=("csr",), estimator=self, reset=True)
         embedding, km, rng = self._plan_embedding(X.shape[0])
         with graph_warnings_deferred(self.n_clusters == "auto"):
             self.embedding_ = embedding.fit(X)
         self._choose_k(lambda: X, km)
-        E = self.embedding_.transform(X)
+        indices, weights = self.embedding_._graph(X)
+        E = self.embedding_._embed_graph(indices, weights)  # (transform's numbers, the graph kept)
+        E = E.astype(np.float32) if X.dtype == np.float32 else E
         km.seed_on_sample(E.shape[0], lambda idx: E[idx] if idx.size < E.shape[0] else E, rng)
         self._adopt_clusters(km)
         self.labels_ = km.predict(E)
+        self._choose_labeling(indices, weights, self.labels_)
+        if self.labeling_ == "genie":
+            emb, votes = self._assigner()
+            self.labels_ = votes.predict(emb._embed_graph(indices, weights))
         return self
 
     @property
@@ -260,10 +330,12 @@ class LandmarkSpectralClustering(ClusterMixin, BaseEstimator):
         return self.embedding_.eigenvalues_
 
     def predict(self, X: ArrayLike) -> NDArray[np.intp]:
-        """The cluster of each row (new rows too): nearest k-means centre of its spectral coordinates."""
+        """The cluster of each row (new rows too): the nearest k-means centre of its spectral coordinates, or
+        (``labeling_ == "genie"``) the landmarks' label of largest weight in its graph."""
         check_is_fitted(self)
         X = check_input(X, accept_sparse=("csr",), estimator=self, reset=False)  # (columns checked by name too)
-        return self.kmeans_.predict(self.embedding_.transform(X))
+        embedding, km = self._assigner()
+        return km.predict(embedding.transform(X))
 
     def score(self, X: ArrayLike, y: object = None) -> float:
         """Stability of this clustering on ``X`` (label-free; higher is better, at most 1).

@@ -603,6 +603,7 @@ def cluster_file(
     missing_codes: str | None = "warn",
     keep_graph: bool | str = "auto",
     device: Any = None,
+    assign_labels: str = "auto",
     **read_options: Any,
 ) -> ClusterResult:
     """Kernel clustering of data of any size: embed, k-means on a sample, stream the labels.
@@ -678,6 +679,12 @@ def cluster_file(
         the device, cut to fit its free memory).  None: the NumPy path, or the device of ``data`` when it is a
         PyTorch tensor (copied to the host, then searched there block by block).  The same labels as the NumPy
         path to the search's rounding (ARI >= .99 on well-separated data in the tests).
+    assign_labels : {"auto", "kmeans", "genie"}, default="auto"
+        The spectral clustering's labeling (:class:`~kernelsketch.cluster.LandmarkSpectralClustering`):
+        k-means on the embedding, Genie on the landmarks with each row following its graph's vote, or
+        (``"auto"``) the one of lower normalized cut on k-means' sample (``res.clusterer.labeling_``). With
+        the votes, ``lloyd_passes`` has no centres to move and is skipped, and ``inertia`` is the votes'
+        distance to their cluster's corner.
 
     Returns
     -------
@@ -715,7 +722,7 @@ def cluster_file(
 
         output_format(output)
         check_output_path(output, force=force, protect=protect)
-    model = _clustering_model(embedding, n_clusters, n_init, init_size, tol, random_state, device)
+    model = _clustering_model(embedding, n_clusters, n_init, init_size, tol, random_state, device, assign_labels)
     seconds: dict[str, float] = {}
     t0 = time.perf_counter()
     engine, codes = replace_missing_codes(engine, action=missing_codes, random_state=random_state)
@@ -736,7 +743,8 @@ def cluster_file(
 
         # 2. exact Lloyd passes over every row (optional; each one embeds every block again)
         t3 = time.perf_counter()
-        passes = 0 if whole else _lloyd_passes(engine, embedding, km, lloyd_passes, cache)
+        votes = clusterer is not None and clusterer.labeling_ == "genie"  # (no centres to move: Lloyd passes skipped)
+        passes = 0 if whole or votes else _lloyd_passes(engine, embedding, km, lloyd_passes, cache)
         seconds["passes"] = time.perf_counter() - t3
         plot = _plot_sample(plot_rows, seeding, km, shown, engine) if plot_rows else None
 
@@ -797,7 +805,7 @@ def _plot_sample(plot_rows, seeding, km, given, clustered):
     return points, labels, axes
 
 
-def _clustering_model(embedding, n_clusters, n_init, init_size, tol, random_state, device=None):
+def _clustering_model(embedding, n_clusters, n_init, init_size, tol, random_state, device=None, assign_labels="auto"):
     """What :func:`cluster_file` fits: the landmark spectral clustering (the default, or the recipe of a given
     ``LandmarkSpectralEmbedding`` of k or unset components), fitted whole by :func:`fit_source`; else the
     embedding alone (``"kjl"``, an estimator, or None for raw features), k-means seeded by :func:`_seeded`.
@@ -820,7 +828,13 @@ def _clustering_model(embedding, n_clusters, n_init, init_size, tol, random_stat
             UserWarning,
         )
     return LandmarkSpectralClustering(
-        n_clusters, n_init=n_init, init_size=init_size, tol=tol, random_state=random_state, **recipe
+        n_clusters,
+        n_init=n_init,
+        init_size=init_size,
+        tol=tol,
+        assign_labels=assign_labels,
+        random_state=random_state,
+        **recipe,
     )
 
 
@@ -830,8 +844,8 @@ def _seeded(model, fit, engine, n_clusters, *, n_init, init_size, tol, random_st
     from ..cluster.landmark_spectral_clustering import LandmarkSpectralClustering, kmeans_on_embedding
     from ..maps.landmark_spectral import user_searcher
 
-    if isinstance(model, LandmarkSpectralClustering):
-        return model, model.embedding_, model.kmeans_, fit.seeding
+    if isinstance(model, LandmarkSpectralClustering):  # (its assignment: k-means', or the landmarks' vote)
+        return (model, *model._assigner(), fit.seeding)
     if n_clusters > engine.n_rows:  # (the clusterer's own fit says the same)
         raise ValueError(f"n_clusters={n_clusters} must be <= n_samples={engine.n_rows}")
     km, rng = kmeans_on_embedding(

@@ -426,10 +426,20 @@ def _fit_embedding_then_sample(est, engine, graph_cache=None):
     est.embedding_ = embedding
     est._choose_k(lambda: _stability_sample(engine, est.random_state), km)  # (n_clusters="auto")
     embedding = est.embedding_
-    seeding = seed_on_engine(
-        engine, km, rng, lambda rows: np.asarray(embedding.transform(_dense_if_needed(embedding, rows)))
-    )
+    kept = {}
+
+    def embed(rows):  # transform's numbers, the sample's graph kept for the labeling's cut
+        rows = check_input(_dense_if_needed(embedding, rows), accept_sparse=("csr",), estimator=embedding, reset=False)
+        kept["graph"] = embedding._graph(rows)
+        U = embedding._embed_graph(*kept["graph"])
+        return U.astype(np.float32) if rows.dtype == np.float32 else U
+
+    seeding = seed_on_engine(engine, km, rng, embed)
     est._adopt_clusters(km)
+    est._choose_labeling(*kept["graph"], km.predict(seeding.embedded))
+    if est.labeling_ == "genie":  # the sample as the assignment sees it: each row's vote
+        votes, _ = est._assigner()
+        seeding.embedded = votes._embed_graph(*kept["graph"])
     vars(est).pop("labels_", None)  # labels of a sample would mislead: predict() labels any rows
     return FitResult(
         est,

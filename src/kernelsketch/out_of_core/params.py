@@ -48,6 +48,7 @@ CONSTRAINTS = {
         "missing_codes": [StrOptions({"impute", "warn", "off"}), None],
         "keep_graph": ["boolean", StrOptions({"auto"})],
         "device": "no_validation",  # (a name or a torch.device: checked by TorchSearch's resolve_device)
+        "assign_labels": [StrOptions({"auto", "kmeans", "genie"})],
     },
     "fit_source": {
         **_COMMON,

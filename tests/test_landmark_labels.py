@@ -1,0 +1,157 @@
+"""Genie on the landmarks and the labeling of lower normalized cut (``assign_labels``): Genie against the reference
+implementation and single linkage, the cut and the vote against dense computations, the default clustering's
+choice on a pool set where the two labelings differ, and every assignment path giving the same labels."""
+
+import gzip
+from pathlib import Path
+
+import numpy as np
+import pytest
+from scipy.cluster.hierarchy import fcluster, linkage
+from scipy.sparse.csgraph import minimum_spanning_tree as scipy_mst
+from scipy.spatial.distance import pdist, squareform
+from sklearn.datasets import make_blobs
+from sklearn.metrics import adjusted_rand_score
+
+import kernelsketch as ks
+from kernelsketch.cluster.genie import genie_labels, minimum_spanning_tree
+from kernelsketch.cluster.landmark_labels import choose_labeling, normalized_cut, vote_labels
+
+POOL = Path(__file__).resolve().parents[2] / "shared" / "datasets" / "clustering-benchmarks"
+
+
+def _random_sets(n_sets, seed=0):
+    rng = np.random.default_rng(seed)
+    for _ in range(n_sets):
+        n, d, k = int(rng.integers(30, 400)), int(rng.integers(2, 6)), int(rng.integers(1, 9))
+        X = rng.standard_normal((n, d)) * rng.random(d) + (rng.random((n, 1)) > 0.7) * 4.0
+        yield X, k
+
+
+def test_genie_gives_the_reference_implementations_labels():
+    genieclust = pytest.importorskip("genieclust", reason="genieclust (pip install genieclust) is the reference")
+    for i, (X, k) in enumerate(_random_sets(30)):
+        g = (0.1, 0.3, 0.5, 1.0)[i % 4]
+        ref = genieclust.Genie(n_clusters=k, gini_threshold=g).fit_predict(X)
+        assert adjusted_rand_score(ref, genie_labels(X, k, gini_threshold=g)) == 1.0, (i, X.shape, k, g)
+
+
+def test_genie_at_threshold_one_is_single_linkage():
+    for X, k in _random_sets(20, seed=1):
+        single = fcluster(linkage(X, method="single"), k, criterion="maxclust")
+        assert adjusted_rand_score(single, genie_labels(X, k, gini_threshold=1.0)) == 1.0
+
+
+def test_genie_merges_a_far_point_early_where_single_linkage_isolates_it():
+    X, y = make_blobs(300, centers=[[0, 0], [6, 0]], cluster_std=0.6, random_state=0)
+    X = np.vstack([X, [[0, 40]]])
+    single = genie_labels(X, 2, gini_threshold=1.0)
+    assert np.bincount(single).min() == 1  # the far point alone
+    assert adjusted_rand_score(y, genie_labels(X, 2)[:300]) > 0.99
+
+
+def test_the_spanning_tree_is_minimal_and_joins_coincident_rows():
+    rng = np.random.default_rng(2)
+    X = rng.standard_normal((200, 3))
+    assert np.isclose(minimum_spanning_tree(X)[2].sum(), scipy_mst(squareform(pdist(X))).sum())
+    X[10] = X[11]  # coincident rows: an edge of weight 0, the rest the tree of the other 199 rows
+    u, v, w = minimum_spanning_tree(X)
+    D = squareform(pdist(X))
+    assert u.size == 199 and np.all(np.diff(w) >= 0) and w[0] == 0.0 and {u[0], v[0]} == {10, 11}
+    assert np.allclose(D[u, v], w)
+    assert np.isclose(w.sum(), scipy_mst(squareform(pdist(np.delete(X, 10, axis=0)))).sum())
+    parent = np.arange(200)  # a spanning tree: one component
+
+    def root(a):
+        while parent[a] != a:
+            a = parent[a]
+        return a
+
+    for a, b in zip(u, v, strict=True):
+        parent[root(a)] = root(b)
+    assert len({root(a) for a in range(200)}) == 1
+
+
+def _random_graph(n=80, m=15, r=4, seed=3):
+    rng = np.random.default_rng(seed)
+    idx = np.array([rng.choice(m, r, replace=False) for _ in range(n)])
+    w = rng.random((n, r))
+    w /= w.sum(axis=1, keepdims=True)
+    Z = np.zeros((n, m))
+    np.put_along_axis(Z, idx, w, axis=1)
+    return idx, w, Z
+
+
+def test_the_normalized_cut_and_the_vote_equal_dense_computations():
+    idx, w, Z = _random_graph()
+    W = Z @ np.diag(1.0 / Z.sum(axis=0)) @ Z.T
+    labels = np.random.default_rng(4).integers(0, 3, Z.shape[0])
+    dense = sum(W[labels == c][:, labels != c].sum() / W[labels == c].sum() for c in range(3))
+    assert np.isclose(normalized_cut(idx, w, Z.shape[1], labels), dense)
+    assert normalized_cut(idx, w, Z.shape[1], np.zeros(Z.shape[0])) == 0.0  # one cluster cuts nothing
+    landmark_labels = np.random.default_rng(5).integers(0, 3, Z.shape[1])
+    votes = Z @ np.eye(3)[landmark_labels]
+    assert np.array_equal(vote_labels(idx, w, landmark_labels, 3), votes.argmax(axis=1))
+
+
+def test_auto_keeps_the_partition_of_lower_cut():
+    idx, w, Z = _random_graph(seed=6)
+    L = np.random.default_rng(7).standard_normal((Z.shape[1], 2))
+    km = np.random.default_rng(8).integers(0, 2, Z.shape[0])
+    labeling, genie, cuts = choose_labeling(idx, w, L, km, 2)
+    assert set(cuts) == {"kmeans", "genie"} and labeling == min(cuts, key=lambda c: (cuts[c], c != "kmeans"))
+    assert np.array_equal(genie, genie_labels(L, 2))
+    assert choose_labeling(idx, w, L, km, 2, "kmeans") == ("kmeans", None, {})
+    with pytest.raises(ValueError, match="assign_labels"):
+        choose_labeling(idx, w, L, km, 2, "vote")
+
+
+def _pool_set(group, name):
+    path = POOL / group / f"{name}.data.gz"
+    if not path.exists():
+        pytest.skip(f"{path} missing: the clustering benchmark pool is in ../shared/datasets (see its SOURCE.md)")
+    with gzip.open(path) as fh:
+        X = np.loadtxt(fh, ndmin=2)
+    with gzip.open(POOL / group / f"{name}.labels0.gz") as fh:
+        y = np.loadtxt(fh, dtype=np.int64)
+    return X, y
+
+
+def test_the_default_follows_the_flame_where_k_means_on_the_embedding_cuts_it():
+    """sipu/flame (a crescent around a blob, joined by a thin bridge): the embedding's k-means cuts across both
+    (ARI .42 in the pool); Genie on the landmarks follows them, its partition has the lower cut, and the default
+    keeps it."""
+    X, y = _pool_set("sipu", "flame")
+    res = ks.cluster_file(X, 2, random_state=0)
+    assert res.clusterer.labeling_ == "genie"
+    assert res.clusterer.normalized_cuts_["genie"] < res.clusterer.normalized_cuts_["kmeans"]
+    assert adjusted_rand_score(y, res.labels) > 0.95
+    kmeans = ks.cluster_file(X, 2, random_state=0, assign_labels="kmeans")
+    assert kmeans.clusterer.labeling_ == "kmeans" and adjusted_rand_score(y, kmeans.labels) < 0.5
+    # the in-memory estimator and its predict agree with the driver
+    est = ks.LandmarkSpectralClustering(2, random_state=0).fit(X)
+    assert np.array_equal(est.labels_, res.labels) and np.array_equal(est.predict(X), res.labels)
+
+
+def test_every_assignment_path_gives_the_votes(tmp_path):
+    """With the votes chosen: a file larger than k-means' sample (the streamed pass, kept graph or searched again),
+    predict, and a saved and loaded model give the same labels."""
+    X, y = make_blobs(6000, centers=[[0, 0], [8, 0], [0, 8]], cluster_std=1.0, random_state=1)
+    np.save(tmp_path / "X.npy", X)
+    kept = ks.cluster_file(tmp_path / "X.npy", 3, init_size=2000, assign_labels="genie", random_state=0)
+    again = ks.cluster_file(
+        tmp_path / "X.npy", 3, init_size=2000, assign_labels="genie", keep_graph=False, lloyd_passes=2, random_state=0
+    )
+    assert kept.clusterer.labeling_ == "genie" and again.passes == 0  # (no centres to move)
+    assert np.array_equal(kept.labels, again.labels) and adjusted_rand_score(y, kept.labels) > 0.99
+    assert np.array_equal(kept.model.predict(X), kept.labels)
+    ks.save(kept.model, tmp_path / "m.ksm")
+    loaded = ks.load(tmp_path / "m.ksm")
+    assert loaded[-1].labeling_ == "genie" and np.array_equal(loaded.predict(X), kept.labels)
+
+
+def test_assign_labels_is_refused_by_name():
+    with pytest.raises(ValueError, match="assign_labels"):
+        ks.LandmarkSpectralClustering(2, assign_labels="vote").fit(np.random.default_rng(0).normal(size=(50, 2)))
+    with pytest.raises(ValueError, match="assign_labels"):
+        ks.cluster_file(np.random.default_rng(0).normal(size=(50, 2)), 2, assign_labels="vote")

@@ -78,7 +78,9 @@ def _labeling_line(clusterer):
     cuts = clusterer.normalized_cuts_
     line = f"labels: {what[clusterer.labeling_]}"
     if len(cuts) == 2:
-        line += f" (normalized cut {cuts[clusterer.labeling_]:.4f}; the other {max(cuts.values()):.4f})"
+        other = "genie" if clusterer.labeling_ == "kmeans" else "kmeans"
+        name = {"kmeans": "k-means'", "genie": "Genie's"}[other]
+        line += f" (normalized cut {cuts[clusterer.labeling_]:.4f}, {name} {cuts[other]:.4f})"
     return line
 
 

@@ -121,6 +121,7 @@ def job(n_rows, k, dask, repeats=3):
         mb = [os.path.join(tmp, f"mb{rep}.npy") for rep in range(repeats)]
         lab_e = os.path.join(tmp, "labels_exact.npy")
         lab_f = os.path.join(tmp, "labels_faiss.npy")
+        lab_k = os.path.join(tmp, "labels_kmeans.npy")
         lab_d = os.path.join(tmp, "labels_dask.npy")
         for rep in range(repeats):
             summary, wall, rss = _json_of([*_cli(), "cluster", X, "-k", str(k), "-o", labels[rep]])
@@ -132,6 +133,8 @@ def job(n_rows, k, dask, repeats=3):
             print(f"round {rep + 1}: ours {wall:.1f} s, MiniBatchKMeans {mb_wall:.1f} s", flush=True)
             if rep == 0:
                 out["exact"] = _json_of([*_cli(), "cluster", X, "-k", str(k), "-o", lab_e, "--search", "exact"])
+                kmeans_only = ["--assign-labels", "kmeans"]  # (the default before assign_labels existed)
+                out["kmeans"] = _json_of([*_cli(), "cluster", X, "-k", str(k), "-o", lab_k, *kmeans_only])
                 if _have("faiss"):  # every search of the run in faiss (the bench extra)
                     out["faiss"] = _json_of([*_cli(), "cluster", X, "-k", str(k), "-o", lab_f, "--search", "faiss"])
                 if dask:
@@ -139,6 +142,7 @@ def job(n_rows, k, dask, repeats=3):
         out["ari_ours"] = _ari(y, labels[0])
         out["ari_minibatch"] = _ari(y, mb[0])
         out["ari_exact"] = _ari(y, lab_e)
+        out["ari_kmeans"] = _ari(y, lab_k)
         if "faiss" in out:
             out["ari_faiss"] = _ari(y, lab_f)
             out["faiss_vs_exact"] = _ari(lab_e, lab_f)
@@ -203,6 +207,8 @@ def render(search, jobs, args):
         f"| `kernelsketch cluster X.npy -k 8 -o labels.npy` | {wall:.1f} | {rss:,.0f} | {jobs['ari_ours']:.4f} |",
         f'| the same with `--search exact` (the default before `search="auto"`; one run) | {jobs["exact"][1]:.1f} | '
         f"{jobs['exact'][2]:,.0f} | {jobs['ari_exact']:.4f} |",
+        f"| the same with `--assign-labels kmeans` (the default before `assign_labels`; one run) | "
+        f"{jobs['kmeans'][1]:.1f} | {jobs['kmeans'][2]:,.0f} | {jobs['ari_kmeans']:.4f} |",
         *(
             [
                 f"| the same with `--search faiss` (faiss's exact `IndexFlatL2` for every search; one run) | "
@@ -234,7 +240,8 @@ def render(search, jobs, args):
         f"Ours / MiniBatchKMeans wall, the median of the rounds' ratios: **{ratio:.2f}x** (the ratio of the "
         f"medians: {wall / mb_wall:.2f}x; target <= 2x: {'met' if ratio <= 2 else 'NOT met'}); peak RSS "
         f"{rss:,.0f} MiB (target <= 1,024: {'met' if rss <= 1024 else 'NOT met'}). Phases of ours in its first "
-        f"run (s): {ours.get('seconds')}.",
+        f"run (s): {ours.get('seconds')}; its labels from {ours.get('labeling', '?')} "
+        f"(normalized cuts {ours.get('normalized_cuts')}).",
         "",
     ]
     return "\n".join(lines)

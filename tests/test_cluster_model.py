@@ -97,7 +97,13 @@ def test_the_default_model_is_the_fitted_clusterer_with_the_labels_its_fit_sourc
     res = ks.cluster_file(tmp_path / "X.npy", 3, random_state=0, standardize=False, init_size=1000)
     clusterer = res.model.named_steps["clustering"]
     assert isinstance(clusterer, ks.LandmarkSpectralClustering) and res.clusterer is clusterer
-    assert clusterer.embedding_ is res.embedding and clusterer.kmeans_ is res.kmeans
+    if clusterer.labeling_ == "kmeans":  # the assignment is the clusterer's own embedding and k-means
+        assert clusterer.embedding_ is res.embedding and clusterer.kmeans_ is res.kmeans
+    else:  # the landmarks' votes: the clusterer's assigner (its embedding's graph, one-hot projection)
+        emb, km = clusterer._assigner()
+        assert res.embedding.landmarks_ is clusterer.embedding_.landmarks_
+        np.testing.assert_array_equal(res.embedding.projection_, emb.projection_)
+        np.testing.assert_array_equal(res.kmeans.cluster_centers_, km.cluster_centers_)
     alone = ks.LandmarkSpectralClustering(3, init_size=1000, random_state=0)
     fit = ks.fit_source(alone, tmp_path / "X.npy")
     assert fit.strategy == "embedding_then_sample" and fit.seeding.indices.size == 1000

@@ -76,11 +76,11 @@ def genie_labels(X, n_clusters, *, gini_threshold=GINI_THRESHOLD):
     Examples
     --------
     >>> import numpy as np
-    >>> X = np.array([[0.0], [0.1], [0.2], [5.0], [5.1], [5.2], [50.0]])
+    >>> X = np.array([[0.0], [0.1], [0.2], [0.3], [0.4], [5.0], [5.1], [5.2], [5.3], [5.4], [50.0]])
     >>> genie_labels(X, 2, gini_threshold=1.0).tolist()  # single linkage: the far point alone
-    [0, 0, 0, 0, 0, 0, 1]
-    >>> genie_labels(X, 2).tolist()  # Genie: two groups, the far point merged early
-    [0, 0, 0, 1, 1, 1, 1]
+    [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1]
+    >>> genie_labels(X, 2).tolist()  # Genie: the two groups, the far point merged into the nearer one early
+    [0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1]
     """
     X = np.asarray(X, dtype=np.float64)
     if X.ndim != 2 or X.shape[0] < 1:

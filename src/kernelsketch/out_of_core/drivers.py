@@ -498,6 +498,8 @@ class ClusterResult:
         }
         if self.rand_index is not None:
             d.update(rand_index=self.rand_index, adjusted_rand_index=self.adjusted_rand_index)
+        if self.clusterer is not None:
+            d.update(labeling=self.clusterer.labeling_, normalized_cuts=dict(self.clusterer.normalized_cuts_))
         if self.k_choice is not None:
             d.update(
                 k_choice={

@@ -57,7 +57,8 @@ def labels(X, k, seed, search):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         emb = ks.LandmarkSpectralEmbedding(search=search)
-        return ks.cluster_file(X, k, embedding=emb, random_state=seed).labels
+        # (standardize="auto": the driver's default for the spectral clustering, which an embedding object turns off)
+        return ks.cluster_file(X, k, embedding=emb, standardize="auto", random_state=seed).labels
 
 
 def tie_share(X, r=10, seed=0):

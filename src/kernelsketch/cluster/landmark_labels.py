@@ -75,14 +75,12 @@ def landmark_vote_projection(landmark_labels, n_clusters):
 
 
 def vote_labels(indices, weights, landmark_labels, n_clusters):
-    """Each row's label: the landmarks' label with the largest total weight in its graph row (ties: the smaller)."""
+    """Each row's label: the landmarks' label with the largest total weight in its graph row (ties: the smaller),
+    the largest entry of its vote ``Z @ landmark_vote_projection(...)``."""
+    from ..kernels.neighbors import graph_embed
+
     indices, weights = _check_graph(indices, weights)
-    landmark_labels = np.asarray(landmark_labels, dtype=np.int64)
-    k = int(n_clusters)
-    n, r = indices.shape
-    flat = (np.repeat(np.arange(n), r) * k + landmark_labels[indices].ravel()).astype(np.int64)
-    votes = np.bincount(flat, weights=weights.ravel(), minlength=n * k).reshape(n, k)
-    return votes.argmax(axis=1)
+    return graph_embed(indices, weights, landmark_vote_projection(landmark_labels, n_clusters)).argmax(axis=1)
 
 
 def choose_labeling(indices, weights, landmarks, kmeans_labels, n_clusters, assign_labels="auto"):

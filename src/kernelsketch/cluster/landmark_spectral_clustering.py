@@ -312,9 +312,7 @@ class LandmarkSpectralClustering(ClusterMixin, BaseEstimator):
         with graph_warnings_deferred(self.n_clusters == "auto"):
             self.embedding_ = embedding.fit(X)
         self._choose_k(lambda: X, km)
-        indices, weights = self.embedding_._graph(X)
-        E = self.embedding_._embed_graph(indices, weights)  # (transform's numbers, the graph kept)
-        E = E.astype(np.float32) if X.dtype == np.float32 else E
+        E, (indices, weights) = self.embedding_._embedded_with_graph(X)
         km.seed_on_sample(E.shape[0], lambda idx: E[idx] if idx.size < E.shape[0] else E, rng)
         self._adopt_clusters(km)
         self.labels_ = km.predict(E)

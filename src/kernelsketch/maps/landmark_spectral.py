@@ -587,10 +587,16 @@ class LandmarkSpectralEmbedding(ClassNamePrefixFeaturesOutMixin, TransformerMixi
         """The spectral coordinates ``sqrt(N) Zh(x) V_k Lambda_k^{-1/2}`` of each row."""
         if (Z := maybe_dask_transform(self, X)) is not None:
             return Z
+        return self._embedded_with_graph(X)[0]
+
+    def _embedded_with_graph(self, X):
+        """``(transform(X), (indices, weights))``: the embedding and the graph it came from, for a caller that
+        needs both (the clusterer's labeling cuts the graph of the rows k-means was seeded on)."""
         check_is_fitted(self)
         X = check_input(X, accept_sparse=("csr",), estimator=self, reset=False)
-        U = self._embed_graph(*self._graph(X))
-        return U.astype(X.dtype, copy=False) if X.dtype == np.float32 else U
+        graph = self._graph(X)
+        U = self._embed_graph(*graph)
+        return (U.astype(X.dtype, copy=False) if X.dtype == np.float32 else U), graph
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

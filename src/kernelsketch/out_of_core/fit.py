@@ -429,10 +429,8 @@ def _fit_embedding_then_sample(est, engine, graph_cache=None):
     kept = {}
 
     def embed(rows):  # transform's numbers, the sample's graph kept for the labeling's cut
-        rows = check_input(_dense_if_needed(embedding, rows), accept_sparse=("csr",), estimator=embedding, reset=False)
-        kept["graph"] = embedding._graph(rows)
-        U = embedding._embed_graph(*kept["graph"])
-        return U.astype(np.float32) if rows.dtype == np.float32 else U
+        U, kept["graph"] = embedding._embedded_with_graph(_dense_if_needed(embedding, rows))
+        return U
 
     seeding = seed_on_engine(engine, km, rng, embed)
     est._adopt_clusters(km)

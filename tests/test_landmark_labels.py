@@ -155,3 +155,57 @@ def test_assign_labels_is_refused_by_name():
         ks.LandmarkSpectralClustering(2, assign_labels="vote").fit(np.random.default_rng(0).normal(size=(50, 2)))
     with pytest.raises(ValueError, match="assign_labels"):
         ks.cluster_file(np.random.default_rng(0).normal(size=(50, 2)), 2, assign_labels="vote")
+
+
+def _survey_rows():
+    """Survey-like answers: three combinations of two yes/no questions 5,000 times each, the fourth 10 times."""
+    return np.repeat(np.array([[0.0, 0.0], [0.0, 1.0], [1.0, 0.0], [1.0, 1.0]]), [5000, 5000, 5000, 10], axis=0)
+
+
+def test_a_partition_with_an_empty_cluster_is_not_kept_while_the_other_has_k():
+    # Genie's vote leaves the fourth (10-row) group without a cluster, and its cut is the lower: an empty cluster
+    # has no term in the cut.  The rule keeps the partition with all four.
+    X = _survey_rows()
+    est = ks.cluster.LandmarkSpectralClustering(4, random_state=0).fit(X)
+    assert est.labeling_ == "kmeans" and est.normalized_cuts_["genie"] < est.normalized_cuts_["kmeans"]
+    assert np.bincount(est.labels_, minlength=4).min() > 0 and est.n_clusters_ == 4
+    res = ks.cluster_file(X, 4, random_state=0)
+    assert adjusted_rand_score(est.labels_, res.labels) == 1.0 and res.cluster_sizes.min() > 0
+
+
+def test_the_rule_counts_non_empty_clusters_before_cuts():
+    indices = np.array([[0, 1], [1, 0], [2, 3], [3, 2]])
+    weights = np.array([[0.9, 0.1], [0.9, 0.1], [0.5, 0.5], [0.5, 0.5]])
+    landmarks = np.array([[0.0], [1.0], [5.0], [5.1]])
+    # k-means' labels with one of three clusters empty: Genie's three-way split of the landmarks is kept,
+    # though its cut (two rows cut apart) is higher
+    labeling, genie, cuts = choose_labeling(indices, weights, landmarks, [0, 0, 1, 1], 3)
+    assert np.unique(genie).size == 3 and cuts["kmeans"] < cuts["genie"]
+    assert np.unique(vote_labels(indices, weights, genie, 3)).size == 3 and labeling == "genie"
+
+
+def test_fewer_clusters_than_asked_warns_naming_the_labeling_and_counts_them():
+    X = _survey_rows()
+    with pytest.warns(ks.out_of_core.EmptyClusterWarning, match=r"1 of 4 clusters are empty.*Genie's partition"):
+        est = ks.cluster.LandmarkSpectralClustering(4, assign_labels="genie", random_state=0).fit(X)
+    assert est.n_clusters_ == np.unique(est.labels_).size == 3
+    assert adjusted_rand_score(est.labels_, est.predict(X)) == 1.0  # predict still reads the four-column vote
+    with pytest.warns(ks.out_of_core.EmptyClusterWarning, match="assign_labels='kmeans'"):
+        res = ks.cluster_file(X, 4, assign_labels="genie", random_state=0)
+    assert res.clusterer.n_clusters_ == 3 and (res.cluster_sizes == 0).sum() == 1
+
+
+def test_the_command_line_shows_empty_clusters_under_quiet_and_in_json(tmp_path):
+    import json
+    import subprocess
+    import sys
+
+    path = tmp_path / "survey.csv"
+    np.savetxt(path, _survey_rows(), delimiter=",", header="a,b", comments="", fmt="%g")
+    argv = [sys.executable, "-m", "kernelsketch.cli", "cluster", str(path), "-k", "4", "--assign-labels", "genie"]
+    out = subprocess.run([*argv, "-q", "--json"], capture_output=True, text=True, check=True)
+    assert "EmptyClusterWarning" in out.stderr and "1 of 4 clusters are empty" in out.stderr
+    (warned,) = [w for w in json.loads(out.stdout)["warnings"] if w["category"] == "EmptyClusterWarning"]
+    assert "Genie's partition" in warned["message"]
+    quiet = subprocess.run([*argv, "-q"], capture_output=True, text=True, check=True)
+    assert "1 of 4 clusters are empty" in quiet.stderr and not quiet.stdout

@@ -80,7 +80,9 @@ def _labeling_line(clusterer):
     if len(cuts) == 2:
         other = "genie" if clusterer.labeling_ == "kmeans" else "kmeans"
         name = {"kmeans": "k-means'", "genie": "Genie's"}[other]
-        line += f" (normalized cut {cuts[clusterer.labeling_]:.4f}, {name} {cuts[other]:.4f})"
+        line += f" (normalized cut {cuts[clusterer.labeling_]:.4f}, {name} {cuts[other]:.4f}"
+        # (the higher cut is kept only when the other partition left a cluster of the sample empty)
+        line += ", which left a cluster empty)" if cuts[clusterer.labeling_] > cuts[other] else ")"
     return line
 
 

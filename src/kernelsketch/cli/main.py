@@ -17,6 +17,7 @@ import signal
 import sys
 import warnings
 
+from ..utils.warnings import EmptyClusterWarning
 from .ui import UI, UsageError
 
 _HEURISTICS = ("percentile", "median", "mean_sq", "local")
@@ -613,8 +614,10 @@ def main(argv=None):
     warnings.formatwarning = _format_warning  # a library warning reads as the command's, not as a traceback line
     try:
         with warnings.catch_warnings():
-            if ui.quiet:  # -q means quiet: warnings too (errors still print)
+            if ui.quiet:  # -q means quiet: warnings too (errors still print), except that the labels lack clusters
                 warnings.simplefilter("ignore")
+                warnings.simplefilter("default", EmptyClusterWarning)
+            warnings.showwarning = _recording(ui, warnings.showwarning)
             code = _dispatch(args, ui)
             ui.finish()
         return code
@@ -651,6 +654,16 @@ def main(argv=None):
     finally:
         warnings.formatwarning = formatwarning
         forget_listener()
+
+
+def _recording(ui, show):
+    """``warnings.showwarning`` that also lists each warning in the ``--json`` summary (``"warnings"``)."""
+
+    def showwarning(message, category, filename, lineno, file=None, line=None):
+        ui.summary.setdefault("warnings", []).append({"category": category.__name__, "message": str(message)})
+        show(message, category, filename, lineno, file, line)
+
+    return showwarning
 
 
 def _format_warning(message, category, filename, lineno, line=None):

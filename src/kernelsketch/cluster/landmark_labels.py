@@ -16,7 +16,14 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["LABELINGS", "choose_labeling", "landmark_vote_projection", "normalized_cut", "vote_labels"]
+__all__ = [
+    "LABELINGS",
+    "choose_labeling",
+    "empty_cluster_message",
+    "landmark_vote_projection",
+    "normalized_cut",
+    "vote_labels",
+]
 
 #: ``assign_labels`` of :class:`~kernelsketch.cluster.LandmarkSpectralClustering`: the lower cut of the two, or one
 LABELINGS = ("auto", "kmeans", "genie")
@@ -87,8 +94,11 @@ def choose_labeling(indices, weights, landmarks, kmeans_labels, n_clusters, assi
     """``(labeling, landmark_labels, cuts)``: which partition of the rows given by their graph to keep.
 
     ``"kmeans"`` keeps ``kmeans_labels``; ``"genie"`` Genie's partition of ``landmarks`` into ``n_clusters``
-    with every row following its graph's vote; ``"auto"`` the one of lower :func:`normalized_cut` (ties: k-means).
-    ``landmark_labels`` is Genie's (None for ``"kmeans"``); ``cuts`` maps each partition computed to its cut.
+    with every row following its graph's vote; ``"auto"`` the one with more non-empty clusters on these rows
+    (a partition that leaves a cluster empty is never kept while the other has all ``n_clusters``: an empty
+    cluster has no term in the cut, so the cut would favour it), then the one of lower :func:`normalized_cut`
+    (ties: k-means).  ``landmark_labels`` is Genie's (None for ``"kmeans"``); ``cuts`` maps each partition
+    computed to its cut.
     """
     from .genie import genie_labels
 
@@ -99,8 +109,38 @@ def choose_labeling(indices, weights, landmarks, kmeans_labels, n_clusters, assi
     k = int(n_clusters)
     genie = genie_labels(landmarks, min(k, np.asarray(landmarks).shape[0]))
     m = genie.shape[0]
-    cuts = {"genie": normalized_cut(indices, weights, m, vote_labels(indices, weights, genie, k))}
+    votes = vote_labels(indices, weights, genie, k)
+    cuts = {"genie": normalized_cut(indices, weights, m, votes)}
     if assign_labels == "genie":
         return "genie", genie, cuts
     cuts["kmeans"] = normalized_cut(indices, weights, m, kmeans_labels)
+    filled = {"genie": np.unique(votes).size, "kmeans": np.unique(np.asarray(kmeans_labels)).size}
+    if filled["genie"] != filled["kmeans"]:
+        return max(filled, key=filled.__getitem__), genie, cuts
     return ("genie" if cuts["genie"] < cuts["kmeans"] else "kmeans"), genie, cuts
+
+
+#: what each labeling is, in a message
+_LABELING_NAMES = {
+    "kmeans": "k-means on the spectral embedding",
+    "genie": "Genie's partition of the landmarks (each row following its graph's vote)",
+}
+
+
+def empty_cluster_message(sizes, n_clusters, labeling=None, assign_labels=None):
+    """The message for clusters without a row (None when every one of ``n_clusters`` has one): how many and
+    which, the labeling that left them empty, and what to try."""
+    sizes = np.asarray(sizes)
+    sizes = np.pad(sizes, (0, max(0, int(n_clusters) - sizes.size)))
+    empty = np.flatnonzero(sizes == 0)
+    if not empty.size:
+        return None
+    by = _LABELING_NAMES.get(labeling, labeling) if labeling else "the labels"
+    other = {"kmeans": "genie", "genie": "kmeans"}.get(labeling)
+    # ("auto" kept this labeling because the other left as many clusters empty, or more, on k-means' sample)
+    instead = f", or the other labeling (assign_labels={other!r})" if other and assign_labels != "auto" else ""
+    return (
+        f"{empty.size} of {int(n_clusters)} clusters are empty (clusters {empty.tolist()}): {by} gave rows to "
+        f"{int(n_clusters) - empty.size} clusters.  The data may hold fewer groups than n_clusters, or many "
+        f"identical rows; try a smaller n_clusters, more landmarks (n_landmarks){instead}"
+    )

@@ -91,7 +91,8 @@ class LandmarkSpectralClustering(ClusterMixin, BaseEstimator):
     kmeans_ : StreamingKMeans
         Its ``cluster_centers_`` live in the embedding.
     n_clusters_ : int
-        The number of clusters used (``n_clusters``, or the one ``"auto"`` chose).
+        The number of non-empty clusters: ``n_clusters`` (or the one ``"auto"`` chose) unless the labels left
+        some cluster without a row, which an ``EmptyClusterWarning`` names (labels stay in ``[0, k)``).
     k_choice_ : KChoice or None
         With ``n_clusters="auto"``: the k chosen, the criterion and its score for every candidate k.
     eigenvalues_ : ndarray
@@ -257,7 +258,7 @@ class LandmarkSpectralClustering(ClusterMixin, BaseEstimator):
         criterion = getattr(self, "_k_criterion", None)
         if criterion not in CRITERIA or getattr(self, "k_scores_", None) is None:
             return None
-        return KChoice(self.n_clusters_, criterion, {int(k): float(v) for k, v in self.k_scores_})
+        return KChoice(int(self.kmeans_.n_clusters), criterion, {int(k): float(v) for k, v in self.k_scores_})
 
     def _adopt_clusters(self, km):
         """Take ``km`` (seeded by :meth:`StreamingKMeans.seed_on_sample`) as this clusterer's k-means."""
@@ -293,7 +294,7 @@ class LandmarkSpectralClustering(ClusterMixin, BaseEstimator):
         check_is_fitted(self)
         if self.labeling_ != "genie":
             return self.embedding_, self.kmeans_
-        k = int(self.n_clusters_)
+        k = int(self.kmeans_.n_clusters)  # (n_clusters_ counts the non-empty ones)
         emb = copy(self.embedding_)  # (the same landmarks and searcher cache; only the projection differs)
         emb.unit_rows = False
         emb.projection_ = landmark_vote_projection(self.landmark_labels_, k)
@@ -320,7 +321,23 @@ class LandmarkSpectralClustering(ClusterMixin, BaseEstimator):
         if self.labeling_ == "genie":
             emb, votes = self._assigner()
             self.labels_ = votes.predict(emb._embed_graph(indices, weights))
+        self.count_clusters(np.bincount(self.labels_, minlength=km.n_clusters))
         return self
+
+    def count_clusters(self, sizes):
+        """Set ``n_clusters_`` to the number of non-empty clusters among ``sizes`` (the rows each label got),
+        warning (:class:`~kernelsketch.utils.warnings.EmptyClusterWarning`) when it is below the ``k`` fitted:
+        which labeling left clusters empty and what to try.  ``fit`` calls it with its labels;
+        :func:`kernelsketch.cluster_file` with the sizes of its assignment pass."""
+        from ..utils.warnings import EmptyClusterWarning, warn
+        from .landmark_labels import empty_cluster_message
+
+        check_is_fitted(self)
+        k = int(self.kmeans_.n_clusters)
+        message = empty_cluster_message(sizes, k, self.labeling_, self.assign_labels)
+        self.n_clusters_ = k - int(np.count_nonzero(np.asarray(sizes)[:k] == 0)) if message else k
+        if message:
+            warn(message, EmptyClusterWarning)
 
     @property
     def eigenvalues_(self):
@@ -351,7 +368,7 @@ class LandmarkSpectralClustering(ClusterMixin, BaseEstimator):
 
         check_is_fitted(self)
         X = check_input(X, accept_sparse=("csr",), estimator=self, reset=False)
-        k = getattr(self, "n_clusters_", self.n_clusters)  # (a model saved before n_clusters_ existed)
+        k = int(self.kmeans_.n_clusters)
         if X.shape[0] // 2 <= k:
             raise ValueError(
                 f"score needs two halves of more than n_clusters={k} rows, got {X.shape[0]} rows; "
@@ -364,7 +381,7 @@ class LandmarkSpectralClustering(ClusterMixin, BaseEstimator):
         check_is_fitted(self)
         X = check_input(X, accept_sparse=("csr",), estimator=self, reset=False)
         lam = landmark_spectrum(GraphStatistics(*self.embedding_._statistics(X)))
-        return relative_eigengap(lam, getattr(self, "n_clusters_", self.n_clusters))
+        return relative_eigengap(lam, int(self.kmeans_.n_clusters))
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

@@ -17,6 +17,7 @@ from .._typing import DataLike, RandomStateLike
 from ..io import RowReservoir
 from ..io.readers import guess_format as _guess_format
 from ..utils.validation import derive_seed
+from ..utils.warnings import EmptyClusterWarning
 from ..utils.warnings import warn as _warn
 from .device import host_data, searches_on, spectral_on_device
 from .engine import Engine, _dense_if_needed, _sum_tuples, align_columns, open_engine, refuse_label_like_columns
@@ -787,7 +788,10 @@ def cluster_file(
         )
         if labels.pairs is not None and labels.pairs.table:
             res.rand_index, res.adjusted_rand_index = labels.pairs.rand_index(), labels.pairs.adjusted_rand_index()
-        _warn_empty_clusters(res.cluster_sizes, km.n_clusters)
+        if clusterer is not None:  # (n_clusters_ the non-empty count, the warning naming the labeling)
+            clusterer.count_clusters(res.cluster_sizes)
+        else:
+            _warn_empty_clusters(res.cluster_sizes, km.n_clusters)
         return res
 
 
@@ -1017,14 +1021,8 @@ class _Assignment:
 
 
 def _warn_empty_clusters(sizes, n_clusters):
-    empty = np.flatnonzero(sizes == 0)
-    if empty.size:
-        _warn(
-            f"{empty.size} of {n_clusters} clusters are empty (clusters {empty.tolist()}): the data (or its "
-            "embedding) has fewer separable groups than n_clusters; use a smaller n_clusters",
-            EmptyClusterWarning,
-        )
+    from ..cluster.landmark_labels import empty_cluster_message
 
-
-class EmptyClusterWarning(UserWarning):
-    """``cluster_file`` assigned no row to some clusters (more clusters than the data holds)."""
+    message = empty_cluster_message(sizes, n_clusters)
+    if message:
+        _warn(message, EmptyClusterWarning)

@@ -14,6 +14,14 @@ class ApproximationWarning(UserWarning):
     """
 
 
+class EmptyClusterWarning(UserWarning):
+    """A clustering left some of the ``n_clusters`` clusters without a row.
+
+    The command line shows it even with ``--quiet`` and lists it in ``--json``: the labels hold fewer
+    clusters than were asked for, which changes what they mean.
+    """
+
+
 #: below this fraction of the kernel's trace captured on a sample, a fit warns
 CAPTURED_TRACE_WARN = 0.5
 

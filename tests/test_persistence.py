@@ -637,3 +637,68 @@ def test_kmeans_centres_of_another_width_are_refused_at_load(tmp_path):
     _tamper(path, "cluster_centers_", lambda a: np.hstack([a, a]))
     with pytest.raises(ModelFormatError, match="n_features_in_ gives its 'd' as 3"):
         load(path)
+
+
+# -- issue 63 item 4: a Genie labeling's state that no fit makes is refused at load ---------------------------------
+@pytest.fixture(scope="module")
+def genie_model(tmp_path_factory):
+    from sklearn.datasets import make_moons
+
+    X, _ = make_moons(600, noise=0.05, random_state=0)
+    est = kernelsketch.LandmarkSpectralClustering(2, n_landmarks=100, assign_labels="genie", random_state=0).fit(X)
+    return save(est, tmp_path_factory.mktemp("genie") / "g.ksm"), X
+
+
+def _edit_state(path, name, value, where=("root", "state")):
+    def edit(meta):
+        node = meta
+        for key in where:
+            node = node[key]
+        node[name] = value
+
+    _rewrite(path, edit_meta=edit)
+
+
+@pytest.mark.parametrize(
+    "name,value,match",
+    [
+        ("_labeling", "bogus", "labeling is 'bogus'"),
+        ("_labeling", ["genie"], "labeling is"),
+        ("n_clusters_", 3, r"n_clusters_ = 3 is not a count"),
+        ("n_clusters_", 1, "labels_ hold 2 clusters"),
+        ("landmark_labels_", None, "labels are missing"),
+    ],
+)
+def test_an_edited_labeling_state_is_refused_at_load(genie_model, tmp_path, name, value, match):
+    path = tmp_path / "g.ksm"
+    path.write_bytes(genie_model[0].read_bytes())
+    _edit_state(path, name, value)
+    with pytest.raises(ModelFormatError, match=match):
+        load(path)
+
+
+@pytest.mark.parametrize(
+    "change,match",
+    [
+        (lambda a: np.full_like(a, -1), "outside"),
+        (lambda a: np.full_like(a, 7), "outside"),
+        (lambda a: a.astype(np.float64) + 0.5, "integer labels"),
+        (lambda a: a[:-3], "integer labels"),
+    ],
+    ids=["minus-one", "seven", "fractions", "too-few"],
+)
+def test_edited_landmark_labels_are_refused_at_load(genie_model, tmp_path, change, match):
+    path = tmp_path / "g.ksm"
+    path.write_bytes(genie_model[0].read_bytes())
+    _tamper(path, "landmark_labels_", change)
+    with pytest.raises(ModelFormatError, match=match):
+        load(path)
+    assert (load(genie_model[0]).predict(genie_model[1]) == load(genie_model[0]).labels_).all()  # the intact file
+
+
+def test_a_bandwidth_beyond_floats_range_is_refused_at_load(genie_model, tmp_path):
+    path = tmp_path / "g.ksm"
+    path.write_bytes(genie_model[0].read_bytes())
+    _edit_state(path, "bandwidth_", 10**400, where=("root", "state", "embedding_", "state"))
+    with pytest.raises(ModelFormatError, match="bandwidth must be a number > 0"):
+        load(path)

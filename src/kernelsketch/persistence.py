@@ -574,6 +574,12 @@ def _check_loaded(path, est):
             if isinstance(v, float) and not np.isfinite(v):
                 raise ModelFormatError(f"{path}: {type(e).__name__}.{k} = {v}, which no fit produces")
         _check_loaded_shapes(path, e)
+        check = getattr(type(e), "_check_fitted_state", None)
+        if check is not None:  # (how the class's fitted attributes must agree, beyond shapes: kinds, ranges)
+            try:
+                check(e)
+            except (ValueError, TypeError) as exc:
+                raise ModelFormatError(f"{path}: {type(e).__name__}: {exc} (a damaged or edited file)") from None
 
 
 def _check_loaded_array_dtype(path, est, name, value):
@@ -639,8 +645,16 @@ def _check_loaded_state_type(path, est, name, value):
         isinstance(value, (int, np.integer)) and not isinstance(value, bool) and value >= 0
     ):
         raise ModelFormatError(f"{where}: a count must be a whole number >= 0 (a damaged or edited file)")
-    if name == "bandwidth_" and not (isinstance(value, (int, float, np.number)) and value > 0):
+    if name == "bandwidth_" and not (isinstance(value, (int, float, np.number)) and value > 0 and _finite(value)):
         raise ModelFormatError(f"{where}: a bandwidth must be a number > 0 (a damaged or edited file)")
+
+
+def _finite(value):
+    """A number that is finite as a float (an integer beyond float's range is not: 10**400)."""
+    try:
+        return bool(np.isfinite(float(value)))
+    except OverflowError:
+        return False
 
 
 def _read_meta(zf, names, path):

@@ -276,6 +276,35 @@ class LandmarkSpectralClustering(ClusterMixin, BaseEstimator):
             indices, weights, self.embedding_.landmarks_, kmeans_labels, self.n_clusters_, self.assign_labels
         )
 
+    def _check_fitted_state(self):
+        """A ValueError when the fitted labeling's state disagrees with itself (a model file checks it at load,
+        :func:`kernelsketch.load`): its kind, the landmarks' labels' kind, range and length, the counts."""
+        k = int(self.kmeans_.cluster_centers_.shape[0])
+        labeling = vars(self).get("_labeling", "kmeans")
+        if not isinstance(labeling, str) or labeling not in ("kmeans", "genie"):
+            raise ValueError(f"the labeling is {labeling!r}; a fit makes 'kmeans' or 'genie'")
+        n = vars(self).get("n_clusters_", k)  # (a model saved before n_clusters_ existed: k)
+        if not (isinstance(n, (int, np.integer)) and 1 <= n <= k):
+            raise ValueError(f"n_clusters_ = {n!r} is not a count of clusters in [1, {k}] (k-means has {k} centres)")
+        labels = vars(self).get("landmark_labels_")
+        m = int(self.embedding_.landmarks_.shape[0])
+        if labels is None:
+            if labeling == "genie":
+                raise ValueError("the labeling is Genie's, but the landmarks' labels are missing")
+        elif not (isinstance(labels, np.ndarray) and labels.dtype.kind in "iu" and labels.shape == (m,)):
+            raise ValueError(
+                f"landmark_labels_ must be {m} integer labels (one a landmark), got "
+                f"{getattr(labels, 'dtype', type(labels).__name__)} of shape {getattr(labels, 'shape', None)}"
+            )
+        elif labels.size and (labels.min() < 0 or labels.max() >= k):
+            raise ValueError(f"landmark_labels_ hold labels outside [0, {k})")
+        rows = vars(self).get("labels_")
+        if isinstance(rows, np.ndarray) and rows.size:
+            if rows.dtype.kind not in "iu" or rows.min() < 0 or rows.max() >= k:
+                raise ValueError(f"labels_ must be integer labels in [0, {k})")
+            if np.unique(rows).size > n:  # (fewer: a model saved when n_clusters_ counted empty clusters too)
+                raise ValueError(f"n_clusters_ = {n} but labels_ hold {np.unique(rows).size} clusters")
+
     @property
     def labeling_(self):
         """``"kmeans"`` or ``"genie"``: which partition labels the rows (``assign_labels``)."""

@@ -12,6 +12,7 @@ from __future__ import annotations
 import gzip
 import itertools
 import os
+import re
 from pathlib import Path
 
 import numpy as np
@@ -459,7 +460,16 @@ class DelimitedSource(MatrixSource):
                 if not _is_number(fields[j]):
                     name = f" ({names[j]!r})" if names is not None else ""
                     what = "an empty cell" if fields[j] == "" else f"non-numeric value {fields[j]!r}"
+                    if _DECIMAL_COMMA.match(fields[j].strip()):
+                        what += (
+                            " (a decimal comma? numbers are read with a decimal point: convert the file's "
+                            "decimal commas to points, keeping the field delimiter another character)"
+                        )
                     raise ValueError(f"{self.path}: line {lineno}, column {j + 1}{name}: {what}")
+
+
+#: a number written with a decimal comma (``-2,6768``, ``1,5e3``)
+_DECIMAL_COMMA = re.compile(r"^[+-]?\d*,\d+([eE][+-]?\d+)?$")
 
 
 def _rechunk(blocks, rows):

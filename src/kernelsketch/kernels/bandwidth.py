@@ -41,6 +41,30 @@ def _all_identical(X):
     return bool(np.all(np.ptp(X, axis=0) == 0))
 
 
+def check_distance_scale(L):
+    """Refuse rows whose spread squares out of their dtype's range (under- or overflow): every distance would be 0
+    or inf, and the rows would look like duplicates to a kernel.  Names the remedy (the landmark graph's
+    landmarks and the bandwidth heuristics' rows are checked by it, so every method says the same)."""
+    L = L.toarray() if sp.issparse(L) else np.asarray(L)
+    dtype = np.dtype(np.float32 if L.dtype == np.float32 else np.float64)
+    unit = float(np.abs(L).max()) if L.size else 0.0
+    if not unit > 0 or L.shape[0] < 2:
+        return
+    L64 = L.astype(np.float64) / unit  # (in units of the largest value: the spread's own square cannot underflow)
+    spread = unit * float(np.sqrt(((L64 - L64.mean(axis=0)) ** 2).sum(axis=1).mean()))
+    info = np.finfo(dtype)
+    low, high = np.sqrt(float(info.tiny) / float(info.eps)), np.sqrt(float(info.max) * float(info.eps))
+    if spread == 0.0 or low <= spread <= high:
+        return
+    what = "underflow" if spread < low else "overflow"
+    raise ValueError(
+        f"the rows' spread (their RMS distance to their mean) is {spread:.3g}: squared distances {what} in "
+        f"{dtype.name} (distances from {low:.3g} to {high:.3g} keep their digits); rescale the data (e.g. "
+        "standardize=True, --standardize, or StandardScaler)"
+        + (" or compute in float64" if dtype == np.float32 else "")
+    )
+
+
 def estimate_bandwidth(X, method="percentile", *, percentile=25.0, lam=1.0, n_pairs=100_000, random_state=0):
     """Estimate a kernel bandwidth ``h`` from data.
 
@@ -80,6 +104,8 @@ def estimate_bandwidth(X, method="percentile", *, percentile=25.0, lam=1.0, n_pa
     X = check_input(X, accept_sparse=("csr",), ensure_min_samples=2, name="X")
     if _all_identical(X):
         raise ValueError("all points are identical: every interpoint distance is 0, so no bandwidth heuristic applies")
+    if not sp.issparse(X):
+        check_distance_scale(X)
     n = X.shape[0]
     if method == "mean_sq":
         s = np.asarray(X.sum(axis=0), dtype=np.float64).ravel()
@@ -189,6 +215,7 @@ def bandwidth_from_rows(method, rows, row_indices, i=None, j=None, *, percentile
     """
     q = _check_percentile(method, percentile)
     R = rows.toarray() if sp.issparse(rows) else np.asarray(rows)
+    check_distance_scale(R)
     R = np.asarray(R, dtype=np.float64)
     if i is None:
         if R.shape[0] >= 2 and np.all(np.ptp(R, axis=0) == 0):

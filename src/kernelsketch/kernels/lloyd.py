@@ -173,12 +173,12 @@ def assign_graph_with_statistics(indices, weights, P, centers, dtype=np.float64)
 
 def _search_centres(search, X, centers, r):
     """``(squared distances float64, indices)`` of the ``r`` nearest centres by a searcher object."""
-    from .search import checked_search, make_searcher
+    from .search import built_searcher, checked_search
 
     k = centers.shape[0]
     if sp.issparse(X) and not getattr(search, "accepts_sparse", False):
         X = X.toarray()
-    d2, idx = checked_search(make_searcher(search).build(centers), X, r, k, np.float64)
+    d2, idx = checked_search(built_searcher(search, centers), X, r, k, np.float64)
     return d2.astype(np.float64, copy=False), idx
 
 

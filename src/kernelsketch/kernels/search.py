@@ -33,7 +33,15 @@ import scipy.sparse as sp
 
 from .neighbors import SearchIndex, approximate_nearest, build_search_index, nearest, search_origin
 
-__all__ = ["ApproximateSearch", "ExactSearch", "FaissSearch", "Searcher", "checked_search", "make_searcher"]
+__all__ = [
+    "ApproximateSearch",
+    "ExactSearch",
+    "FaissSearch",
+    "Searcher",
+    "built_searcher",
+    "checked_search",
+    "make_searcher",
+]
 
 
 @runtime_checkable
@@ -112,6 +120,11 @@ class ApproximateSearch:
         return approximate_nearest(X, self.points_, r, self.index(r), backend=self.backend, also=also)
 
 
+#: the largest centred coordinate whose squared distances float32 holds apart (below: they underflow; above,
+#: divided by sqrt(d): they overflow float32's 3.4e38, with room for sums of d squares)
+FLOAT32_SCALE = (1e-15, 1e18)
+
+
 class FaissSearch:
     """faiss's exact search (``IndexFlatL2``, float32), the ``bench`` extra's ``faiss-cpu`` (or a GPU build).
 
@@ -138,11 +151,27 @@ class FaissSearch:
         del faiss
         self.points_ = _points(points)
         self.origin_ = search_origin(self.points_)
+        self._check_float32_range(self.points_, "the points")
         self._add(self.points_)
         return self
 
+    def _check_float32_range(self, A, what, small=True):
+        """A ValueError when ``A`` (moved to the origin) holds coordinates whose squared distances float32 cannot
+        hold: beyond ~1e18 they overflow, below ~1e-15 (the largest) they underflow to 0."""
+        moved = A if self.origin_ is None else A - self.origin_
+        if moved.size == 0:
+            return
+        scale = float(np.max(np.abs(moved)))
+        if scale > FLOAT32_SCALE[1] / np.sqrt(max(moved.shape[1], 1)) or (small and 0.0 < scale < FLOAT32_SCALE[0]):
+            raise ValueError(
+                f"FaissSearch computes in float32, and {what} span {scale:.3g} (after centring): their squared "
+                f"distances {'overflow' if scale > 1 else 'underflow'} float32's range; use the exact search "
+                "(search='exact', --search exact), which computes in the data's float64, or rescale the data"
+            )
+
     def search(self, X, r):
         X = np.asarray(X)
+        self._check_float32_range(X, "the rows searched", small=False)  # (their spread: the points' matters)
         moved = X if self.origin_ is None else X - self.origin_
         d2, idx = self.index_.search(np.ascontiguousarray(moved, dtype=np.float32), int(r))
         return np.maximum(d2, 0.0), idx.astype(np.int32)
@@ -188,12 +217,26 @@ def make_searcher(search) -> Any:
     return deepcopy(search)
 
 
+def built_searcher(search, points) -> Any:
+    """:func:`make_searcher` of ``search``, built on ``points``: what ``build`` returned, which must be the
+    searcher (``return self``, as scikit-learn's ``fit`` does)."""
+    searcher = make_searcher(search)
+    built = searcher.build(points)
+    if built is None or not callable(getattr(built, "search", None)):
+        raise TypeError(
+            f"{type(searcher).__name__}.build(points) returned {type(built).__name__}: build must return the "
+            "searcher itself (end it with `return self`)"
+        )
+    return built
+
+
 def checked_search(searcher, X, r: int, n_points: int, dtype) -> tuple[np.ndarray, np.ndarray]:
     """``searcher.search(X, r)`` checked and normalized: ``(d2 in dtype, indices int32)``, rows ascending.
 
     The package's own searchers return that already (and are passed through); another object's answer is
-    checked (shapes ``(n, r)``, indices in ``[0, n_points)``, distances finite and >= 0, to rounding) and each
-    row sorted by (distance, index), so a user's searcher is held to the same contract as ours.
+    checked (shapes ``(n, r)``, indices in ``[0, n_points)`` and distinct within a row, distances finite and
+    >= 0, to rounding) and each row sorted by (distance, index), so a user's searcher is held to the same
+    contract as ours.
     """
     d2, idx = searcher.search(X, r)
     if type(searcher) in SEARCHERS.values() and type(searcher) is not FaissSearch:
@@ -211,6 +254,14 @@ def checked_search(searcher, X, r: int, n_points: int, dtype) -> tuple[np.ndarra
         raise TypeError(f"{name}.search returned indices of dtype {idx.dtype}; integers are needed")
     if n and (idx.min() < 0 or idx.max() >= n_points):
         raise ValueError(f"{name}.search returned indices outside [0, {n_points}) (e.g. faiss's -1 for 'not found')")
+    if r > 1 and n:
+        ordered = np.sort(idx, axis=1)
+        repeated = np.flatnonzero((ordered[:, 1:] == ordered[:, :-1]).any(axis=1))
+        if repeated.size:
+            raise ValueError(
+                f"{name}.search returned the same point more than once in a row (row {int(repeated[0])}: "
+                f"{idx[repeated[0]].tolist()}; {repeated.size} such rows): each row's r neighbours must be distinct"
+            )
     d2 = d2.astype(dtype, copy=False)
     if not np.all(np.isfinite(d2)):
         raise ValueError(f"{name}.search returned non-finite distances")

@@ -22,6 +22,7 @@ from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, Transfo
 from sklearn.utils.validation import check_is_fitted
 
 from .._typing import ArrayLike, FloatArray, RandomStateLike
+from ..kernels.bandwidth import check_distance_scale
 from ..kernels.neighbors import (
     graph_csr,
     graph_embed,
@@ -29,7 +30,7 @@ from ..kernels.neighbors import (
     graph_gram_pieces,
     nearest,
 )
-from ..kernels.search import ApproximateSearch, checked_search, make_searcher
+from ..kernels.search import ApproximateSearch, built_searcher, checked_search
 from ..kernels.selection import make_kernel
 from ..utils.chunking import gen_row_slices, get_chunk_n_rows
 from ..utils.dispatch import maybe_dask_transform
@@ -59,29 +60,6 @@ KMEANS_SAMPLE_FACTOR = 10
 def user_searcher(search):
     """``search`` when it is a searcher object (a user's, faiss's), else None (a name: the package's own)."""
     return None if search is None or isinstance(search, str) else search
-
-
-def _check_scale(L):
-    """Refuse landmarks whose spread squares out of the search dtype's range (under- or overflow): every distance
-    would be 0 or inf, and the graph would look like one of duplicate rows.  Names the remedy."""
-    L = L.toarray() if sp.issparse(L) else np.asarray(L)
-    dtype = np.dtype(np.float32 if L.dtype == np.float32 else np.float64)
-    unit = float(np.abs(L).max()) if L.size else 0.0
-    if not unit > 0 or L.shape[0] < 2:
-        return
-    L64 = L.astype(np.float64) / unit  # (in units of the largest value: the spread's own square cannot underflow)
-    spread = unit * float(np.sqrt(((L64 - L64.mean(axis=0)) ** 2).sum(axis=1).mean()))
-    info = np.finfo(dtype)
-    low, high = np.sqrt(float(info.tiny) / float(info.eps)), np.sqrt(float(info.max) * float(info.eps))
-    if spread == 0.0 or low <= spread <= high:
-        return
-    what = "underflow" if spread < low else "overflow"
-    raise ValueError(
-        f"the rows' spread (their RMS distance to their mean) is {spread:.3g}: squared distances {what} in "
-        f"{dtype.name} (distances from {low:.3g} to {high:.3g} keep their digits); rescale the data (e.g. "
-        "standardize=True, --standardize, or StandardScaler)"
-        + (" or compute in float64" if dtype == np.float32 else "")
-    )
 
 
 class GraphWarning(UserWarning):
@@ -324,7 +302,7 @@ class LandmarkSpectralEmbedding(ClassNamePrefixFeaturesOutMixin, TransformerMixi
         local, or Chen & Cai's, resolved here.
         """
         L, idx = select_landmarks(self._selector(), data, m, rng, at_most=self.landmarks == "kmeans")
-        _check_scale(L)
+        check_distance_scale(L)
         self.landmarks_ = np.ascontiguousarray(L.toarray() if sp.issparse(L) else L, dtype=np.float64)
         self.landmark_indices_ = None if idx is None else np.asarray(idx, dtype=np.int64)
         if self.bandwidth == _KNN_MEAN:
@@ -421,7 +399,7 @@ class LandmarkSpectralEmbedding(ClassNamePrefixFeaturesOutMixin, TransformerMixi
         if cache is None or cache[0] is not self.landmarks_:
             cache = self._searcher_cache = (self.landmarks_, {})
         if key not in cache[1]:
-            cache[1][key] = make_searcher(kind).build(self.landmarks_)
+            cache[1][key] = built_searcher(kind, self.landmarks_)
         return cache[1][key]
 
     def __getstate__(self):

@@ -713,7 +713,7 @@ def cluster_file(
     >>> res.labels.shape, res.n_rows
     ((1372,), 1372)
     """
-    standardize = _check_cluster_args(n_clusters, standardize, embedding)
+    standardize = _check_cluster_args(n_clusters, standardize, embedding, assign_labels)
     missing_codes = check_missing_codes(missing_codes)
     data, device = host_data(data, device)
     engine = open_engine(data, client=client, block_rows=block_rows, **read_options)
@@ -876,8 +876,9 @@ def _graph_cache(keep_graph, engine, model, init_size=None):
     """
     from ..cluster.streaming_kmeans import DEFAULT_INIT_SIZE
     from .fit import fit_strategy
-    from .graph_cache import GraphCache, KeptGraphs
+    from .graph_cache import GraphCache, KeptGraphs, remove_stale_graphs
 
+    remove_stale_graphs()  # (a killed run's folder goes whatever this run keeps, or whether it keeps one)
     if keep_graph is False:
         return None
     kind = getattr(engine, "name", None)
@@ -905,9 +906,14 @@ def _graph_cache(keep_graph, engine, model, init_size=None):
     return GraphCache() if kind == "local" else KeptGraphs()
 
 
-def _check_cluster_args(n_clusters, standardize, embedding):
+def _check_cluster_args(n_clusters, standardize, embedding, assign_labels="auto"):
     """Refuse argument combinations before anything is read (each value alone: :mod:`.params`); returns
     ``standardize`` resolved."""
+    if assign_labels != "auto" and not (isinstance(embedding, str) and embedding == "spectral"):
+        raise ValueError(
+            f"assign_labels={assign_labels!r} chooses the spectral clustering's labeling: it applies to "
+            f"embedding='spectral' (the default), not {embedding!r}"
+        )
     if isinstance(n_clusters, str) and n_clusters == "auto":
         from ..maps.landmark_spectral import LandmarkSpectralEmbedding
 

@@ -238,6 +238,11 @@ def open_engine(data, *, client=None, block_rows=None, **read_options):
         source = data
     elif isinstance(data, (str, os.PathLike)):
         source = open_matrix(data, **read_options)
+    elif unknown := sorted(set(read_options) - {"columns", "label_column", "y"}):
+        raise TypeError(
+            f"unexpected keyword argument(s) {', '.join(unknown)} for in-memory data (a file's read options, and "
+            "columns, label_column and y for a DataFrame or an array, are the only other keywords taken)"
+        )
     elif _is_data_frame(data):
         source = _frame_source(
             data, read_options.get("columns"), read_options.get("label_column"), read_options.get("y")

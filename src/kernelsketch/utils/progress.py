@@ -23,8 +23,8 @@ def progress_enabled(enabled=None) -> bool:
 
 def progress(iterable=None, *, total=None, desc=None, enabled=None, unit="it"):
     """Wrap ``iterable`` in a tqdm bar when progress is enabled, else return it unchanged."""
-    if enabled is None and get_config()["show_progress"] == "lines" and iterable is None:
-        return _LineBar(desc, unit)
+    if enabled is None and get_config()["show_progress"] == "lines":  # (off a terminal: a line, no "\r")
+        return _LineBar(desc, unit) if iterable is None else _lines(iterable, desc, unit)
     if not progress_enabled(enabled):
         return iterable if iterable is not None else _NullBar()
     from tqdm.auto import tqdm
@@ -60,6 +60,14 @@ class _LineBar:
         if exc[0] is None:
             self.close()
         return False
+
+
+def _lines(iterable, desc, unit):
+    """``iterable``, with one :class:`_LineBar` line when it is exhausted."""
+    with _LineBar(desc, unit) as bar:
+        for item in iterable:
+            yield item
+            bar.update()
 
 
 class _NullBar:

@@ -47,6 +47,26 @@ those rows are kept in ``cluster-pool-f1-genieclust.csv``); the library's versio
 (:mod:`kernelsketch.cluster.genie`, :mod:`kernelsketch.cluster.landmark_labels`: the cut on k-means' seeding
 sample, all rows of every set here) is now ``F1``'s implementation (``assign_labels="auto"``), its rows rerun.
 
+**Round 5** (``G1``, ``G2``; issue 61), written and committed before its own run.  What was seen before: every
+result above, and the issue's figures on the 36 suite sets at seed 0 (a near-neighbour Dunn index chooser between
+the default's two partitions, computed with genieclust: .778 with the Min / Max operators, .790 with SMin:5 / Max;
+the cut rule .774).  ``F1``'s rows are rerun first: its rule now keeps the partition with more non-empty clusters
+on k-means' sample before comparing cuts (issue 61 item 3; ``assign_labels="cut"``, which ``"auto"`` was).  Then:
+
+* ``G1``: the same two partitions as ``F1`` (k-means on the embedding; Genie on the landmarks, each row following
+  its graph's vote), the one with more non-empty clusters first, then the higher near-neighbour generalised Dunn
+  index (Gagolewski, Bartoszuk & Cena 2021) with ``M = 25`` and the Min / Max operators (the plainest of the
+  paper's variants, fixed here; SMin:5 scored higher in the issue, which is a reason not to pick it now), computed
+  on a seeded uniform subsample of at most 5,000 of k-means' sample rows, on the features as clustered
+  (standardized where the driver standardizes); ties (both ``inf``, both ``-inf``) by the lower cut;
+* ``G2``: as ``G1`` with a third partition: Genie (``gini_threshold`` 0.3) on the same 5,000-row subsample, each
+  landmark taking the label of its nearest subsample row and every row following its graph's vote (the
+  assignment of ``E3``, so the job's cost grows by Genie on 5,000 rows, not by a second search).
+
+Leave one group out chooses among all 20 candidates; the shipped ``assign_labels="auto"`` becomes the rule chosen
+on all groups if it is one of ``F1``, ``G1``, ``G2`` (``kernelsketch.cluster.landmark_labels.AUTO_RULE``).  Not
+run: a stability chooser (it needs refits of both halves for each partition: not built) and GIc (not built).
+
 **A correction** (2026-11-28, after round 3): :func:`run_candidate` passed an embedding object to ``cluster_file``
 without ``standardize``, and with an object the driver does not scale, so every candidate run through the driver
 (all but E2 / E3, which scale as the driver does) saw raw columns where the shipped default z-scores them: on the
@@ -110,7 +130,11 @@ CANDIDATES = {
     "E2 Genie on landmarks": {"_genie": "nearest"},
     "E3 Genie on landmarks, graph vote": {"_genie": "vote"},
     # round 4, written after round 3 and the correction, before its own run (see the module docstring)
-    "F1 lower Ncut of default and E3": {"_assign_labels": "auto"},
+    "F1 lower Ncut of default and E3": {"_assign_labels": "cut"},
+    # round 5 (issue 61), written before its own run and before any pool number of its choosers or of Genie on a
+    # sample existed (see the module docstring)
+    "G1 Dunn of default and E3": {"_assign_labels": "dunn"},
+    "G2 Dunn of default, E3 and Genie on 5,000 rows": {"_assign_labels": "dunn_sample"},
 }
 #: rows of the sample E1's stability is measured on (as ``n_clusters="auto"``'s)
 STABILITY_ROWS = 2000

@@ -478,7 +478,9 @@ written by `python -m benchmarks.cluster_quality` from the same run as
 and seed): nothing below is typed by hand.
 
 **What is compared.** Every `--method` of `kernelsketch cluster`, through the library call the command line
-makes (`kernelsketch.cluster_file`): `spectral` (the default: landmark spectral clustering, columns
+makes (`kernelsketch.cluster_file`): `spectral` (the default of the commit the run below names, `git` in its
+heading; since 2026-11-28 the default also chooses between k-means' labels and Genie's on the landmarks
+(`--assign-labels`), so a run before that date measured k-means on the embedding: landmark spectral clustering, columns
 standardized when their units differ, each row's nearest landmarks found by U-SPEC's approximate search when the
 data has at most 40 columns: `benchmarks/results/approximate-search.md`), `spectral (raw)` (never standardized),
 `spectral (codes imputed)` (missing-value codes read as their column's median, below), `kjl` (the Kernel JL paper's
@@ -514,11 +516,15 @@ it, so the references get the same repair (compare their two columns).
 """
 
 
+#: the floor benchmark's latest committed page (the current default's figures)
+FLOOR_PAGE = "cluster-floor-with-labeling.md"
+
+
 def scale_paragraph(path=None):
     """The page's "At scale" paragraph, its figures read from the committed floor benchmark (empty without it)."""
     import re
 
-    path = os.path.join(RESULTS, "cluster-floor.md") if path is None else path
+    path = os.path.join(RESULTS, FLOOR_PAGE) if path is None else path
     try:
         text = open(path).read()
     except OSError:
@@ -529,13 +535,15 @@ def scale_paragraph(path=None):
     mbk = next((v for k, v in rows.items() if "MiniBatchKMeans" in k), None)
     rss = re.search(r"peak RSS ([0-9,]+) MiB \(target", text)
     date = re.search(r"^- date: (.+)$", text, flags=re.M)
+    cpu = re.search(r"^- CPU: ([^;]+); cores: (\d+) logical", text, flags=re.M)
     rounds = re.search(r"^Wall: the median of (\d+) fresh-process runs", text, flags=re.M)
     ratio = re.search(r"the median of the rounds' ratios: \*\*([0-9.]+)x\*\*", text)
     if not (ours and mbk and rss):
         return ""
     return (
-        f"**At scale** (`python -m benchmarks.cluster_floor`, `benchmarks/results/cluster-floor.md`"
-        f"{', ' + date.group(1) if date else ''}): the default `cluster` of 5,000,000 x 20 float32 rows (8 blobs, "
+        f"**At scale** (`python -m benchmarks.cluster_floor`, `benchmarks/results/{os.path.basename(path)}`"
+        f"{', ' + date.group(1) if date else ''}"
+        f"{f', {cpu.group(1)}, {cpu.group(2)} cores' if cpu else ''}): the default `cluster` of 5,000,000 x 20 float32 rows (8 blobs, "
         f"k = 8) takes {ours} s in {rss.group(1)} MiB"
         + (f" ({exact} s with the exact search)" if exact else "")
         + f", against {mbk} s for scikit-learn's `MiniBatchKMeans(8)` on the same file in the same run"

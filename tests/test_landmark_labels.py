@@ -15,7 +15,18 @@ from sklearn.metrics import adjusted_rand_score
 
 import kernelsketch as ks
 from kernelsketch.cluster.genie import genie_labels, minimum_spanning_tree
-from kernelsketch.cluster.landmark_labels import choose_labeling, normalized_cut, vote_labels
+from kernelsketch.cluster.landmark_labels import (
+    LabelingContext,
+    choose_labeling,
+    near_neighbor_dunn,
+    normalized_cut,
+    vote_labels,
+)
+
+
+def _choose(indices, weights, landmarks, kmeans_labels, k, rule="auto", rows=None):
+    context = LabelingContext(indices, weights, landmarks, np.asarray(kmeans_labels), k, rows=rows)
+    return choose_labeling(context, rule)
 
 POOL = Path(__file__).resolve().parents[2] / "shared" / "datasets" / "clustering-benchmarks"
 
@@ -98,12 +109,17 @@ def test_auto_keeps_the_partition_of_lower_cut():
     idx, w, Z = _random_graph(seed=6)
     L = np.random.default_rng(7).standard_normal((Z.shape[1], 2))
     km = np.random.default_rng(8).integers(0, 2, Z.shape[0])
-    labeling, genie, cuts = choose_labeling(idx, w, L, km, 2)
-    assert set(cuts) == {"kmeans", "genie"} and labeling == min(cuts, key=lambda c: (cuts[c], c != "kmeans"))
-    assert np.array_equal(genie, genie_labels(L, 2))
-    assert choose_labeling(idx, w, L, km, 2, "kmeans") == ("kmeans", None, {})
+    chosen, scores = _choose(idx, w, L, km, 2, "cut")
+    cuts, filled = scores["cut"], scores["clusters"]
+    assert set(cuts) == {"kmeans", "genie"} and filled == {"kmeans": 2, "genie": 2}
+    assert chosen.name == min(cuts, key=lambda c: (cuts[c], c != "kmeans"))
+    genie = _choose(idx, w, L, km, 2, "genie")[0]
+    assert np.array_equal(genie.landmark_labels, genie_labels(L, 2))
+    assert np.array_equal(genie.labels, vote_labels(idx, w, genie_labels(L, 2), 2))
+    kmeans = _choose(idx, w, L, km, 2, "kmeans")[0]
+    assert kmeans.name == "kmeans" and kmeans.landmark_labels is None and np.array_equal(kmeans.labels, km)
     with pytest.raises(ValueError, match="assign_labels"):
-        choose_labeling(idx, w, L, km, 2, "vote")
+        _choose(idx, w, L, km, 2, "vote")
 
 
 def _pool_set(group, name):
@@ -179,9 +195,9 @@ def test_the_rule_counts_non_empty_clusters_before_cuts():
     landmarks = np.array([[0.0], [1.0], [5.0], [5.1]])
     # k-means' labels with one of three clusters empty: Genie's three-way split of the landmarks is kept,
     # though its cut (two rows cut apart) is higher
-    labeling, genie, cuts = choose_labeling(indices, weights, landmarks, [0, 0, 1, 1], 3)
-    assert np.unique(genie).size == 3 and cuts["kmeans"] < cuts["genie"]
-    assert np.unique(vote_labels(indices, weights, genie, 3)).size == 3 and labeling == "genie"
+    chosen, scores = _choose(indices, weights, landmarks, [0, 0, 1, 1], 3, "cut")
+    assert scores["cut"]["kmeans"] < scores["cut"]["genie"] and scores["clusters"] == {"kmeans": 2, "genie": 3}
+    assert chosen.name == "genie" and np.unique(chosen.labels).size == 3
 
 
 def test_fewer_clusters_than_asked_warns_naming_the_labeling_and_counts_them():
@@ -209,3 +225,56 @@ def test_the_command_line_shows_empty_clusters_under_quiet_and_in_json(tmp_path)
     assert "Genie's partition" in warned["message"]
     quiet = subprocess.run([*argv, "-q"], capture_output=True, text=True, check=True)
     assert "1 of 4 clusters are empty" in quiet.stderr and not quiet.stdout
+
+
+def test_the_near_neighbour_dunn_index_is_the_reference_implementations():
+    genieclust = pytest.importorskip("genieclust", reason="genieclust (pip install genieclust) is the reference")
+    from genieclust.cluster_validity import dunnowa_index
+
+    for i, (X, k) in enumerate(_random_sets(20, seed=3)):
+        y = np.random.default_rng(i).integers(0, max(k, 2), X.shape[0]) if i % 2 else genie_labels(X, max(k, 2))
+        y = np.unique(y, return_inverse=True)[1]
+        ref = dunnowa_index(np.ascontiguousarray(X), y, M=25, owa_numerator="Min", owa_denominator="Max")
+        assert np.isclose(near_neighbor_dunn(X, y, 25), ref), (i, X.shape)
+    del genieclust
+
+
+def test_the_dunn_index_against_a_dense_computation():
+    rng = np.random.default_rng(9)
+    X = rng.standard_normal((120, 3)) + (rng.random((120, 1)) > 0.5) * 4
+    y = (X[:, 0] > 2).astype(int)
+    D = squareform(pdist(X))
+    np.fill_diagonal(D, np.inf)
+    nn = np.argsort(D, axis=1)[:, :10]  # (no ties in continuous data)
+    near = np.take_along_axis(D, nn, axis=1)
+    cross = y[nn] != y[:, None]
+    assert np.isclose(near_neighbor_dunn(X, y, 10), near[cross].min() / near[~cross].max())
+    assert near_neighbor_dunn(X, np.zeros(120, int), 10) == np.inf  # nothing crosses
+
+
+def test_every_rule_gives_labels_the_assignment_reproduces():
+    # whichever partition a rule keeps, predict and the file path give the same labels as the fit
+    X, y = make_blobs(3000, centers=[[0, 0], [6, 0], [0, 6], [6, 6]], cluster_std=0.8, random_state=0)
+    for rule in ("cut", "dunn", "dunn_sample", "genie"):
+        est = ks.cluster.LandmarkSpectralClustering(4, assign_labels=rule, random_state=0).fit(X)
+        assert adjusted_rand_score(y, est.labels_) > 0.95, rule
+        assert np.array_equal(est.predict(X), est.labels_), rule
+        res = ks.cluster_file(X, 4, assign_labels=rule, random_state=0)
+        assert res.clusterer.labeling_ == est.labeling_ and adjusted_rand_score(est.labels_, res.labels) == 1.0, rule
+        assert set(est.labeling_scores_["clusters"]) == set(est.normalized_cuts_), rule
+
+
+def test_genie_on_a_sample_labels_each_landmark_by_its_nearest_sample_row():
+    from kernelsketch.cluster.landmark_labels import CANDIDATES, JUDGED_ROWS
+
+    X, _ = make_blobs(JUDGED_ROWS + 700, centers=3, random_state=1)
+    est = ks.LandmarkSpectralEmbedding(n_components=3, n_landmarks=200, random_state=0).fit(X)
+    _, (indices, weights) = est._embedded_with_graph(X)
+    context = LabelingContext(indices, weights, est.landmarks_, np.zeros(X.shape[0], int), 3, rows=X, random_state=4)
+    judged = context.judged
+    assert judged.size == JUDGED_ROWS and np.all(np.diff(judged) > 0)  # a bounded, sorted uniform subsample
+    labeling = CANDIDATES["genie_sample"](context)
+    sample = genie_labels(X[judged], 3)
+    nearest = np.argmin(((est.landmarks_[:, None, :] - X[judged][None]) ** 2).sum(-1), axis=1)
+    assert np.array_equal(labeling.landmark_labels, sample[nearest])
+    assert np.array_equal(labeling.labels, vote_labels(indices, weights, sample[nearest], 3))

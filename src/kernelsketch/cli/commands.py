@@ -70,20 +70,28 @@ def _say_fit(ui, engine, fit):
 
 
 def _labeling_line(clusterer):
-    """What labelled the rows (``--assign-labels``) and, when both were computed, the two normalized cuts."""
+    """What labelled the rows (``--assign-labels``) and, when a rule chose among partitions, their scores."""
     what = {
         "kmeans": "k-means on the spectral embedding",
         "genie": "Genie on the landmarks, each row by its graph's vote",
+        "genie_sample": "Genie on a sample of rows, each row by its landmarks' vote",
     }
-    cuts = clusterer.normalized_cuts_
-    line = f"labels: {what[clusterer.labeling_]}"
-    if len(cuts) == 2:
-        other = "genie" if clusterer.labeling_ == "kmeans" else "kmeans"
-        name = {"kmeans": "k-means'", "genie": "Genie's"}[other]
-        line += f" (normalized cut {cuts[clusterer.labeling_]:.4f}, {name} {cuts[other]:.4f}"
-        # (the higher cut is kept only when the other partition left a cluster of the sample empty)
-        line += ", which left a cluster empty)" if cuts[clusterer.labeling_] > cuts[other] else ")"
-    return line
+    own = {"kmeans": "k-means'", "genie": "Genie's", "genie_sample": "Genie-on-a-sample's"}
+    chosen = clusterer.labeling_
+    scores = getattr(clusterer, "labeling_scores_", None) or {"cut": clusterer.normalized_cuts_}
+    line = f"labels: {what.get(chosen, chosen)}"
+    if len(scores["cut"]) < 2:
+        return line
+    parts = []
+    for chooser, by in scores.items():
+        if chooser == "clusters":
+            continue
+        name = {"cut": "normalized cut", "dunn": "near-neighbour Dunn index"}.get(chooser, chooser)
+        others = ", ".join(f"{own.get(c, c)} {v:.4f}" for c, v in by.items() if c != chosen)
+        parts.append(f"{name} {by[chosen]:.4f}, {others}")
+    filled = scores.get("clusters", {})
+    emptier = [own.get(c, c)[:-2] for c, n in filled.items() if n < filled[chosen]]
+    return line + f" ({'; '.join(parts)}" + (f"; {' and '.join(emptier)} left a cluster empty)" if emptier else ")")
 
 
 #: the methods whose landmark count --landmark-target chooses (Nystroem's Gram error applies to them)

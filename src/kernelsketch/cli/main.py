@@ -17,6 +17,7 @@ import signal
 import sys
 import warnings
 
+from ..cluster.landmark_labels import LABELINGS
 from ..utils.warnings import EmptyClusterWarning
 from .ui import UI, UsageError
 
@@ -406,7 +407,7 @@ def _add_cluster(sub, parents):
     p.add_argument("--device", default=None, help=_DEVICE_HELP)
     p.add_argument(
         "--assign-labels",
-        choices=("auto", "kmeans", "genie"),
+        choices=LABELINGS,
         default="auto",
         help="spectral: how rows get their labels: k-means on the embedding, Genie's hierarchy on the landmarks "
         "with each row following its graph's vote, or (auto, default) the one of lower normalized cut on k-means' "

@@ -24,6 +24,10 @@ import numpy as np
 
 __all__ = ["genie_labels", "minimum_spanning_tree"]
 
+#: up to this many rows the tree is built from the full distance matrix (pdist's exact distances); above, each
+#: point's distances are computed as it joins (``|x|^2 - 2 x.y + |y|^2``, no ``m x m`` matrix)
+DENSE_MST_ROWS = 3000
+
 #: the Gini index of cluster sizes above which a merge must involve a smallest cluster (the paper's default)
 GINI_THRESHOLD = 0.3
 
@@ -31,8 +35,9 @@ GINI_THRESHOLD = 0.3
 def minimum_spanning_tree(X):
     """The Euclidean minimum spanning tree of the rows of ``X``: ``(u, v, weight)``, ``m - 1`` edges, lightest first.
 
-    Prim's algorithm on the ``m x m`` distances (``O(m^2)`` memory, as the landmarks' ``Z^T Z``; one vectorized
-    ``O(m)`` update per point added).  Ties in weight are ordered by their endpoints, so the result is a
+    Prim's algorithm on the ``m x m`` distances (``O(m^2)`` memory, as the landmarks' ``Z^T Z``, up to
+    :data:`DENSE_MST_ROWS` rows; above, each point's distances computed as it joins, ``O(m d)`` memory; one
+    vectorized ``O(m)`` update per point added).  Ties in weight are ordered by their endpoints, so the result is a
     function of ``X``; coincident rows are joined by edges of weight 0.
     """
     from scipy.spatial.distance import pdist, squareform
@@ -44,8 +49,16 @@ def minimum_spanning_tree(X):
     w = np.empty(u.size)
     if m < 2:
         return u, v, w
-    D = squareform(pdist(X))
-    best = D[0].copy()  # each point's distance to the tree so far
+    if m <= DENSE_MST_ROWS:
+        D = squareform(pdist(X))
+        row = D.__getitem__
+    else:  # (each point's distances computed when it joins the tree: O(m d) memory, not O(m^2))
+        sq = np.einsum("ij,ij->i", X, X)
+
+        def row(j):
+            return np.sqrt(np.maximum(sq - 2.0 * (X @ X[j]) + sq[j], 0.0))
+
+    best = row(0).copy()  # each point's distance to the tree so far
     parent = np.zeros(m, dtype=np.int64)
     best[0] = np.inf
     done = np.zeros(m, dtype=bool)
@@ -55,8 +68,9 @@ def minimum_spanning_tree(X):
         u[e], v[e], w[e] = min(parent[j], j), max(parent[j], j), best[j]
         done[j] = True
         best[j] = np.inf
-        closer = (D[j] < best) & ~done
-        best[closer] = D[j, closer]
+        dj = row(j)
+        closer = (dj < best) & ~done
+        best[closer] = dj[closer]
         parent[closer] = j
     order = np.lexsort((v, u, w))
     return u[order], v[order], w[order]

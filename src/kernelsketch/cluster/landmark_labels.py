@@ -14,19 +14,53 @@ Every row of ``W`` has degree 1 (``W 1 = Z D^-1 Z^T 1 = Z 1 = 1``), so for clust
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
+from typing import Any
+
 import numpy as np
 
 __all__ = [
+    "CANDIDATES",
+    "CHOOSERS",
     "LABELINGS",
+    "RULES",
+    "Labeling",
+    "LabelingContext",
     "choose_labeling",
+    "near_neighbor_dunn",
     "empty_cluster_message",
     "landmark_vote_projection",
     "normalized_cut",
     "vote_labels",
 ]
 
-#: ``assign_labels`` of :class:`~kernelsketch.cluster.LandmarkSpectralClustering`: the lower cut of the two, or one
-LABELINGS = ("auto", "kmeans", "genie")
+#: the labelings a rule can choose among (each a function of a :class:`LabelingContext`; see :class:`Labeling`)
+CANDIDATES = {}
+
+#: the choosers: each scores a candidate's labels of the judged rows (higher is better)
+CHOOSERS = {}
+
+#: ``assign_labels`` -> (candidates, chooser): one candidate needs no chooser.  ``"auto"`` is the rule the pool
+#: protocol chose (``benchmarks/cluster_pool.py``); the others are what it chose among, by name.
+RULES = {
+    "kmeans": (("kmeans",), None),
+    "genie": (("genie",), None),
+    "cut": (("kmeans", "genie"), "cut"),
+    "dunn": (("kmeans", "genie"), "dunn"),
+    "dunn_sample": (("kmeans", "genie", "genie_sample"), "dunn"),
+}
+#: the rule ``assign_labels="auto"`` runs
+AUTO_RULE = "cut"
+RULES["auto"] = RULES[AUTO_RULE]
+
+#: ``assign_labels`` of :class:`~kernelsketch.cluster.LandmarkSpectralClustering`
+LABELINGS = ("auto", *(name for name in RULES if name != "auto"))
+
+#: rows of the judged sample that Genie (``"genie_sample"``) and the near-neighbour Dunn index see: a bound, so
+#: that their cost does not grow with N (``O(S^2 d)`` each)
+JUDGED_ROWS = 5000
+#: the Dunn index's near neighbours (Gagolewski, Bartoszuk & Cena 2021, their ``M = 25``)
+DUNN_NEIGHBORS = 25
 
 
 def _check_graph(indices, weights):
@@ -90,40 +124,179 @@ def vote_labels(indices, weights, landmark_labels, n_clusters):
     return graph_embed(indices, weights, landmark_vote_projection(landmark_labels, n_clusters)).argmax(axis=1)
 
 
-def choose_labeling(indices, weights, landmarks, kmeans_labels, n_clusters, assign_labels="auto"):
-    """``(labeling, landmark_labels, cuts)``: which partition of the rows given by their graph to keep.
+@dataclass
+class LabelingContext:
+    """What a candidate labeling and a chooser see: the rows k-means was seeded on (all rows in memory).
 
-    ``"kmeans"`` keeps ``kmeans_labels``; ``"genie"`` Genie's partition of ``landmarks`` into ``n_clusters``
-    with every row following its graph's vote; ``"auto"`` the one with more non-empty clusters on these rows
-    (a partition that leaves a cluster empty is never kept while the other has all ``n_clusters``: an empty
-    cluster has no term in the cut, so the cut would favour it), then the one of lower :func:`normalized_cut`
-    (ties: k-means).  ``landmark_labels`` is Genie's (None for ``"kmeans"``); ``cuts`` maps each partition
-    computed to its cut.
+    ``indices``, ``weights``: each row's landmark graph; ``landmarks``: the ``(m, d)`` landmarks;
+    ``kmeans_labels``: k-means' labels of these rows; ``rows``: the rows' features as clustered (None where a
+    rule needs none); ``random_state``: the fit's seed (the judged subsample of :data:`JUDGED_ROWS` rows).
     """
+
+    indices: np.ndarray
+    weights: np.ndarray
+    landmarks: Any
+    kmeans_labels: np.ndarray
+    n_clusters: int
+    rows: Any = None
+    random_state: Any = 0
+    _cache: dict = field(default_factory=dict, repr=False)
+
+    @property
+    def judged(self):
+        """Indices of at most :data:`JUDGED_ROWS` of the rows (a seeded uniform draw, sorted; all when fewer)."""
+        if "judged" not in self._cache:
+            from ..utils.validation import derive_seed
+
+            n = self.indices.shape[0]
+            rng = np.random.default_rng(derive_seed(self.random_state) + 2)
+            idx = np.arange(n) if n <= JUDGED_ROWS else np.sort(rng.choice(n, JUDGED_ROWS, replace=False))
+            self._cache["judged"] = idx
+        return self._cache["judged"]
+
+    def judged_rows(self):
+        """The judged rows' features, dense float64."""
+        if "rows" not in self._cache:
+            import scipy.sparse as sp
+
+            if self.rows is None:
+                raise ValueError("this labeling rule needs the rows' features, and none were given")
+            R = self.rows[self.judged]
+            R = R.toarray() if sp.issparse(R) else np.asarray(R)
+            self._cache["rows"] = np.asarray(R, dtype=np.float64)
+        return self._cache["rows"]
+
+
+@dataclass
+class Labeling:
+    """A partition of the judged rows and how every other row follows it.
+
+    ``landmark_labels`` None: each row's label is its nearest k-means centre in the embedding; else the landmarks'
+    labels, each row taking the label of largest total weight in its graph (:func:`vote_labels`).  ``labels``:
+    the judged rows' labels as that assignment gives them.
+    """
+
+    name: str
+    landmark_labels: np.ndarray | None
+    labels: np.ndarray
+
+
+def _kmeans(ctx):
+    return Labeling("kmeans", None, np.asarray(ctx.kmeans_labels))
+
+
+def _genie(ctx):
     from .genie import genie_labels
 
-    if assign_labels not in LABELINGS:
+    genie = genie_labels(ctx.landmarks, min(ctx.n_clusters, np.asarray(ctx.landmarks).shape[0]))
+    return Labeling("genie", genie, vote_labels(ctx.indices, ctx.weights, genie, ctx.n_clusters))
+
+
+def _genie_sample(ctx):
+    """Genie on the judged rows (up to :data:`JUDGED_ROWS`: finer than the landmarks), each landmark taking the
+    label of its nearest judged row, each row following its graph's vote (the same assignment as ``"genie"``)."""
+    from sklearn.neighbors import NearestNeighbors
+
+    from .genie import genie_labels
+
+    import scipy.sparse as sp
+
+    R = ctx.judged_rows()
+    sample = genie_labels(R, min(ctx.n_clusters, R.shape[0]))
+    L = ctx.landmarks.toarray() if sp.issparse(ctx.landmarks) else np.asarray(ctx.landmarks, dtype=np.float64)
+    nearest = NearestNeighbors(n_neighbors=1).fit(R).kneighbors(L, return_distance=False)[:, 0]
+    landmark_labels = sample[nearest]
+    return Labeling("genie_sample", landmark_labels, vote_labels(ctx.indices, ctx.weights, landmark_labels, ctx.n_clusters))
+
+
+CANDIDATES.update(kmeans=_kmeans, genie=_genie, genie_sample=_genie_sample)
+
+
+def _cut_score(ctx, labeling):
+    return -normalized_cut(ctx.indices, ctx.weights, np.asarray(ctx.landmarks).shape[0], labeling.labels)
+
+
+def _dunn_score(ctx, labeling):
+    return near_neighbor_dunn(ctx.judged_rows(), labeling.labels[ctx.judged], DUNN_NEIGHBORS)
+
+
+CHOOSERS.update(cut=_cut_score, dunn=_dunn_score)
+
+
+def near_neighbor_dunn(X, labels, n_neighbors=DUNN_NEIGHBORS):
+    """The near-neighbour generalised Dunn index with the Min / Max operators (higher is better).
+
+    Gagolewski, Bartoszuk & Cena (2021): over every row's ``M = n_neighbors`` nearest neighbours (exact), the
+    smallest distance of a pair in different clusters, divided by the largest distance of a pair in the same
+    cluster.  ``inf`` when no near-neighbour pair crosses clusters (or none lies inside one); ``-inf`` when a
+    cluster has at most ``M`` rows (too few to hold a row's near neighbours: the reference's convention, so a
+    partition that splits off a handful of rows scores below any other).  Written from the
+    paper; equal to ``genieclust.cluster_validity.dunnowa_index(X, y, M, "Min", "Max")`` (a test compares them).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> X = np.array([[0.0], [1.0], [2.0], [10.0], [11.0]])
+    >>> float(near_neighbor_dunn(X, [0, 0, 0, 1, 1], n_neighbors=2))  # (10 - 2) / 1
+    8.0
+    """
+    from sklearn.neighbors import NearestNeighbors
+
+    X = np.asarray(X, dtype=np.float64)
+    labels = np.asarray(labels)
+    if X.shape[0] != labels.shape[0]:
+        raise ValueError(f"{labels.shape[0]} labels for {X.shape[0]} rows")
+    M = min(int(n_neighbors), X.shape[0] - 1)
+    if M < 1:
+        return np.inf
+    sizes = np.unique(labels, return_counts=True)[1]
+    if sizes.min() <= M:
+        return -np.inf
+    d, idx = NearestNeighbors(n_neighbors=M + 1).fit(X).kneighbors(X)
+    d, idx = d[:, 1:], idx[:, 1:]  # (each row without itself; a duplicate row may take its place: distance 0)
+    cross = labels[idx] != labels[:, None]
+    separation = d[cross].min() if cross.any() else np.inf
+    spread = d[~cross].max() if (~cross).any() else 0.0
+    return float(separation / spread) if spread > 0 else np.inf
+
+
+def choose_labeling(ctx, assign_labels="auto"):
+    """``(labeling, scores)``: the :class:`Labeling` rule ``assign_labels`` keeps (:data:`RULES`), and each
+    candidate's scores (``{"cut": {name: normalized cut}, "clusters": {name: non-empty clusters among the
+    judged rows}, chooser: {name: score}}``).
+
+    A candidate with more non-empty clusters among the judged rows is kept first (an empty cluster has no term in
+    the cut, so the cut would favour it; no rule keeps fewer clusters while another candidate has ``k``); then the
+    chooser's higher score; then the lower normalized cut; then the first listed.
+    """
+    if assign_labels not in RULES:
         raise ValueError(f"assign_labels must be one of {LABELINGS}, got {assign_labels!r}")
-    if assign_labels == "kmeans":
-        return "kmeans", None, {}
-    k = int(n_clusters)
-    genie = genie_labels(landmarks, min(k, np.asarray(landmarks).shape[0]))
-    m = genie.shape[0]
-    votes = vote_labels(indices, weights, genie, k)
-    cuts = {"genie": normalized_cut(indices, weights, m, votes)}
-    if assign_labels == "genie":
-        return "genie", genie, cuts
-    cuts["kmeans"] = normalized_cut(indices, weights, m, kmeans_labels)
-    filled = {"genie": np.unique(votes).size, "kmeans": np.unique(np.asarray(kmeans_labels)).size}
-    if filled["genie"] != filled["kmeans"]:
-        return max(filled, key=filled.__getitem__), genie, cuts
-    return ("genie" if cuts["genie"] < cuts["kmeans"] else "kmeans"), genie, cuts
+    names, chooser = RULES[assign_labels]
+    candidates = [CANDIDATES[name](ctx) for name in names]
+    m = np.asarray(ctx.landmarks).shape[0]
+    cuts = {c.name: normalized_cut(ctx.indices, ctx.weights, m, c.labels) for c in candidates}
+    filled = {c.name: int(np.unique(c.labels).size) for c in candidates}
+    scores = {"cut": cuts, "clusters": filled}
+    if chooser is not None and chooser != "cut":
+        scores[chooser] = {c.name: CHOOSERS[chooser](ctx, c) for c in candidates}
+
+    def rank(i):
+        c = candidates[i]
+        return (
+            filled[c.name],
+            scores.get(chooser, {}).get(c.name, 0.0) if chooser != "cut" else 0.0,
+            -cuts[c.name],
+            -i,
+        )
+
+    return candidates[max(range(len(candidates)), key=rank)], scores
 
 
 #: what each labeling is, in a message
 _LABELING_NAMES = {
     "kmeans": "k-means on the spectral embedding",
     "genie": "Genie's partition of the landmarks (each row following its graph's vote)",
+    "genie_sample": "Genie's partition of a sample of rows (each row following its landmarks' vote)",
 }
 
 
@@ -136,7 +309,7 @@ def empty_cluster_message(sizes, n_clusters, labeling=None, assign_labels=None):
     if not empty.size:
         return None
     by = _LABELING_NAMES.get(labeling, labeling) if labeling else "the labels"
-    other = {"kmeans": "genie", "genie": "kmeans"}.get(labeling)
+    other = None if not labeling else ("genie" if labeling == "kmeans" else "kmeans")
     # ("auto" kept this labeling because the other left as many clusters empty, or more, on k-means' sample)
     instead = f", or the other labeling (assign_labels={other!r})" if other and assign_labels != "auto" else ""
     return (

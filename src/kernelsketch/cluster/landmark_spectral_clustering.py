@@ -15,7 +15,7 @@ from ..maps.landmark_spectral import _HEURISTICS, LandmarkSpectralEmbedding, gra
 from ..metrics.clustering import relative_eigengap
 from ..utils.estimator_checks import HasMethods, Interval, StrOptions
 from ..utils.validation import check_input, check_random_state, derive_seed
-from .landmark_labels import LABELINGS
+from .landmark_labels import CANDIDATES, LABELINGS
 from .streaming_kmeans import StreamingKMeans
 
 
@@ -141,6 +141,7 @@ class LandmarkSpectralClustering(ClusterMixin, BaseEstimator):
         "landmark_labels_",
         "n_clusters_",
         "normalized_cuts_",
+        "labeling_scores_",
     )
     #: a model file written before ``search`` existed searched exactly: it loads as ``search="exact"``
     _before_parameter_added: ClassVar[dict] = {
@@ -267,30 +268,40 @@ class LandmarkSpectralClustering(ClusterMixin, BaseEstimator):
         if hasattr(self.embedding_, "feature_names_in_"):
             self.feature_names_in_ = self.embedding_.feature_names_in_
 
-    def _choose_labeling(self, indices, weights, kmeans_labels):
-        """Set ``labeling_``, ``landmark_labels_`` and ``normalized_cuts_`` from the graph of the rows k-means was
-        seeded on and their k-means labels (:func:`~kernelsketch.cluster.landmark_labels.choose_labeling`)."""
-        from .landmark_labels import choose_labeling
+    def _choose_labeling(self, indices, weights, kmeans_labels, rows=None):
+        """Set ``labeling_``, ``landmark_labels_``, ``normalized_cuts_`` and ``labeling_scores_`` from the rows
+        k-means was seeded on: their graph, k-means' labels and (for a rule that reads them) their features
+        (:func:`~kernelsketch.cluster.landmark_labels.choose_labeling`)."""
+        from .landmark_labels import LabelingContext, choose_labeling
 
-        self._labeling, self.landmark_labels_, self.normalized_cuts_ = choose_labeling(
-            indices, weights, self.embedding_.landmarks_, kmeans_labels, self.n_clusters_, self.assign_labels
+        context = LabelingContext(
+            indices,
+            weights,
+            self.embedding_.landmarks_,
+            np.asarray(kmeans_labels),
+            int(self.n_clusters_),
+            rows=rows,
+            random_state=self.random_state,
         )
+        chosen, scores = choose_labeling(context, self.assign_labels)
+        self._labeling, self.landmark_labels_ = chosen.name, chosen.landmark_labels
+        self.normalized_cuts_, self.labeling_scores_ = scores["cut"], scores
 
     def _check_fitted_state(self):
         """A ValueError when the fitted labeling's state disagrees with itself (a model file checks it at load,
         :func:`kernelsketch.load`): its kind, the landmarks' labels' kind, range and length, the counts."""
         k = int(self.kmeans_.cluster_centers_.shape[0])
         labeling = vars(self).get("_labeling", "kmeans")
-        if not isinstance(labeling, str) or labeling not in ("kmeans", "genie"):
-            raise ValueError(f"the labeling is {labeling!r}; a fit makes 'kmeans' or 'genie'")
+        if not isinstance(labeling, str) or labeling not in CANDIDATES:
+            raise ValueError(f"the labeling is {labeling!r}; a fit makes one of {sorted(CANDIDATES)}")
         n = vars(self).get("n_clusters_", k)  # (a model saved before n_clusters_ existed: k)
         if not (isinstance(n, (int, np.integer)) and 1 <= n <= k):
             raise ValueError(f"n_clusters_ = {n!r} is not a count of clusters in [1, {k}] (k-means has {k} centres)")
         labels = vars(self).get("landmark_labels_")
         m = int(self.embedding_.landmarks_.shape[0])
         if labels is None:
-            if labeling == "genie":
-                raise ValueError("the labeling is Genie's, but the landmarks' labels are missing")
+            if labeling != "kmeans":
+                raise ValueError(f"the labeling is {labeling!r}, but the landmarks' labels are missing")
         elif not (isinstance(labels, np.ndarray) and labels.dtype.kind in "iu" and labels.shape == (m,)):
             raise ValueError(
                 f"landmark_labels_ must be {m} integer labels (one a landmark), got "
@@ -307,7 +318,8 @@ class LandmarkSpectralClustering(ClusterMixin, BaseEstimator):
 
     @property
     def labeling_(self):
-        """``"kmeans"`` or ``"genie"``: which partition labels the rows (``assign_labels``)."""
+        """Which partition labels the rows (a name of :data:`~kernelsketch.cluster.landmark_labels.CANDIDATES`:
+        ``"kmeans"``, ``"genie"`` or ``"genie_sample"``), as ``assign_labels``'s rule chose it."""
         check_is_fitted(self)
         return getattr(self, "_labeling", "kmeans")  # (a model saved before assign_labels existed: k-means)
 
@@ -321,7 +333,7 @@ class LandmarkSpectralClustering(ClusterMixin, BaseEstimator):
         from .landmark_labels import landmark_vote_projection
 
         check_is_fitted(self)
-        if self.labeling_ != "genie":
+        if self.labeling_ == "kmeans":
             return self.embedding_, self.kmeans_
         k = int(self.kmeans_.n_clusters)  # (n_clusters_ counts the non-empty ones)
         emb = copy(self.embedding_)  # (the same landmarks and searcher cache; only the projection differs)
@@ -346,8 +358,8 @@ class LandmarkSpectralClustering(ClusterMixin, BaseEstimator):
         km.seed_on_sample(E.shape[0], lambda idx: E[idx] if idx.size < E.shape[0] else E, rng)
         self._adopt_clusters(km)
         self.labels_ = km.predict(E)
-        self._choose_labeling(indices, weights, self.labels_)
-        if self.labeling_ == "genie":
+        self._choose_labeling(indices, weights, self.labels_, X)
+        if self.labeling_ != "kmeans":
             emb, votes = self._assigner()
             self.labels_ = votes.predict(emb._embed_graph(indices, weights))
         self.count_clusters(np.bincount(self.labels_, minlength=km.n_clusters))

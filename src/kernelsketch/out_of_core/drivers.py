@@ -746,7 +746,7 @@ def cluster_file(
 
         # 2. exact Lloyd passes over every row (optional; each one embeds every block again)
         t3 = time.perf_counter()
-        votes = clusterer is not None and clusterer.labeling_ == "genie"  # (no centres to move: Lloyd passes skipped)
+        votes = clusterer is not None and clusterer.labeling_ != "kmeans"  # (no centres to move: Lloyd passes skipped)
         passes = 0 if whole or votes else _lloyd_passes(engine, embedding, km, lloyd_passes, cache)
         seconds["passes"] = time.perf_counter() - t3
         plot = _plot_sample(plot_rows, seeding, km, shown, engine) if plot_rows else None
@@ -909,15 +909,18 @@ def _graph_cache(keep_graph, engine, model, init_size=None):
 def _check_cluster_args(n_clusters, standardize, embedding, assign_labels="auto"):
     """Refuse argument combinations before anything is read (each value alone: :mod:`.params`); returns
     ``standardize`` resolved."""
-    if assign_labels != "auto" and not (isinstance(embedding, str) and embedding == "spectral"):
+    from ..maps.landmark_spectral import LandmarkSpectralEmbedding
+
+    spectral = (isinstance(embedding, str) and embedding == "spectral") or isinstance(
+        embedding, LandmarkSpectralEmbedding
+    )
+    if assign_labels != "auto" and not spectral:
         raise ValueError(
             f"assign_labels={assign_labels!r} chooses the spectral clustering's labeling: it applies to "
-            f"embedding='spectral' (the default), not {embedding!r}"
+            f"embedding='spectral' (the default) or a LandmarkSpectralEmbedding, not {embedding!r}"
         )
     if isinstance(n_clusters, str) and n_clusters == "auto":
-        from ..maps.landmark_spectral import LandmarkSpectralEmbedding
-
-        if not (embedding == "spectral" or isinstance(embedding, LandmarkSpectralEmbedding)):
+        if not spectral:
             raise ValueError(
                 "n_clusters='auto' chooses k from the landmark spectral embedding's graph: use embedding='spectral' "
                 f"(the default) or a LandmarkSpectralEmbedding, not {embedding!r}"

@@ -428,14 +428,15 @@ def _fit_embedding_then_sample(est, engine, graph_cache=None):
     embedding = est.embedding_
     kept = {}
 
-    def embed(rows):  # transform's numbers, the sample's graph kept for the labeling's cut
+    def embed(rows):  # transform's numbers, the sample's graph and rows kept for the labeling's rule
+        kept["rows"] = rows
         U, kept["graph"] = embedding._embedded_with_graph(_dense_if_needed(embedding, rows))
         return U
 
     seeding = seed_on_engine(engine, km, rng, embed)
     est._adopt_clusters(km)
-    est._choose_labeling(*kept["graph"], km.predict(seeding.embedded))
-    if est.labeling_ == "genie":  # the sample as the assignment sees it: each row's vote
+    est._choose_labeling(*kept["graph"], km.predict(seeding.embedded), kept["rows"])
+    if est.labeling_ != "kmeans":  # the sample as the assignment sees it: each row's vote
         votes, _ = est._assigner()
         seeding.embedded = votes._embed_graph(*kept["graph"])
     vars(est).pop("labels_", None)  # labels of a sample would mislead: predict() labels any rows

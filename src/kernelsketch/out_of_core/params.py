@@ -17,6 +17,8 @@ import numbers
 import numpy as np
 from sklearn.utils._param_validation import HasMethods, Interval, InvalidParameterError, StrOptions, validate_params
 
+from ..cluster.landmark_labels import LABELINGS
+
 __all__ = ["InvalidParameterError", "driver_params"]
 
 _RANDOM_STATE = ["random_state", np.random.Generator]
@@ -48,7 +50,7 @@ CONSTRAINTS = {
         "missing_codes": [StrOptions({"impute", "warn", "off"}), None],
         "keep_graph": ["boolean", StrOptions({"auto"})],
         "device": "no_validation",  # (a name or a torch.device: checked by TorchSearch's resolve_device)
-        "assign_labels": [StrOptions({"auto", "kmeans", "genie"})],
+        "assign_labels": [StrOptions(set(LABELINGS))],
     },
     "fit_source": {
         **_COMMON,

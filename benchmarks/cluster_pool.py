@@ -628,6 +628,20 @@ def _drop_scaled_rows(path, sets):
     print(f"dropped {len(rows) - len(kept)} rows ({len(scaled)} sets the driver standardizes: {sorted(scaled)})")
 
 
+def _drop_rows(path, methods):
+    """Remove the rows of ``methods`` from the CSV (they are run again)."""
+    unknown = methods - set(CANDIDATES) - set(REFERENCES)
+    if unknown:
+        raise SystemExit(f"--rerun: unknown candidates {sorted(unknown)}")
+    rows = read_rows(path)
+    kept = [r for r in rows if r["method"] not in methods]
+    with open(path, "w", newline="") as fh:
+        writer = csv.DictWriter(fh, fieldnames=FIELDS)
+        writer.writeheader()
+        writer.writerows(kept)
+    print(f"dropped {len(rows) - len(kept)} rows of {sorted(methods)}")
+
+
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--seeds", type=int, default=3)
@@ -639,6 +653,12 @@ def main(argv=None):
         action="store_true",
         help="drop, then run again, the driver-run candidates' rows of the sets the driver standardizes",
     )
+    p.add_argument(
+        "--rerun",
+        nargs="*",
+        default=(),
+        help="drop these candidates' rows, then run them again (the other rows kept, as with --resume)",
+    )
     p.add_argument("--csv", default=os.path.join(RESULTS, "cluster-pool.csv"))
     p.add_argument("--output", default=os.path.join(RESULTS, "cluster-pool.md"))
     args = p.parse_args(argv)
@@ -646,8 +666,11 @@ def main(argv=None):
     seeds = tuple(range(args.seeds))
     if args.rerun_scaled:
         _drop_scaled_rows(args.csv, sets)
+    if args.rerun:
+        _drop_rows(args.csv, set(args.rerun))
     if not args.render_only:
-        rows = read_rows(args.csv) if (args.resume or args.rerun_scaled) and os.path.exists(args.csv) else []
+        kept = args.resume or args.rerun_scaled or args.rerun
+        rows = read_rows(args.csv) if kept and os.path.exists(args.csv) else []
         done = {(r["group"], r["set"], r["method"], r["features"], r["seed"]) for r in rows}
         with open(args.csv, "a" if rows else "w", newline="") as fh:
             writer = csv.DictWriter(fh, fieldnames=FIELDS)

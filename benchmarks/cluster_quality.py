@@ -543,7 +543,8 @@ def scale_paragraph(path=None):
     return (
         f"**At scale** (`python -m benchmarks.cluster_floor`, `benchmarks/results/{os.path.basename(path)}`"
         f"{', ' + date.group(1) if date else ''}"
-        f"{f', {cpu.group(1)}, {cpu.group(2)} cores' if cpu else ''}): the default `cluster` of 5,000,000 x 20 float32 rows (8 blobs, "
+        f"{f', {cpu.group(1)}, {cpu.group(2)} cores' if cpu else ''}): the default `cluster` of 5,000,000 x 20 "
+        "float32 rows (8 blobs, "
         f"k = 8) takes {ours} s in {rss.group(1)} MiB"
         + (f" ({exact} s with the exact search)" if exact else "")
         + f", against {mbk} s for scikit-learn's `MiniBatchKMeans(8)` on the same file in the same run"

@@ -28,6 +28,7 @@ def _choose(indices, weights, landmarks, kmeans_labels, k, rule="auto", rows=Non
     context = LabelingContext(indices, weights, landmarks, np.asarray(kmeans_labels), k, rows=rows)
     return choose_labeling(context, rule)
 
+
 POOL = Path(__file__).resolve().parents[2] / "shared" / "datasets" / "clustering-benchmarks"
 
 

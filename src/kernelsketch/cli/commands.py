@@ -69,6 +69,19 @@ def _say_fit(ui, engine, fit):
     )
 
 
+def _spread_reason(scaler, engine):
+    """Why the columns were standardized: the widest and the narrowest column's spreads, by name."""
+    scale = np.asarray(scaler.scale_, dtype=np.float64)
+    names = getattr(scaler, "feature_names_in_", None)
+    names = list(names) if names is not None else list(engine.feature_names or range(scale.size))
+    wide = int(np.argmax(scale))
+    narrow = int(np.argmin(np.where(scale > 0, scale, np.inf)))
+    return (
+        f"their spreads differ: {names[wide]}'s standard deviation is {scale[wide] / scale[narrow]:.2g}x "
+        f"{names[narrow]}'s"
+    )
+
+
 def _labeling_line(clusterer):
     """What labelled the rows (``--assign-labels``) and, when a rule chose among partitions, their scores."""
     what = {
@@ -284,9 +297,11 @@ def cmd_transform(args, ui, method="transform"):
         )
     if getattr(args, "n_features", None) is None and not pipeline.wants_dask(args):
         from ..out_of_core import model_read_options
+        from ..out_of_core.drivers import model_missing_rule
 
         # a libsvm file's largest index may be short of the model's width
         args.n_features = model_read_options(est, args.input, {"format": args.format}).get("n_features")
+        args.missing = model_missing_rule(est) or "error"  # (the fitted rule for empty and NA cells)
     with pipeline.engine_for(args, ui) as engine:
         by_name = getattr(est, "feature_names_in_", None) is not None and engine.feature_names is not None
         if not by_name:  # (matched by name, the model's columns are taken and any other left out)
@@ -381,11 +396,8 @@ def cmd_cluster(args, ui):
         _say_input(ui, args, engine)
         if args.standardize and args.no_standardize:
             raise UsageError("give --standardize or --no-standardize, not both")
-        standardize = True if args.standardize else (False if args.no_standardize else None)
-        if standardize is None and args.method != "spectral":
-            standardize = False
-        elif standardize is None:
-            standardize = "auto"
+        # (one rule for every method: each measures distances between rows)
+        standardize = True if args.standardize else (False if args.no_standardize else "auto")
         ui.say(f"k = {k}, method {args.method}, seed {args.seed}")
         res = cluster_file(
             engine,
@@ -404,6 +416,7 @@ def cmd_cluster(args, ui):
             missing_codes=args.missing_codes,
             device=args.device,
             assign_labels=args.assign_labels,
+            missing=args.missing,
         )
         from ..utils.missing_codes import column_label
 
@@ -413,8 +426,13 @@ def cmd_cluster(args, ui):
                 "missing-value codes read as their column's median: "
                 + ", ".join(f"{column_label(c)}: {c['value']:g} -> {c['replacement']:g}" for c in replaced)
             )
+        if res.missing_cells is not None and res.missing_cells["action"] == "drop":
+            ui.say(f"{res.missing_cells['dropped']} rows with an empty or NA cell labelled -1 (--missing drop)")
         if res.scaler is not None:
-            ui.say(f"standardized {res.scaler.n_features_in_} columns over {int(res.scaler.n_samples_seen_)} rows")
+            ui.say(
+                f"standardized {res.scaler.n_features_in_} columns over {int(res.scaler.n_samples_seen_)} rows "
+                f"({_spread_reason(res.scaler, engine)})"
+            )
             ui.record(column_means=res.scaler.mean_.tolist(), column_scales=res.scaler.scale_.tolist())
         elif standardize == "auto" and getattr(engine, "sparse", False):
             ui.say("sparse columns left unscaled (z-scoring centres them, which would make them dense)")

@@ -416,8 +416,16 @@ def _add_cluster(sub, parents):
     p.add_argument(
         "--no-standardize",
         action="store_true",
-        help="never z-score (default for spectral: z-score when the columns are in different units, "
-        "i.e. their largest values spread over more than 10x; other methods: only with --standardize)",
+        help="never z-score (default, for every method: z-score when the columns are in different units, "
+        "i.e. their largest values spread over more than 10x)",
+    )
+    p.add_argument(
+        "--missing",
+        choices=("impute", "drop", "error"),
+        default="impute",
+        help="a text file's empty and NA cells (also NaN, N/A, ?, null): read as their column's median in 5000 "
+        "sampled rows (impute, the default), the same for the fit with those rows labelled -1 (drop), or refused "
+        "(error); the count per column is said either way",
     )
     p.add_argument(
         "--missing-codes",
@@ -431,7 +439,11 @@ def _add_cluster(sub, parents):
         "-o", "--output", help="labels file: .npy, .csv, .tsv or .parquet (default: write nothing, print the scores)"
     )
     p.add_argument("--force", action="store_true", help="overwrite existing outputs (never an input)")
-    p.add_argument("--plot", metavar="FILE.png", help="scatter plot of the embedding of a sample, by cluster")
+    p.add_argument(
+        "--plot",
+        metavar="FILE.png",
+        help="scatter plot of a sample of the rows (two columns, or their PCA plane), by cluster",
+    )
     p.add_argument(
         "--save",
         metavar="MODEL",

@@ -97,6 +97,8 @@ def read_options(args):
     n_features = getattr(args, "n_features", None)
     if not wants_dask(args):
         opts.update(delimiter=args.delimiter, header=header)
+        if getattr(args, "missing", "error") != "error":  # (a text file's empty and NA cells read as missing)
+            opts.update(na_values=None)
         if n_features is not None:
             opts.update(n_features=n_features)
     elif args.delimiter is not None or header is not None or n_features is not None:

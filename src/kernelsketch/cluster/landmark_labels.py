@@ -27,9 +27,9 @@ __all__ = [
     "Labeling",
     "LabelingContext",
     "choose_labeling",
-    "near_neighbor_dunn",
     "empty_cluster_message",
     "landmark_vote_projection",
+    "near_neighbor_dunn",
     "normalized_cut",
     "vote_labels",
 ]
@@ -195,18 +195,19 @@ def _genie(ctx):
 def _genie_sample(ctx):
     """Genie on the judged rows (up to :data:`JUDGED_ROWS`: finer than the landmarks), each landmark taking the
     label of its nearest judged row, each row following its graph's vote (the same assignment as ``"genie"``)."""
+    import scipy.sparse as sp
     from sklearn.neighbors import NearestNeighbors
 
     from .genie import genie_labels
-
-    import scipy.sparse as sp
 
     R = ctx.judged_rows()
     sample = genie_labels(R, min(ctx.n_clusters, R.shape[0]))
     L = ctx.landmarks.toarray() if sp.issparse(ctx.landmarks) else np.asarray(ctx.landmarks, dtype=np.float64)
     nearest = NearestNeighbors(n_neighbors=1).fit(R).kneighbors(L, return_distance=False)[:, 0]
     landmark_labels = sample[nearest]
-    return Labeling("genie_sample", landmark_labels, vote_labels(ctx.indices, ctx.weights, landmark_labels, ctx.n_clusters))
+    return Labeling(
+        "genie_sample", landmark_labels, vote_labels(ctx.indices, ctx.weights, landmark_labels, ctx.n_clusters)
+    )
 
 
 CANDIDATES.update(kmeans=_kmeans, genie=_genie, genie_sample=_genie_sample)

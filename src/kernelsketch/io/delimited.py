@@ -60,8 +60,23 @@ def _lines(f, path):
 #: lines read to decide whether the first one is a header
 _HEADER_LINES = 20
 
-#: cells that mean "missing", never a column name: a first row holding one is data (and then an error)
+#: cells that mean "missing", never a column name: a first row holding one is data
 _MISSING = {"", "na", "n/a", "nan", "null", "none", "?", "-", "#n/a", "missing"}
+
+#: cells read as a missing value (NaN) by default, in any letter case: ``na_values`` of :class:`DelimitedSource`
+NA_VALUES = ("", "NA", "NaN", "N/A", "?", "null", "None", "#N/A", "missing")
+
+#: data lines read to tell a column of text (left out) or of row numbers (named in a warning) from one of numbers
+_KIND_LINES = 200
+
+
+class ColumnWarning(UserWarning):
+    """Columns of a file are left out (text) or look like row numbers, said before anything is computed."""
+
+
+def _na_set(na_values):
+    """The lower-cased missing-value markers (``na_values`` None: :data:`NA_VALUES`)."""
+    return frozenset(str(v).strip().lower() for v in (NA_VALUES if na_values is None else na_values))
 
 
 def _is_name(s: str) -> bool:
@@ -177,14 +192,40 @@ class DelimitedSource(MatrixSource):
     columns, label_column : list of (str or int), str or int, optional
         Feature columns and the label column, by header name or 0-based index.
     dtype : numpy dtype, default float64
+    na_values : sequence of str or None, default=()
+        Cells read as missing values (NaN), in any letter case; None: :data:`NA_VALUES` (empty, ``NA``,
+        ``NaN``, ``N/A``, ``?``, ``null``, ...); ``()``: none, every cell must be a number.  What happens to
+        them is the caller's (``cluster_file(missing=...)``); ``missing_counts`` holds each feature column's
+        count after a pass over the whole file.
+
+    Attributes
+    ----------
+    text_columns : list
+        Columns left out because their first lines hold text (names, or 0-based indices without a header);
+        only when ``columns`` is None.  ``id_columns``: feature columns whose first lines count up by one
+        (row numbers?), kept.
     """
 
     format = "csv"
 
-    def __init__(self, path, *, delimiter=None, header=None, columns=None, label_column=None, dtype=np.float64):
+    def __init__(
+        self,
+        path,
+        *,
+        delimiter=None,
+        header=None,
+        columns=None,
+        label_column=None,
+        dtype=np.float64,
+        na_values=(),
+    ):
         self.path = Path(os.fspath(path))
         self.dtype = np.dtype(dtype)
-        first = self._first_lines(_HEADER_LINES)
+        self.na_values = _na_set(na_values)
+        self.missing_counts = None
+        first = self._first_lines(max(_HEADER_LINES, _KIND_LINES + 1))
+        sample_lines = first
+        first = first[:_HEADER_LINES]
         if not first:
             raise ValueError(f"{self.path}: the file is empty (no data rows)")
         (lineno, line) = first[0]
@@ -225,12 +266,68 @@ class DelimitedSource(MatrixSource):
             self.features = [j for j in self.features if j != self.index_column]
             if not self.features:
                 raise ValueError(f"{self.path}: no feature column left besides the index column")
+        self.text_columns, self.id_columns = [], []
+        self._sort_columns(sample_lines, explicit=columns is not None)
         self.n_features = len(self.features)
         self.feature_names = [self.feature_names_all[j] for j in self.features] if self.header else None
         self.has_labels = self.label is not None
         self._all_columns = self.label is None and self.features == list(range(self.n_columns))
+        self._warn_columns()
+
+    def _warn_columns(self):
+        from ..utils.warnings import warn
+
+        if self.text_columns:
+            shown = ", ".join(f"{c!r} (e.g. {self._text_examples[c]!r})" for c in self.text_columns[:8])
+            more = f" and {len(self.text_columns) - 8} more" if len(self.text_columns) > 8 else ""
+            warn(
+                f"{self.path.name}: columns of text left out: {shown}{more}; --columns / columns= selects columns "
+                "exactly",
+                ColumnWarning,
+            )
+        if self.id_columns:
+            warn(
+                f"{self.path.name}: column(s) {', '.join(map(repr, self.id_columns))} count up by one from row to "
+                "row, like row numbers or ids: clustered as a feature; leave them out with --columns / columns=",
+                ColumnWarning,
+            )
 
     # -- set-up ------------------------------------------------------------
+    def _column_name(self, j):
+        return self.feature_names_all[j] if self.header else j
+
+    def _sort_columns(self, lines, explicit):
+        """Leave out the feature columns whose first data lines hold text (unless ``columns`` named them), and
+        note those that count up by one from line to line (row numbers kept as a feature?)."""
+        rows = [_split(t, self.delimiter) for n, t in lines if n >= self.data_start]
+        rows = [r for r in rows if len(r) == self.n_columns]
+        if not rows:
+            return
+        text, ids = [], []
+        markers = _na_set(None) | self.na_values  # (a missing cell does not make a column text, read or refused)
+
+        def is_text(c):
+            return not _is_number(c) and c.lower() not in markers
+
+        for j in self.features:
+            cells = [r[j] for r in rows]
+            if not explicit and any(map(is_text, cells)):
+                text.append((j, next(filter(is_text, cells))))
+            elif len(cells) >= 10 and all(_is_int_token(c) for c in cells):
+                v = np.array([int(c) for c in cells])
+                if np.all(np.diff(v) == 1):
+                    ids.append(j)
+        if text:
+            self.features = [j for j in self.features if j not in {j for j, _ in text}]
+            if not self.features:
+                raise ValueError(
+                    f"{self.path}: every feature column holds text (e.g. {self._column_name(text[0][0])!r}: "
+                    f"{text[0][1]!r}); name the numeric ones with --columns / columns="
+                )
+        self.text_columns = [self._column_name(j) for j, _ in text]
+        self.id_columns = [self._column_name(j) for j in ids]
+        self._text_examples = {self._column_name(j): c for j, c in text}
+
     def _first_lines(self, k):
         out = []
         try:
@@ -278,6 +375,14 @@ class DelimitedSource(MatrixSource):
         does not parse) the rest of the file is read by the numpy route, which
         names the exact line and column of any problem.
         """
+        counts = np.zeros(self.n_features, dtype=np.int64)
+        for X, y in self._iter_blocks(block_rows):
+            if self.na_values and X.dtype.kind == "f":
+                counts += np.isnan(X).sum(axis=0)
+            yield X, y
+        self.missing_counts = counts  # (a whole pass: every row's missing cells)
+
+    def _iter_blocks(self, block_rows=None):
         done = 0
         self._arrow_complete = False
         # (only when the data start on line 1, or 2 under a header: pyarrow counts skipped rows its own way)
@@ -314,10 +419,13 @@ class DelimitedSource(MatrixSource):
         types = {c: pa.float64() for c in features}
         if label is not None:
             types[label] = pa.string()
+        markers = sorted({v for m in self.na_values for v in (m, m.upper(), m.title(), m.capitalize())})
+        if "n/a" in self.na_values:
+            markers.append("N/a")
         convert = pacsv.ConvertOptions(
             column_types=types,
             include_columns=features + ([label] if label is not None else []),
-            null_values=[],
+            null_values=markers,
             strings_can_be_null=False,
             quoted_strings_can_be_null=False,
         )
@@ -333,9 +441,9 @@ class DelimitedSource(MatrixSource):
                         continue
                     X = np.empty((batch.num_rows, len(features)), dtype=self.dtype)
                     for j, c in enumerate(features):
-                        X[:, j] = batch.column(c).to_numpy()
-                    if not np.isfinite(X).all():
-                        return  # nan / inf cells: the text route names the first one
+                        X[:, j] = batch.column(c).to_numpy(zero_copy_only=False)
+                    if np.isinf(X).any() or (not self.na_values and np.isnan(X).any()):
+                        return  # inf (or NaN where no cell may be missing): the text route names the first one
                     y = None
                     if label is not None:
                         y = np.asarray(batch.column(label).to_numpy(zero_copy_only=False), dtype=str)
@@ -407,6 +515,8 @@ class DelimitedSource(MatrixSource):
                     usecols=[self.label],
                 )
         except ValueError as exc:
+            if self.na_values:  # (missing-value markers: read cell by cell, each marker as NaN)
+                return self._parse_cells(text, start)
             self._diagnose(text, start)
             raise ValueError(f"{self.path}: lines {start}-{start + len(text) - 1}: {exc}") from exc
         if X.shape[0] and X.shape[1] != self.n_features:
@@ -421,7 +531,41 @@ class DelimitedSource(MatrixSource):
             if np.any(counts != self.n_columns):
                 self._diagnose(text, start)
         check_finite_block(
-            self.path, X, self._lineno_of(text, start), self.feature_names_all, self.features, row_label="line"
+            self.path,
+            X,
+            self._lineno_of(text, start),
+            self.feature_names_all,
+            self.features,
+            row_label="line",
+            allow_nan=bool(self.na_values),
+        )
+        return X, y
+
+    def _parse_cells(self, text, start):
+        """A block read cell by cell, each missing-value marker as NaN (numpy's parser refused a cell): the
+        precise error for any other cell that is not a number."""
+        rows, labels = [], []
+        for line in text:
+            if _is_blank(line):
+                continue
+            fields = _split(line, self.delimiter)
+            if len(fields) != self.n_columns or any(
+                not _is_number(fields[j]) and fields[j].lower() not in self.na_values for j in self.features
+            ):
+                self._diagnose(text, start)
+            rows.append([np.nan if fields[j].lower() in self.na_values else float(fields[j]) for j in self.features])
+            if self.label is not None:
+                labels.append(fields[self.label])
+        X = np.array(rows, dtype=self.dtype).reshape(len(rows), self.n_features)
+        y = np.array(labels, dtype=str) if self.label is not None else None
+        check_finite_block(
+            self.path,
+            X,
+            self._lineno_of(text, start),
+            self.feature_names_all,
+            self.features,
+            row_label="line",
+            allow_nan=True,
         )
         return X, y
 
@@ -457,9 +601,18 @@ class DelimitedSource(MatrixSource):
                     f"expected {self.n_columns} like {like}{hint}"
                 )
             for j in self.features:
-                if not _is_number(fields[j]):
+                if not _is_number(fields[j]) and fields[j].lower() not in self.na_values:
                     name = f" ({names[j]!r})" if names is not None else ""
                     what = "an empty cell" if fields[j] == "" else f"non-numeric value {fields[j]!r}"
+                    if fields[j] == "" or fields[j].lower() in _na_set(None):
+                        what += (
+                            " (a missing value: --missing impute / missing='impute' reads it as the column's median)"
+                        )
+                    elif names is not None:
+                        what += (
+                            f" (a text column? columns whose first {_KIND_LINES} lines hold text are left out; "
+                            "select the numeric ones with --columns / columns=)"
+                        )
                     if _DECIMAL_COMMA.match(fields[j].strip()):
                         what += (
                             " (a decimal comma? numbers are read with a decimal point: convert the file's "

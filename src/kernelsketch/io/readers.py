@@ -61,7 +61,16 @@ def guess_format(path) -> str:
 
 
 def open_matrix(
-    path, *, format=None, delimiter=None, header=None, columns=None, label_column=None, dtype=None, n_features=None
+    path,
+    *,
+    format=None,
+    delimiter=None,
+    header=None,
+    columns=None,
+    label_column=None,
+    dtype=None,
+    n_features=None,
+    na_values=(),
 ):
     """Open a data file for reading in row blocks.
 
@@ -72,7 +81,8 @@ def open_matrix(
         or libsvm (``.libsvm``, ``.svm``, or a ``.txt`` of ``label i:v`` lines).
     format : {"csv", "npy", "parquet", "libsvm"}, optional
         Overrides the suffix.
-    delimiter, header : text files only (see :class:`DelimitedSource`).
+    delimiter, header, na_values : text files only (see :class:`DelimitedSource`; ``na_values``: the cells read
+        as missing values, NaN; none by default).
     columns, label_column : feature columns and label column, by name or 0-based index.
     dtype : numpy dtype, optional
         float64 by default (float32 ``.npy`` / Parquet stay float32).
@@ -127,6 +137,7 @@ def open_matrix(
             columns=columns,
             label_column=label_column,
             dtype=dtype or np.float64,
+            na_values=na_values,
         )
     if fmt in ("npy", "parquet", "libsvm") and (delimiter is not None or header is not None):
         raise ValueError(f"delimiter/header options apply to text files, not {fmt}")

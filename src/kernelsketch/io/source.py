@@ -191,8 +191,9 @@ def coerce_labels(y):
     return f
 
 
-def check_finite_block(path, X, row_of, names=None, columns=None, row_label="row"):
-    """Raise a ValueError naming the first NaN/inf cell of a dense block.
+def check_finite_block(path, X, row_of, names=None, columns=None, row_label="row", allow_nan=False):
+    """Raise a ValueError naming the first NaN/inf cell of a dense block (``allow_nan``: inf only, NaN being
+    a missing value the caller handles).
 
     ``row_of(i)`` gives the row (or line) number, in the file, of block row ``i``.
     """
@@ -202,7 +203,7 @@ def check_finite_block(path, X, row_of, names=None, columns=None, row_label="row
         total = np.add.reduce(X, axis=None)
     if np.isfinite(total):  # a NaN or inf cell makes the sum NaN or inf: all finite
         return
-    ok = np.isfinite(X)  # (or the sum overflowed: look cell by cell)
+    ok = ~np.isinf(X) if allow_nan else np.isfinite(X)  # (or the sum overflowed: look cell by cell)
     if ok.all():
         return
     i, j = np.argwhere(~ok)[0]

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import scipy.sparse as sp
 
 from .._typing import DataLike, RandomStateLike
 from ..io import RowReservoir
@@ -22,7 +23,7 @@ from ..utils.warnings import warn as _warn
 from .device import host_data, searches_on, spectral_on_device
 from .engine import Engine, _dense_if_needed, _sum_tuples, align_columns, open_engine, refuse_label_like_columns
 from .fit import FIT_ROWS, FitResult, fit_source, seed_on_engine
-from .missing import check_missing_codes, replace_missing_codes
+from .missing import check_missing_codes, impute_missing_cells, replace_missing_codes
 from .params import driver_params
 from .sinks import _ArraySink, _FileSink, _inputs_of, _make_sink
 from .standardize import standardize_source
@@ -99,10 +100,23 @@ def _transform_block(est, X):
         return np.asarray(est.transform(_dense_if_needed(est, X)))
 
 
+def model_missing_rule(estimator):
+    """What a fitted clustering does with a row's missing cells: ``"impute"``, ``"drop"`` (its label is -1), or
+    None (refused): the rule of its first step, a :class:`~kernelsketch.preprocessing.MissingValueCodeImputer`
+    that :func:`cluster_file` fitted with ``missing=``."""
+    first = estimator.steps[0][1] if hasattr(estimator, "steps") and estimator.steps else estimator
+    if getattr(first, "nan_replacements_", None) is None:
+        return None
+    return "drop" if getattr(first, "drop_missing_rows_", False) else "impute"
+
+
 def model_read_options(estimator, data, read_options):
     """``read_options`` completed by what a fitted model knows of its input: a libsvm file (whose
-    width is only its largest index) is read as wide as the model's ``n_features_in_``."""
+    width is only its largest index) is read as wide as the model's ``n_features_in_``; a text file's empty
+    and NA cells are read as missing values where the model has a rule for them (:func:`model_missing_rule`)."""
     options = dict(read_options)
+    if model_missing_rule(estimator) is not None and isinstance(data, (str, os.PathLike)):
+        options.setdefault("na_values", None)
     if (
         isinstance(data, (str, os.PathLike))
         and not Path(os.fspath(data)).expanduser().is_dir()
@@ -120,7 +134,10 @@ def _apply_transform(X, est):
 
 def _apply_predict(X, est):
     with _block_names_ignored():
-        return np.asarray(est.predict(_dense_if_needed(est, X)), dtype=np.int64)
+        labels = np.asarray(est.predict(_dense_if_needed(est, X)), dtype=np.int64)
+    if model_missing_rule(est) == "drop" and not sp.issparse(X):  # (rows with a missing cell: -1, as fitted)
+        labels[np.isnan(np.asarray(X, dtype=np.float64)).any(axis=1)] = -1
+    return labels
 
 
 #: what :func:`transform_source` computes of each block: ``method`` -> the block function
@@ -410,6 +427,10 @@ class ClusterResult:
     missing_codes : list of dict
         The missing-value codes found (``missing_codes``): ``column``, ``value``, ``rows`` (in
         the checked sample), ``replacement`` (the column's median) and ``replaced``.
+    missing_cells : dict or None
+        A text file's missing cells (``missing``): ``counts`` per column (``counted``: over every ``"rows"``,
+        or in the ``"sample"``), ``medians`` (one per feature column), ``action``, and for ``"drop"``
+        ``dropped``: the rows labelled -1.  None when the file has none.
     k_choice : KChoice or None
         With ``n_clusters="auto"``: the k chosen, the criterion and its scores
         (:func:`~kernelsketch.cluster.choose_k.choose_n_clusters`).
@@ -445,6 +466,7 @@ class ClusterResult:
     missing_codes: list = field(default_factory=list)
     k_choice: Any = None
     clusterer: Any = None
+    missing_cells: dict | None = None
 
     @property
     def model(self):
@@ -467,8 +489,10 @@ class ClusterResult:
         first = next(s for s in (self.scaler, self.clusterer, self.embedding, self.kmeans) if s is not None)
         steps = []
         replaced = [c for c in self.missing_codes if c["replaced"]]
-        if replaced:
-            steps.append(("codes", MissingValueCodeImputer.from_codes(replaced, first.n_features_in_)))
+        fills = None if self.missing_cells is None else self.missing_cells["medians"]
+        if replaced or fills is not None:
+            steps.append(("codes", MissingValueCodeImputer.from_codes(replaced, first.n_features_in_, fills)))
+            steps[0][1].drop_missing_rows_ = fills is not None and self.missing_cells["action"] == "drop"
             if hasattr(first, "feature_names_in_"):
                 steps[0][1].feature_names_in_ = first.feature_names_in_
         if self.scaler is not None:
@@ -499,6 +523,14 @@ class ClusterResult:
         }
         if self.rand_index is not None:
             d.update(rand_index=self.rand_index, adjusted_rand_index=self.adjusted_rand_index)
+        if self.missing_cells is not None:
+            cells = self.missing_cells
+            d["missing_cells"] = {
+                "action": cells["action"],
+                "counted": cells["counted"],
+                "counts": dict(cells["counts"]),
+                **({"dropped_rows": int(cells["dropped"])} if "dropped" in cells else {}),
+            }
         if self.clusterer is not None:
             d.update(labeling=self.clusterer.labeling_, normalized_cuts=dict(self.clusterer.normalized_cuts_))
         if self.k_choice is not None:
@@ -607,6 +639,8 @@ def cluster_file(
     keep_graph: bool | str = "auto",
     device: Any = None,
     assign_labels: str = "auto",
+    missing: str = "impute",
+    label_column: Any = None,
     **read_options: Any,
 ) -> ClusterResult:
     """Kernel clustering of data of any size: embed, k-means on a sample, stream the labels.
@@ -633,7 +667,8 @@ def cluster_file(
     standardize : bool, "auto" or None, default=None
         Z-score the columns first (one pass, :func:`standardize_source`).  ``"auto"``: only
         when the columns are in different units (:func:`magnitude_spread`); None: ``"auto"``
-        for ``embedding="spectral"``, False otherwise.
+        for a named embedding (``"spectral"``, ``"kjl"``) and for raw k-means (``embedding=None``): one rule for
+        every method, as each measures distances; an estimator object's rows are taken as given (False).
     output : None, path, callable or sink
         Where the labels go, block by block (a file is written atomically:
         complete or not at all).  None: returned as ``.labels`` when ``keep_labels``.
@@ -682,6 +717,15 @@ def cluster_file(
         the device, cut to fit its free memory).  None: the NumPy path, or the device of ``data`` when it is a
         PyTorch tensor (copied to the host, then searched there block by block).  The same labels as the NumPy
         path to the search's rounding (ARI >= .99 on well-separated data in the tests).
+    missing : {"impute", "drop", "error"}, default="impute"
+        A text file's missing cells (empty, ``NA``, ``NaN``, ``N/A``, ``?``, ``null``; ``na_values=`` another
+        list): ``"impute"`` reads each as its column's median in a 5,000-row sample; ``"drop"`` does the same
+        for the fit and labels those rows -1 (counted in ``res.missing_cells``); ``"error"`` refuses the first
+        one, naming its line and column.  A :class:`~kernelsketch.utils.missing_codes.MissingCellWarning` gives
+        the count per column; ``res.model`` repeats the rule on new rows.
+    label_column : str or int, optional
+        A file's (or a DataFrame's) column of true classes: left out of the features, and the Rand index and
+        adjusted Rand index against it are computed.
     assign_labels : {"auto", "kmeans", "genie"}, default="auto"
         The spectral clustering's labeling (:class:`~kernelsketch.cluster.LandmarkSpectralClustering`):
         k-means on the embedding, Genie on the landmarks with each row following its graph's vote, or
@@ -716,6 +760,10 @@ def cluster_file(
     standardize = _check_cluster_args(n_clusters, standardize, embedding, assign_labels)
     missing_codes = check_missing_codes(missing_codes)
     data, device = host_data(data, device)
+    if label_column is not None:
+        read_options["label_column"] = label_column
+    if isinstance(data, (str, os.PathLike)) and missing != "error":  # (a text file's empty and NA cells: missing)
+        read_options.setdefault("na_values", None)
     engine = open_engine(data, client=client, block_rows=block_rows, **read_options)
     if not isinstance(data, Engine):
         refuse_label_like_columns(engine, read_options)
@@ -728,7 +776,8 @@ def cluster_file(
     model = _clustering_model(embedding, n_clusters, n_init, init_size, tol, random_state, device, assign_labels)
     seconds: dict[str, float] = {}
     t0 = time.perf_counter()
-    engine, codes = replace_missing_codes(engine, action=missing_codes, random_state=random_state)
+    engine, cells, sample = impute_missing_cells(engine, missing, random_state)
+    engine, codes = replace_missing_codes(engine, action=missing_codes, random_state=random_state, sample=sample)
     shown = engine  # (the rows as given, before any scaling: what a plot shows)
     with contextlib.ExitStack() as stack:
         cache = _graph_cache(keep_graph, engine, model, init_size)  # removed on leaving, also on error
@@ -759,13 +808,16 @@ def cluster_file(
             protect=protect,
             column_names=["cluster"],
         )
-        labels = _Assignment(sink, PairCounts() if engine.has_labels else None)
+        drop = _MissingRows(shown.source) if cells is not None and cells["action"] == "drop" else None
+        labels = _Assignment(sink, PairCounts() if engine.has_labels else None, drop)
         in_memory = (seeding.embedded, seeding.labels) if whole else None
         seeding.embedded = None  # (not held through a streamed assignment pass)
         written = labels.run(engine, embedding, km.cluster_centers_, in_memory, cache)
         seconds["assign"] = time.perf_counter() - t4
         seconds["total"] = time.perf_counter() - t0
         km.inertia_, km.n_iter_, km.counts_ = labels.inertia, passes, labels.counts
+        if drop is not None:
+            cells["dropped"] = labels.dropped
         res = ClusterResult(
             labels=written.ravel() if isinstance(sink, _ArraySink) else None,
             output=written if isinstance(sink, _FileSink) else None,
@@ -783,6 +835,7 @@ def cluster_file(
             sample_rows=int(seeding.indices.size),
             scaler=scaler,
             missing_codes=codes,
+            missing_cells=cells,
             k_choice=None if clusterer is None else clusterer.k_choice_,
             clusterer=clusterer,
         )
@@ -925,8 +978,8 @@ def _check_cluster_args(n_clusters, standardize, embedding, assign_labels="auto"
                 "n_clusters='auto' chooses k from the landmark spectral embedding's graph: use embedding='spectral' "
                 f"(the default) or a LandmarkSpectralEmbedding, not {embedding!r}"
             )
-    if standardize is None:
-        standardize = "auto" if isinstance(embedding, str) and embedding == "spectral" else False
+    if standardize is None:  # (one rule for the named methods and raw k-means: each measures distances)
+        standardize = "auto" if embedding is None or isinstance(embedding, str) else False
     return standardize
 
 
@@ -977,16 +1030,39 @@ def _lloyd_passes(engine, embedding, km, lloyd_passes, cache=None):
     return passes
 
 
+class _MissingRows:
+    """Which rows of a text file hold a missing cell, in row order, ``take(n)`` at a time: the source read
+    again beside the assignment pass (``missing="drop"``: those rows are labelled -1)."""
+
+    def __init__(self, source):
+        self.blocks = (np.isnan(X).any(axis=1) for X, _ in source.iter_blocks())
+        self.held = np.zeros(0, dtype=bool)
+
+    def take(self, n):
+        while self.held.size < n:
+            self.held = np.concatenate([self.held, next(self.blocks)])
+        out, self.held = self.held[:n], self.held[n:]
+        return out
+
+
 class _Assignment:
     """Collects the assignment pass: labels to the sink, inertia, one more Lloyd step's sums, pair counts."""
 
-    def __init__(self, sink, pairs):
-        self.sink, self.pairs = sink, pairs
-        self.inertia, self.rows = 0.0, 0
+    def __init__(self, sink, pairs, drop=None):
+        self.sink, self.pairs, self.drop = sink, pairs, drop
+        self.inertia, self.rows, self.dropped = 0.0, 0, 0
         self.sums = self.counts = None
 
     def consume(self, out, y):
         labels, inertia, sums, counts = out
+        if self.drop is not None:  # (rows with a missing cell: -1, out of their cluster's count)
+            mask = self.drop.take(labels.shape[0])
+            if mask.any():
+                if counts is not None:
+                    counts = counts - np.bincount(labels[mask], minlength=counts.size)
+                labels = np.array(labels, dtype=np.int64)
+                labels[mask] = -1
+                self.dropped += int(mask.sum())
         self.sink.write(labels.astype(np.int64, copy=False))
         self.inertia += inertia
         self.rows += labels.shape[0]

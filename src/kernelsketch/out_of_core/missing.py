@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 import numpy as np
@@ -9,6 +10,7 @@ import scipy.sparse as sp
 
 from .._typing import DataLike, RandomStateLike
 from ..utils.missing_codes import (
+    MissingCellWarning,
     MissingValueCodeWarning,
     column_label,
     describe_codes,
@@ -24,6 +26,87 @@ from .engine import open_engine
 CODE_CHECK_ROWS = 5000
 #: what :func:`replace_missing_codes` (and ``cluster_file(missing_codes=...)``) does with codes it finds
 MISSING_CODE_ACTIONS = ("impute", "warn", None)
+
+
+#: what :func:`kernelsketch.cluster_file` (``missing=``) does with a file's missing cells (empty, ``NA``, ...)
+MISSING_CELL_ACTIONS = ("impute", "drop", "error")
+
+
+def check_missing_cells(action):
+    """``action`` if it is one of :data:`MISSING_CELL_ACTIONS`, else a ValueError naming them."""
+    if action not in MISSING_CELL_ACTIONS:
+        raise ValueError(f"missing must be one of {MISSING_CELL_ACTIONS}, got {action!r}")
+    return action
+
+
+def impute_missing_cells(engine, action="impute", random_state=0):
+    """A file's missing cells (NaN, from empty or ``NA`` cells) read as their column's median in a sample.
+
+    Only a text source reads missing cells (``na_values``); for any other the engine is returned as it is
+    with ``(None, None)``.  Else ``(engine, cells, sample)``: every block the engine reads from now on has each
+    NaN set to its column's median in the seeded sample of :data:`CODE_CHECK_ROWS` rows (the one
+    :func:`replace_missing_codes` checks, passed on to it with the same replacement); ``cells`` maps
+    ``"columns"`` (names or indices), ``"counts"`` (cells per column: over every row when the sample was a
+    whole pass, as for a text file read the first time, else in the sample; ``"counted"`` says which) and
+    ``"medians"`` (one per feature column).  A :class:`MissingCellWarning` names them.  ``action="drop"``
+    imputes the same way (the fit reads every row) and says that those rows are labelled -1;
+    ``"error"`` is the strict reader's business (``na_values=()``) and does nothing here.
+    """
+    action = check_missing_cells(action)
+    source = getattr(engine, "source", None)
+    if action == "error" or not getattr(source, "na_values", None):
+        return engine, None, None
+    sample = np.asarray(_code_sample(engine, random_state), dtype=np.float64)
+    whole = getattr(source, "missing_counts", None)
+    counts = np.asarray(whole if whole is not None else np.isnan(sample).sum(axis=0), dtype=np.int64)
+    names = getattr(engine, "feature_names", None)
+    labels = [str(n) for n in names] if names is not None else [f"column {j}" for j in range(sample.shape[1])]
+    if not counts.any():
+        return engine, None, sample
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # (an all-NaN column: said below)
+        medians = np.nanmedian(sample, axis=0)
+    empty = [labels[j] for j in np.flatnonzero(np.isnan(medians))]
+    if empty:
+        raise ValueError(
+            f"column(s) {', '.join(map(repr, empty))} have no value in a sample of {sample.shape[0]:,} rows (every "
+            "cell empty or NA): leave them out with --columns / columns="
+        )
+    dtype = engine.dtype if np.dtype(engine.dtype).kind == "f" else np.dtype(np.float64)
+    engine.set_preprocess(_nan_filler(medians, dtype))
+    sample = np.where(np.isnan(sample), medians, sample)
+    where = "over every row" if whole is not None else f"in a sample of {sample.shape[0]:,} rows"
+    listed = ", ".join(f"{labels[j]} {int(counts[j]):,} (median {medians[j]:.4g})" for j in np.flatnonzero(counts))
+    then = (
+        "; those rows are labelled -1 (missing='drop' / --missing drop)"
+        if action == "drop"
+        else " (missing='drop' / --missing drop labels those rows -1, missing='error' / --missing error refuses them)"
+    )
+    _warn(f"empty or NA cells {where}, each read as its column's median: {listed}{then}", MissingCellWarning)
+    cells = {
+        "columns": [labels[j] for j in np.flatnonzero(counts)],
+        "counts": {labels[j]: int(counts[j]) for j in np.flatnonzero(counts)},
+        "counted": "rows" if whole is not None else "sample",
+        "medians": medians,
+        "action": action,
+    }
+    return engine, cells, sample
+
+
+def _nan_filler(medians, dtype):
+    """The block function that sets each NaN cell to its column's median (a copy: the source is never written)."""
+    medians = np.asarray(medians)
+
+    def fill(X, medians=medians, dtype=dtype):
+        X = np.asarray(X, dtype=dtype)
+        missing = np.isnan(X)
+        if not missing.any():
+            return X
+        X = X.copy()
+        X[missing] = np.broadcast_to(medians.astype(dtype), X.shape)[missing]
+        return X
+
+    return fill
 
 
 def check_missing_codes(action):
@@ -66,6 +149,7 @@ def replace_missing_codes(
     action: str | None = "impute",
     random_state: RandomStateLike = 0,
     client: Any = None,
+    sample: Any = None,
     **read_options: Any,
 ) -> tuple[Any, list]:
     """Find missing-value codes in a sample of ``data``; the engine then reads them as their column's median.
@@ -87,6 +171,8 @@ def replace_missing_codes(
         ``"warn"``: only warn (the rows are read as they are); None: do not look.
     random_state : int, default=0
         Seeds the sample.
+    sample : array, optional
+        The sample to check (:func:`impute_missing_cells` hands on its own, missing cells filled).
 
     Returns
     -------
@@ -117,7 +203,7 @@ def replace_missing_codes(
     engine = open_engine(data, client=client, **read_options)
     if action is None or getattr(engine, "sparse", False):
         return engine, []
-    sample = _code_sample(engine, random_state)
+    sample = _code_sample(engine, random_state) if sample is None else sample
     if sp.issparse(sample) or sample.shape[0] < 2:
         return engine, []
     sample = np.asarray(sample, dtype=np.float64)

@@ -51,6 +51,8 @@ CONSTRAINTS = {
         "keep_graph": ["boolean", StrOptions({"auto"})],
         "device": "no_validation",  # (a name or a torch.device: checked by TorchSearch's resolve_device)
         "assign_labels": [StrOptions(set(LABELINGS))],
+        "missing": [StrOptions({"impute", "drop", "error"})],
+        "label_column": "no_validation",  # (a name or an index: the reader checks it)
     },
     "fit_source": {
         **_COMMON,

@@ -27,6 +27,13 @@ class MissingValueCodeImputer(TransformerMixin, BaseEstimator):
     ----------
     columns_, codes_, replacements_ : ndarray (n_codes,)
         Column, code and the value it is read as.
+    nan_replacements_ : ndarray (n_features,) or None
+        The value a missing cell (NaN: an empty or ``NA`` cell of a file) of each column is read as, its
+        column's median in the fit (:func:`kernelsketch.cluster_file` with ``missing="impute"``); None:
+        missing cells are refused.
+    drop_missing_rows_ : bool
+        ``cluster_file(missing="drop")``: a row with a missing cell is labelled -1 where the model labels a
+        file (:func:`kernelsketch.transform_source` with ``method="predict"``, ``kernelsketch predict``).
 
     Examples
     --------
@@ -42,7 +49,13 @@ class MissingValueCodeImputer(TransformerMixin, BaseEstimator):
     True
     """
 
-    _persistent_state: ClassVar[tuple[str, ...]] = ("codes_", "columns_", "replacements_")
+    _persistent_state: ClassVar[tuple[str, ...]] = (
+        "codes_",
+        "columns_",
+        "replacements_",
+        "nan_replacements_",
+        "drop_missing_rows_",
+    )
     _parameter_constraints: ClassVar[dict] = {}
     columns_: np.ndarray
     codes_: np.ndarray
@@ -52,9 +65,12 @@ class MissingValueCodeImputer(TransformerMixin, BaseEstimator):
         pass
 
     @classmethod
-    def from_codes(cls, codes, n_features: int) -> MissingValueCodeImputer:
-        """A fitted imputer from ``cluster_file``'s ``missing_codes`` list (``column``, ``value``, ``replacement``)."""
+    def from_codes(cls, codes, n_features: int, nan_replacements=None) -> MissingValueCodeImputer:
+        """A fitted imputer from ``cluster_file``'s ``missing_codes`` list (``column``, ``value``, ``replacement``)
+        and, for missing cells, each column's replacement (``nan_replacements``)."""
         imp = cls()
+        imp.nan_replacements_ = None if nan_replacements is None else np.asarray(nan_replacements, np.float64)
+        imp.drop_missing_rows_ = False
         imp.columns_ = np.asarray([int(c["column"]) for c in codes], dtype=np.int64)
         imp.codes_ = np.asarray([float(c["value"]) for c in codes], dtype=np.float64)
         imp.replacements_ = np.asarray([float(c["replacement"]) for c in codes], dtype=np.float64)
@@ -67,11 +83,18 @@ class MissingValueCodeImputer(TransformerMixin, BaseEstimator):
         X = np.asarray(check_input(X, accept_sparse=(), estimator=self, reset=True), dtype=np.float64)
         fitted = self.from_codes(with_replacements(X, missing_value_codes(X)), X.shape[1])
         self.columns_, self.codes_, self.replacements_ = fitted.columns_, fitted.codes_, fitted.replacements_
+        self.nan_replacements_, self.drop_missing_rows_ = None, False
         return self
 
     def transform(self, X: ArrayLike) -> FloatArray:
         """A copy of ``X`` with every code replaced (the input is never written)."""
         check_is_fitted(self)
-        X = check_input(X, accept_sparse=(), estimator=self, reset=False)
+        fills = getattr(self, "nan_replacements_", None)
+        X = check_input(X, accept_sparse=(), estimator=self, reset=False, allow_nan=fills is not None)
         dtype = X.dtype if X.dtype in (np.float32, np.float64) else np.float64
-        return replace_codes(X, self.columns_, self.codes_, self.replacements_, dtype)
+        out = replace_codes(X, self.columns_, self.codes_, self.replacements_, dtype)
+        if fills is not None:
+            missing = np.isnan(out)
+            if missing.any():
+                out[missing] = np.broadcast_to(fills.astype(dtype), out.shape)[missing]
+        return out

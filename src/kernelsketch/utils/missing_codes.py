@@ -17,6 +17,10 @@ class MissingValueCodeWarning(UserWarning):
     """Columns hold what looks like a missing-value code; the rows sharing it may take a cluster of their own."""
 
 
+class MissingCellWarning(UserWarning):
+    """A file has empty or ``NA`` cells: said with their count per column and what was done with them."""
+
+
 #: a column needs this many distinct values besides a code for the code test to apply (not a category)
 CODE_MIN_DISTINCT = 10
 #: a code lies more than this many median steps beyond the other values; held by this many times

@@ -32,6 +32,7 @@ def check_input(
     reset=None,
     estimator=None,
     copy=False,
+    allow_nan=False,
 ) -> NDArray[Any] | sp.csr_matrix:
     """Validate a data matrix: 2-D, finite, numeric, float32/float64, non-empty.
 
@@ -52,7 +53,7 @@ def check_input(
     kwargs = dict(
         accept_sparse=list(accept_sparse) if accept_sparse else False,
         dtype=list(dtype) if isinstance(dtype, tuple) else dtype,
-        ensure_all_finite=True,
+        ensure_all_finite="allow-nan" if allow_nan else True,
         ensure_min_samples=ensure_min_samples,
         ensure_min_features=ensure_min_features,
         copy=copy,
@@ -99,7 +100,11 @@ def _check_magnitude(X, name):
     data = X.data if sp.issparse(X) else X
     if data.size == 0 or data.dtype.kind != "f" or float(np.finfo(data.dtype).max) <= MAX_MAGNITUDE:
         return
-    big = max(float(data.max()), -float(data.min()))
+    big = (
+        max(float(np.nanmax(data)), -float(np.nanmin(data)))
+        if np.isnan(data).any()
+        else max(float(data.max()), -float(data.min()))
+    )
     if big > MAX_MAGNITUDE:
         raise ValueError(
             f"{name} has a value of magnitude {big:.4g}: squared distances overflow float64 beyond "

@@ -1,0 +1,114 @@
+"""A real table as it comes (issue 62): a text column, a row-id column, empty and NA cells, columns in different
+units: clustered in one go, the text left out and said, missing cells imputed, dropped (-1) or refused, the same
+rule applied by ``predict``, and one scaling rule for every method."""
+
+import json
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import kernelsketch as ks
+from kernelsketch.io.delimited import ColumnWarning
+from kernelsketch.utils.missing_codes import MissingCellWarning
+
+
+def _cli(*args, cwd):
+    return subprocess.run(
+        [sys.executable, "-m", "kernelsketch.cli", *map(str, args)], cwd=cwd, capture_output=True, text=True
+    )
+
+
+@pytest.fixture(scope="module")
+def table(tmp_path_factory):
+    """5,000 customers in three segments: id, age, income (dollars), signup (Unix time), a 0/1 flag, a country."""
+    rng = np.random.default_rng(0)
+    n = 5000
+    g = rng.integers(0, 3, n)
+    age = np.round(rng.normal(np.array([30, 45, 60])[g], 3))
+    income = np.round(rng.normal(np.array([30000, 60000, 90000])[g], 4000))
+    signup = (1.5e9 + rng.normal(np.array([0, 5e7, 1e8])[g], 8e6)).astype(np.int64)
+    country = np.array(["France", "Chile", "Japan"])[rng.integers(0, 3, n)]
+    missing_age = rng.random(n) < 0.02
+    missing_income = rng.random(n) < 0.02
+    folder = tmp_path_factory.mktemp("table")
+    path = folder / "customers.csv"
+    with open(path, "w") as f:
+        f.write("customer_id,age,income,signup,country,segment\n")
+        for i in range(n):
+            a = "" if missing_age[i] else f"{age[i]:g}"
+            inc = "NA" if missing_income[i] else f"{income[i]:g}"
+            f.write(f"{i + 1},{a},{inc},{signup[i]},{country[i]},{g[i]}\n")
+    return path, g, missing_age | missing_income
+
+
+def test_the_table_clusters_as_it_comes_and_says_what_it_did(table):
+    path, g, missing = table
+    r = _cli("cluster", path.name, "-k", "3", "-o", "labels.csv", "--label-column", "segment", cwd=path.parent)
+    assert r.returncode == 0, r.stderr
+    assert "ColumnWarning" in r.stderr and "'country' (e.g." in r.stderr  # the text column, named
+    assert "'customer_id' count up by one" in r.stderr  # the row id, named
+    assert "MissingCellWarning" in r.stderr and "over every row" in r.stderr
+    assert "standardized 4 columns" in r.stdout and "standard deviation is" in r.stdout
+    labels = np.loadtxt(path.parent / "labels.csv", skiprows=1, dtype=np.int64)
+    assert labels.shape == (g.size,) and labels.min() >= 0
+
+
+def test_missing_counts_are_exact_and_in_json(table):
+    path, g, _ = table
+    text = path.read_text().splitlines()[1:]
+    age_missing = sum(1 for ln in text if ln.split(",")[1] == "")
+    income_missing = sum(1 for ln in text if ln.split(",")[2] == "NA")
+    r = _cli("cluster", path.name, "-k", "3", "--label-column", "segment", "--json", cwd=path.parent)
+    cells = json.loads(r.stdout)["missing_cells"]
+    assert cells == {"action": "impute", "counted": "rows", "counts": {"age": age_missing, "income": income_missing}}
+    assert any(w["category"] == "MissingCellWarning" for w in json.loads(r.stdout)["warnings"])
+
+
+def test_drop_labels_exactly_the_rows_with_missing_cells_and_predict_repeats_it(table):
+    path, _, missing = table
+    folder = path.parent
+    r = _cli("cluster", path.name, "-k", "3", "-o", "drop.csv", "--missing", "drop", "--save", "drop.ksm", cwd=folder)
+    assert r.returncode == 0, r.stderr
+    labels = np.loadtxt(folder / "drop.csv", skiprows=1, dtype=np.int64)
+    assert np.array_equal(labels == -1, missing)
+    r = _cli("predict", "drop.ksm", path.name, "-o", "again.csv", cwd=folder)  # (the text column is there too)
+    assert r.returncode == 0, r.stderr
+    assert np.array_equal(np.loadtxt(folder / "again.csv", skiprows=1, dtype=np.int64), labels)
+
+
+def test_predict_imputes_as_fitted_and_ignores_the_text_column(table):
+    path, _, _ = table
+    folder = path.parent
+    r = _cli("cluster", path.name, "-k", "3", "-o", "imp.csv", "--save", "imp.ksm", cwd=folder)
+    assert r.returncode == 0, r.stderr
+    r = _cli("predict", "imp.ksm", path.name, "-o", "imp2.csv", cwd=folder)
+    assert r.returncode == 0, r.stderr
+    a = np.loadtxt(folder / "imp.csv", skiprows=1, dtype=np.int64)
+    assert np.array_equal(a, np.loadtxt(folder / "imp2.csv", skiprows=1, dtype=np.int64))
+
+
+def test_missing_error_names_the_first_cell(table):
+    path, _, _ = table
+    r = _cli("cluster", path.name, "-k", "3", "--missing", "error", cwd=path.parent)
+    assert r.returncode == 1
+    assert "(a missing value: --missing impute" in r.stderr and "line " in r.stderr
+
+
+def test_the_library_does_the_same(table):
+    path, g, missing = table
+    with pytest.warns(ColumnWarning, match="country"), pytest.warns(MissingCellWarning, match="age"):
+        res = ks.cluster_file(path, 3, label_column="segment", missing="drop", random_state=0)
+    assert np.array_equal(res.labels == -1, missing) and res.missing_cells["dropped"] == missing.sum()
+    assert res.model.predict(np.array([[1.0, np.nan, 60000.0, 1.55e9]])).shape == (1,)
+
+
+def test_every_method_standardizes_under_one_rule(table):
+    path, _, _ = table
+    for method in ("kmeans", "kjl", "spectral"):
+        r = _cli("cluster", path.name, "-k", "3", "--method", method, "--label-column", "segment", cwd=path.parent)
+        assert r.returncode == 0, (method, r.stderr)
+        assert "standardized 4 columns" in r.stdout and "spreads differ" in r.stdout, method
+    res = ks.cluster_file(path, 3, embedding=None, label_column="segment", random_state=0)
+    assert res.scaler is not None  # (raw k-means through the library: the same rule)

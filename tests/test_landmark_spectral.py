@@ -175,7 +175,10 @@ def test_standardize_auto_follows_the_units():
     res = ks.cluster_file(mixed, 2, random_state=0)
     assert res.scaler is not None
     np.testing.assert_allclose(res.scaler.scale_, mixed.std(axis=0))
-    assert ks.cluster_file(mixed, 2, embedding="kjl", random_state=0).scaler is None  # only spectral's default
+    # (one rule for every named method and raw k-means, issue 62; an estimator object is taken as given)
+    assert ks.cluster_file(mixed, 2, embedding="kjl", random_state=0).scaler is not None
+    assert ks.cluster_file(mixed, 2, embedding=None, random_state=0).scaler is not None
+    assert ks.cluster_file(mixed, 2, embedding=ks.KernelJL(n_components=4, random_state=0)).scaler is None
 
 
 def test_disconnected_graph_warns():

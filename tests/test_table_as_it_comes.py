@@ -112,3 +112,57 @@ def test_every_method_standardizes_under_one_rule(table):
         assert "standardized 4 columns" in r.stdout and "spreads differ" in r.stdout, method
     res = ks.cluster_file(path, 3, embedding=None, label_column="segment", random_state=0)
     assert res.scaler is not None  # (raw k-means through the library: the same rule)
+
+
+def test_more_landmarks_than_rows_is_said_and_a_runaway_count_refused_before_work(tmp_path, monkeypatch):
+    from kernelsketch.maps import landmark_spectral
+
+    X = np.random.default_rng(0).normal(size=(600, 2))
+    with pytest.warns(UserWarning, match="n_landmarks=5,000 is more than the 600 rows"):
+        ks.cluster.LandmarkSpectralClustering(2, n_landmarks=5000, random_state=0).fit(X)
+    # 20,000 landmarks on 20,000 rows: refused from the estimate, before any landmark is drawn
+    monkeypatch.setattr(landmark_spectral, "_available_memory", lambda: 8 * 2**30)
+    called = []
+    monkeypatch.setattr(
+        landmark_spectral.LandmarkSpectralEmbedding, "_choose_landmarks", lambda *a, **k: called.append(1)
+    )
+    big = np.zeros((20000, 2))
+    with pytest.raises(ValueError, match=r"20,000 landmarks need about 18.6 GiB .* use fewer landmarks"):
+        ks.cluster_file(big, 3, embedding=ks.LandmarkSpectralEmbedding(n_components=3, n_landmarks=50000))
+    assert not called
+
+
+def test_threads_one_runs_on_one_core_and_n_jobs_is_taken():
+    from threadpoolctl import threadpool_info
+
+    from kernelsketch.utils.threads import blas_num_threads, resolve_n_jobs, thread_limit
+
+    with thread_limit(1):
+        assert blas_num_threads() == 1
+        assert all(p["num_threads"] == 1 for p in threadpool_info() if p["user_api"] == "blas")
+    assert resolve_n_jobs(-1) == resolve_n_jobs(None) >= 1 and resolve_n_jobs(10**6) == resolve_n_jobs(None)
+    with pytest.raises(ValueError, match="n_jobs=0"):
+        resolve_n_jobs(0)
+    X = np.random.default_rng(0).normal(size=(2000, 3))
+    a = ks.cluster.LandmarkSpectralClustering(3, n_jobs=1, random_state=0).fit(X).labels_
+    b = ks.cluster.LandmarkSpectralClustering(3, n_jobs=-1, random_state=0).fit(X).labels_
+    assert np.array_equal(a, b)
+    assert np.array_equal(ks.cluster_file(X, 3, n_jobs=1, random_state=0).labels, a)
+
+
+def test_the_threads_flag_limits_the_process(tmp_path):
+    import resource
+    import time
+
+    path = tmp_path / "b.csv"
+    X = np.random.default_rng(0).normal(size=(60000, 8)).astype(np.float32)
+    np.savetxt(path, X, delimiter=",", header=",".join(f"c{j}" for j in range(8)), comments="", fmt="%.5g")
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    t0 = time.perf_counter()
+    r = _cli("cluster", path.name, "-k", "5", "--threads", "1", "-q", cwd=tmp_path)
+    wall = time.perf_counter() - t0
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    assert r.returncode == 0, r.stderr
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    assert cpu <= 1.15 * wall + 0.2, (cpu, wall)  # one core: never more CPU seconds than wall seconds
+    assert _cli("cluster", path.name, "-k", "5", "--threads", "0", cwd=tmp_path).returncode == 2

@@ -377,6 +377,36 @@ def _cluster_embedding(args, k):
     return None
 
 
+def _say_preparation(ui, res, engine, standardize):
+    """What ``cluster`` did to the rows before clustering them: codes, missing cells, scaling, the fit."""
+    from ..utils.missing_codes import column_label
+
+    replaced = [c for c in res.missing_codes if c["replaced"]]
+    if replaced:
+        ui.say(
+            "missing-value codes read as their column's median: "
+            + ", ".join(f"{column_label(c)}: {c['value']:g} -> {c['replacement']:g}" for c in replaced)
+        )
+    if res.missing_cells is not None and res.missing_cells["action"] == "drop":
+        ui.say(f"{res.missing_cells['dropped']} rows with an empty or NA cell labelled -1 (--missing drop)")
+    if res.scaler is not None:
+        ui.say(
+            f"standardized {res.scaler.n_features_in_} columns over {int(res.scaler.n_samples_seen_)} rows "
+            f"({_spread_reason(res.scaler, engine)})"
+        )
+        ui.record(column_means=res.scaler.mean_.tolist(), column_scales=res.scaler.scale_.tolist())
+    elif standardize == "auto" and getattr(engine, "sparse", False):
+        ui.say("sparse columns left unscaled (z-scoring centres them, which would make them dense)")
+    elif standardize == "auto":
+        ui.say("columns left unscaled (their magnitudes are within 10x of each other)")
+    if res.fit is not None:
+        _say_fit(ui, engine, res.fit)
+    if res.k_choice is not None:
+        ui.say(f"-k auto chose {res.k_choice}")
+    if res.clusterer is not None:
+        ui.say(_labeling_line(res.clusterer))
+
+
 def cmd_cluster(args, ui):
     from ..out_of_core import cluster_file
 
@@ -418,32 +448,7 @@ def cmd_cluster(args, ui):
             assign_labels=args.assign_labels,
             missing=args.missing,
         )
-        from ..utils.missing_codes import column_label
-
-        replaced = [c for c in res.missing_codes if c["replaced"]]
-        if replaced:
-            ui.say(
-                "missing-value codes read as their column's median: "
-                + ", ".join(f"{column_label(c)}: {c['value']:g} -> {c['replacement']:g}" for c in replaced)
-            )
-        if res.missing_cells is not None and res.missing_cells["action"] == "drop":
-            ui.say(f"{res.missing_cells['dropped']} rows with an empty or NA cell labelled -1 (--missing drop)")
-        if res.scaler is not None:
-            ui.say(
-                f"standardized {res.scaler.n_features_in_} columns over {int(res.scaler.n_samples_seen_)} rows "
-                f"({_spread_reason(res.scaler, engine)})"
-            )
-            ui.record(column_means=res.scaler.mean_.tolist(), column_scales=res.scaler.scale_.tolist())
-        elif standardize == "auto" and getattr(engine, "sparse", False):
-            ui.say("sparse columns left unscaled (z-scoring centres them, which would make them dense)")
-        elif standardize == "auto":
-            ui.say("columns left unscaled (their magnitudes are within 10x of each other)")
-        if res.fit is not None:
-            _say_fit(ui, engine, res.fit)
-        if res.k_choice is not None:
-            ui.say(f"-k auto chose {res.k_choice}")
-        if res.clusterer is not None:
-            ui.say(_labeling_line(res.clusterer))
+        _say_preparation(ui, res, engine, standardize)
         k = res.n_clusters
         sec = res.seconds
         ui.say(

@@ -163,6 +163,14 @@ def _common_options():
         default=argparse.SUPPRESS,
         help="memory budget in MiB for temporaries of chunked computations",
     )
+    g.add_argument(
+        "--threads",
+        type=int,
+        metavar="N",
+        default=argparse.SUPPRESS,
+        help="threads for BLAS, OpenMP and the compiled loops (default: every usable core; 1 on a shared machine "
+        "keeps this command to one core)",
+    )
     return common
 
 
@@ -419,6 +427,12 @@ def _add_cluster(sub, parents):
         help="never z-score (default, for every method: z-score when the columns are in different units, "
         "i.e. their largest values spread over more than 10x)",
     )
+    _add_cluster_input_options(p)
+    _add_cluster_output_options(p)
+
+
+def _add_cluster_input_options(p):
+    """``cluster``'s options for what is read: missing cells and codes."""
     p.add_argument(
         "--missing",
         choices=("impute", "drop", "error"),
@@ -435,6 +449,10 @@ def _add_cluster(sub, parents):
         "only warned of (warn, the default: the rows are clustered as given), read as their column's median "
         "(impute), or not looked for (off)",
     )
+
+
+def _add_cluster_output_options(p):
+    """``cluster``'s options for what is written and how k-means runs on the sample."""
     p.add_argument(
         "-o", "--output", help="labels file: .npy, .csv, .tsv or .parquet (default: write nothing, print the scores)"
     )
@@ -694,6 +712,7 @@ _FLAG_OF = {
     "bandwidth": "--bandwidth",
     "gamma": "--gamma",
     "working_memory": "--working-memory",
+    "n_jobs": "--threads",
     "random_state": "--seed",
     "init_size": "--init-size",
     "n_neighbors": "--n-neighbors",
@@ -732,7 +751,12 @@ def _dispatch(args, ui):
         if not args.working_memory > 0:
             raise UsageError("--working-memory must be > 0 MiB")
         cfg["working_memory"] = args.working_memory
-    with config_context(**cfg):
+    threads = getattr(args, "threads", None)
+    if threads is not None and threads < 1:
+        raise UsageError(f"--threads must be >= 1, got {threads}")
+    from ..utils.threads import thread_limit
+
+    with config_context(**cfg), thread_limit(threads):
         if args.command == "embed":
             return commands.cmd_embed(args, ui)
         if args.command == "fit":

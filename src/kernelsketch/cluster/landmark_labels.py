@@ -237,9 +237,9 @@ def near_neighbor_dunn(X, labels, n_neighbors=DUNN_NEIGHBORS):
     Examples
     --------
     >>> import numpy as np
-    >>> X = np.array([[0.0], [1.0], [2.0], [10.0], [11.0]])
-    >>> float(near_neighbor_dunn(X, [0, 0, 0, 1, 1], n_neighbors=2))  # (10 - 2) / 1
-    8.0
+    >>> X = np.array([[0.0], [1.0], [2.0], [3.0], [5.5], [6.5], [7.5], [8.5]])
+    >>> round(near_neighbor_dunn(X, [0, 0, 0, 0, 1, 1, 1, 1], n_neighbors=3), 4)  # 3 -> 5.5 crosses: 2.5 / 3
+    0.8333
     """
     from sklearn.neighbors import NearestNeighbors
 

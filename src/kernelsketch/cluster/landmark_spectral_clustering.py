@@ -83,6 +83,10 @@ class LandmarkSpectralClustering(ClusterMixin, BaseEstimator):
         with ``build(points)`` and ``search(X, r)`` (:mod:`kernelsketch.kernels.search`).
     random_state : int, Generator or None
         Seeds the landmarks, the bandwidth heuristic and k-means.
+    n_jobs : int or None, default=None
+        Threads for ``fit`` and ``predict`` (BLAS, OpenMP, the compiled searches:
+        :func:`~kernelsketch.utils.threads.thread_limit`; -1 every usable core, 1 one core); None: the
+        process's current limits.  The labels do not depend on it.
 
     Attributes
     ----------
@@ -148,6 +152,7 @@ class LandmarkSpectralClustering(ClusterMixin, BaseEstimator):
         "search": ("exact", {}),
         "init_size": (None, {}),
         "tol": (1e-4, {}),
+        "n_jobs": (None, {}),
         "assign_labels": ("kmeans", {"_labeling": "kmeans", "landmark_labels_": None, "normalized_cuts_": {}}),
     }
     #: how the out-of-core driver fits it: the embedding's landmarks and pass, k-means on a sample
@@ -172,6 +177,7 @@ class LandmarkSpectralClustering(ClusterMixin, BaseEstimator):
         "tol": [Interval(numbers.Real, 0, None, closed="left")],
         "search": [StrOptions({"auto", "exact", "approximate"}), HasMethods(["build", "search"])],
         "random_state": ["random_state", np.random.Generator],
+        "n_jobs": [Interval(numbers.Integral, None, None, closed="neither"), None],
     }
 
     def __init__(
@@ -190,6 +196,7 @@ class LandmarkSpectralClustering(ClusterMixin, BaseEstimator):
         tol: float = 1e-4,
         search: str = "auto",
         random_state: RandomStateLike = None,
+        n_jobs: int | None = None,
     ) -> None:
         self.n_clusters = n_clusters
         self.n_landmarks = n_landmarks
@@ -204,6 +211,7 @@ class LandmarkSpectralClustering(ClusterMixin, BaseEstimator):
         self.tol = tol
         self.search = search
         self.random_state = random_state
+        self.n_jobs = n_jobs
 
     def _plan_embedding(self, n_rows):
         """The unfitted embedding and k-means (with its generator), in fit's order of draws (``"auto"``: an
@@ -348,7 +356,13 @@ class LandmarkSpectralClustering(ClusterMixin, BaseEstimator):
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X: ArrayLike, y: object = None) -> Self:
-        """Embed X through the landmark graph, k-means, and the labeling of lower cut. Returns self."""
+        """Embed X through the landmark graph, k-means, and the labeling its rule keeps. Returns self."""
+        from ..utils.threads import thread_limit
+
+        with thread_limit(self.n_jobs):
+            return self._fit(X)
+
+    def _fit(self, X):
         X = check_input(X, accept_sparse=("csr",), estimator=self, reset=True)
         embedding, km, rng = self._plan_embedding(X.shape[0])
         with graph_warnings_deferred(self.n_clusters == "auto"):
@@ -388,10 +402,13 @@ class LandmarkSpectralClustering(ClusterMixin, BaseEstimator):
     def predict(self, X: ArrayLike) -> NDArray[np.intp]:
         """The cluster of each row (new rows too): the nearest k-means centre of its spectral coordinates, or
         (``labeling_ == "genie"``) the landmarks' label of largest weight in its graph."""
+        from ..utils.threads import thread_limit
+
         check_is_fitted(self)
         X = check_input(X, accept_sparse=("csr",), estimator=self, reset=False)  # (columns checked by name too)
         embedding, km = self._assigner()
-        return km.predict(embedding.transform(X))
+        with thread_limit(getattr(self, "n_jobs", None)):
+            return km.predict(embedding.transform(X))
 
     def score(self, X: ArrayLike, y: object = None) -> float:
         """Stability of this clustering on ``X`` (label-free; higher is better, at most 1).

@@ -96,6 +96,7 @@ class DaskEngine:
         # arrays built from NumPy data carry it in their graphs: put it on the workers once, not once a pass
         (X, y), sent = persist_in_memory(client, X, y)
         self.X, self.y, self.client = X, y, client
+        self.source = None  # (chunks on workers: no text file's missing cells read here)
         self.n_rows = n
         self.n_features = int(X.shape[1])
         self.has_labels = y is not None

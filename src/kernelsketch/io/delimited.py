@@ -201,9 +201,10 @@ class DelimitedSource(MatrixSource):
     Attributes
     ----------
     text_columns : list
-        Columns left out because their first lines hold text (names, or 0-based indices without a header);
-        only when ``columns`` is None.  ``id_columns``: feature columns whose first lines count up by one
-        (row numbers?), kept.
+        Columns left out because most cells of their first lines (missing cells aside) are words
+        (names, or 0-based indices without a header); only when ``columns`` is None.  A word among numbers is an
+        error at its line, not a reason to leave the column out.  ``id_columns``: feature columns whose first
+        lines count up by one (row numbers?), kept.
     """
 
     format = "csv"
@@ -306,13 +307,16 @@ class DelimitedSource(MatrixSource):
         text, ids = [], []
         markers = _na_set(None) | self.na_values  # (a missing cell does not make a column text, read or refused)
 
-        def is_text(c):
-            return not _is_number(c) and c.lower() not in markers
+        def is_text(c):  # (a decimal comma is a number written in another locale: refused with its hint)
+            return not _is_number(c) and c.lower() not in markers and not _DECIMAL_COMMA.match(c)
 
         for j in self.features:
             cells = [r[j] for r in rows]
-            if not explicit and any(map(is_text, cells)):
-                text.append((j, next(filter(is_text, cells))))
+            present = [c for c in cells if c.lower() not in markers]
+            words = [c for c in present if is_text(c)]
+            # text: most present cells are words (a stray word among numbers is a typo, refused with its line)
+            if not explicit and words and 2 * len(words) > len(present):
+                text.append((j, words[0]))
             elif len(cells) >= 10 and all(_is_int_token(c) for c in cells):
                 v = np.array([int(c) for c in cells])
                 if np.all(np.diff(v) == 1):
@@ -604,19 +608,20 @@ class DelimitedSource(MatrixSource):
                 if not _is_number(fields[j]) and fields[j].lower() not in self.na_values:
                     name = f" ({names[j]!r})" if names is not None else ""
                     what = "an empty cell" if fields[j] == "" else f"non-numeric value {fields[j]!r}"
-                    if fields[j] == "" or fields[j].lower() in _na_set(None):
-                        what += (
-                            " (a missing value: --missing impute / missing='impute' reads it as the column's median)"
-                        )
-                    elif names is not None:
-                        what += (
-                            f" (a text column? columns whose first {_KIND_LINES} lines hold text are left out; "
-                            "select the numeric ones with --columns / columns=)"
-                        )
                     if _DECIMAL_COMMA.match(fields[j].strip()):
                         what += (
                             " (a decimal comma? numbers are read with a decimal point: convert the file's "
                             "decimal commas to points, keeping the field delimiter another character)"
+                        )
+                    elif fields[j] == "" or fields[j].lower() in _na_set(None):
+                        what += (
+                            " (a missing value: cluster --missing impute / missing='impute' reads it as its "
+                            "column's median)"
+                        )
+                    elif names is not None:
+                        what += (
+                            " (a word among numbers: columns whose first lines hold mostly words are left out; "
+                            "fix the cell, or select columns with --columns / columns=)"
                         )
                     raise ValueError(f"{self.path}: line {lineno}, column {j + 1}{name}: {what}")
 

@@ -254,6 +254,11 @@ def checked_search(searcher, X, r: int, n_points: int, dtype) -> tuple[np.ndarra
         raise TypeError(f"{name}.search returned indices of dtype {idx.dtype}; integers are needed")
     if n and (idx.min() < 0 or idx.max() >= n_points):
         raise ValueError(f"{name}.search returned indices outside [0, {n_points}) (e.g. faiss's -1 for 'not found')")
+    d2 = d2.astype(dtype, copy=False)
+    if not np.all(np.isfinite(d2)):
+        raise ValueError(f"{name}.search returned non-finite distances")
+    if n and d2.min() < -1e-6 * max(1.0, float(np.abs(d2).max())):
+        raise ValueError(f"{name}.search returned negative squared distances")
     if r > 1 and n:
         ordered = np.sort(idx, axis=1)
         repeated = np.flatnonzero((ordered[:, 1:] == ordered[:, :-1]).any(axis=1))
@@ -262,11 +267,6 @@ def checked_search(searcher, X, r: int, n_points: int, dtype) -> tuple[np.ndarra
                 f"{name}.search returned the same point more than once in a row (row {int(repeated[0])}: "
                 f"{idx[repeated[0]].tolist()}; {repeated.size} such rows): each row's r neighbours must be distinct"
             )
-    d2 = d2.astype(dtype, copy=False)
-    if not np.all(np.isfinite(d2)):
-        raise ValueError(f"{name}.search returned non-finite distances")
-    if n and d2.min() < -1e-6 * max(1.0, float(np.abs(d2).max())):
-        raise ValueError(f"{name}.search returned negative squared distances")
     d2 = np.maximum(d2, 0.0)
     order = np.lexsort((idx, d2), axis=1)
     return np.take_along_axis(d2, order, axis=1), np.take_along_axis(idx, order, axis=1).astype(np.int32)

@@ -641,6 +641,7 @@ def cluster_file(
     assign_labels: str = "auto",
     missing: str = "impute",
     label_column: Any = None,
+    n_jobs: int | None = None,
     **read_options: Any,
 ) -> ClusterResult:
     """Kernel clustering of data of any size: embed, k-means on a sample, stream the labels.
@@ -726,6 +727,9 @@ def cluster_file(
     label_column : str or int, optional
         A file's (or a DataFrame's) column of true classes: left out of the features, and the Rand index and
         adjusted Rand index against it are computed.
+    n_jobs : int or None, default=None
+        Threads for BLAS, OpenMP and the compiled loops during the run (:func:`~kernelsketch.utils.threads.
+        thread_limit`; -1: every usable core, 1: one core); None: the process's current limits.
     assign_labels : {"auto", "kmeans", "genie"}, default="auto"
         The spectral clustering's labeling (:class:`~kernelsketch.cluster.LandmarkSpectralClustering`):
         k-means on the embedding, Genie on the landmarks with each row following its graph's vote, or
@@ -757,6 +761,64 @@ def cluster_file(
     >>> res.labels.shape, res.n_rows
     ((1372,), 1372)
     """
+    from ..utils.threads import thread_limit
+
+    with thread_limit(n_jobs):
+        return _cluster_file(
+            data,
+            n_clusters,
+            embedding,
+            standardize,
+            output,
+            force,
+            keep_labels,
+            init_size,
+            n_init,
+            lloyd_passes,
+            tol,
+            fit_rows,
+            random_state,
+            client,
+            block_rows,
+            plot_rows,
+            landmark_target,
+            missing_codes,
+            keep_graph,
+            device,
+            assign_labels,
+            missing,
+            label_column,
+            read_options,
+        )
+
+
+def _cluster_file(
+    data,
+    n_clusters,
+    embedding,
+    standardize,
+    output,
+    force,
+    keep_labels,
+    init_size,
+    n_init,
+    lloyd_passes,
+    tol,
+    fit_rows,
+    random_state,
+    client,
+    block_rows,
+    plot_rows,
+    landmark_target,
+    missing_codes,
+    keep_graph,
+    device,
+    assign_labels,
+    missing,
+    label_column,
+    read_options,
+):
+    """:func:`cluster_file`'s body (under its thread limit)."""
     standardize = _check_cluster_args(n_clusters, standardize, embedding, assign_labels)
     missing_codes = check_missing_codes(missing_codes)
     data, device = host_data(data, device)
@@ -808,7 +870,7 @@ def cluster_file(
             protect=protect,
             column_names=["cluster"],
         )
-        drop = _MissingRows(shown.source) if cells is not None and cells["action"] == "drop" else None
+        drop = _MissingRows(getattr(shown, "source", None)) if cells is not None and cells["action"] == "drop" else None
         labels = _Assignment(sink, PairCounts() if engine.has_labels else None, drop)
         in_memory = (seeding.embedded, seeding.labels) if whole else None
         seeding.embedded = None  # (not held through a streamed assignment pass)

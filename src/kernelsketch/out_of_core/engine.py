@@ -47,6 +47,9 @@ class Engine(Protocol):
     #: the files this engine reads (an output may never be one of them)
     input_paths: list
     stats: dict
+    #: the :class:`~kernelsketch.io.source.MatrixSource` read in this process, or None (Dask's chunks): a text
+    #: file's missing cells are its business (``na_values``, ``missing_counts``, its raw blocks for ``"drop"``)
+    source: Any
 
     def describe(self) -> str:
         """One line: what is read, and where."""

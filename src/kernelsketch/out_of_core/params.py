@@ -52,6 +52,7 @@ CONSTRAINTS = {
         "device": "no_validation",  # (a name or a torch.device: checked by TorchSearch's resolve_device)
         "assign_labels": [StrOptions(set(LABELINGS))],
         "missing": [StrOptions({"impute", "drop", "error"})],
+        "n_jobs": [Interval(numbers.Integral, None, None, closed="neither"), None],
         "label_column": "no_validation",  # (a name or an index: the reader checks it)
     },
     "fit_source": {

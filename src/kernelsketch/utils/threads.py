@@ -104,6 +104,58 @@ def _release_openblas_control():
         clear(force=True)
 
 
+def usable_cores() -> int:
+    """The cores this process may run on (its CPU affinity)."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # pragma: no cover - not on Linux
+        return max(1, os.cpu_count() or 1)
+
+
+def resolve_n_jobs(n_jobs) -> int:
+    """``n_jobs`` as a thread count: None or -1 the usable cores, ``-k`` all but ``k - 1`` of them (scikit-learn's
+    convention), a positive number itself (at most the usable cores)."""
+    cores = usable_cores()
+    if n_jobs is None:
+        return cores
+    n = int(n_jobs)
+    if n == 0:
+        raise ValueError("n_jobs=0 runs nothing: give a positive count, or -1 / None for every usable core")
+    return min(cores, n) if n > 0 else max(1, cores + 1 + n)
+
+
+@contextmanager
+def thread_limit(n_jobs=None):
+    """Run the block on at most ``n_jobs`` threads (:func:`resolve_n_jobs`): BLAS and OpenMP through
+    threadpoolctl (which the elementwise passes and the compiled searches follow: :func:`blas_num_threads`) and
+    numba's parallel loops.  None: the process's current limits, unchanged."""
+    if n_jobs is None:
+        yield
+        return
+    n = resolve_n_jobs(n_jobs)
+    numba_before = None
+    import sys
+
+    if "numba" in sys.modules:
+        import numba
+
+        numba_before = numba.get_num_threads()
+        numba.set_num_threads(min(n, numba.config.NUMBA_NUM_THREADS))
+    _release_openblas_control()
+    limiter = threadpool_controller().limit(limits=n)
+    _release_openblas_control()
+    try:
+        yield
+    finally:
+        _release_openblas_control()
+        limiter.restore_original_limits()
+        _release_openblas_control()
+        if numba_before is not None:
+            import numba
+
+            numba.set_num_threads(numba_before)
+
+
 #: BLAS calls below this many flops run on one thread (see :func:`blas_for`)
 SMALL_BLAS_FLOPS = 5e8
 

@@ -93,7 +93,7 @@ def test_missing_error_names_the_first_cell(table):
     path, _, _ = table
     r = _cli("cluster", path.name, "-k", "3", "--missing", "error", cwd=path.parent)
     assert r.returncode == 1
-    assert "(a missing value: --missing impute" in r.stderr and "line " in r.stderr
+    assert "(a missing value: cluster --missing impute" in r.stderr and "line " in r.stderr
 
 
 def test_the_library_does_the_same(table):
@@ -166,3 +166,40 @@ def test_the_threads_flag_limits_the_process(tmp_path):
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     assert cpu <= 1.15 * wall + 0.2, (cpu, wall)  # one core: never more CPU seconds than wall seconds
     assert _cli("cluster", path.name, "-k", "5", "--threads", "0", cwd=tmp_path).returncode == 2
+
+
+def test_a_fit_on_a_frame_with_a_label_column_is_refused():
+    pd = pytest.importorskip("pandas")
+    rng = np.random.default_rng(0)
+    df = pd.DataFrame({"a": rng.random(200), "b": rng.random(200), "label": np.arange(200) % 2})
+    with pytest.raises(ValueError, match="'label' looks like the class labels"):
+        ks.cluster.LandmarkSpectralClustering(2, random_state=0).fit(df)
+    ks.cluster.LandmarkSpectralClustering(2, random_state=0).fit(df.drop(columns="label"))  # the features alone
+
+
+def test_a_clusters_flag_out_of_range_names_the_flag_not_the_function(tmp_path):
+    path = tmp_path / "x.csv"
+    np.savetxt(path, np.random.default_rng(0).normal(size=(50, 2)), delimiter=",", header="a,b", comments="")
+    r = _cli("cluster", path.name, "-k", "1", cwd=tmp_path)
+    assert r.returncode == 2 and "'-k' must be an int in the range [2, inf)" in r.stderr
+    assert "cluster_file" not in r.stderr
+
+
+def test_plots_draw_the_bulk_and_give_cluster_sizes(tmp_path):
+    pytest.importorskip("matplotlib")
+    import matplotlib
+
+    matplotlib.use("Agg", force=True)
+    import matplotlib.pyplot as plt
+
+    from kernelsketch.cli.plotting import _bulk_limits, _same_unit
+
+    rng = np.random.default_rng(0)
+    x, y = rng.normal(size=1000), rng.normal(size=1000)
+    x[0] = 1e6  # one far point
+    fig, ax = plt.subplots()
+    assert _bulk_limits(ax, x, y) == 1 and ax.get_xlim()[1] < 10
+    assert _bulk_limits(ax, x[1:], y[1:]) == 0  # nothing far: the limits are matplotlib's
+    assert _same_unit(x[1:], y[1:], ("column lon", "column lat"))
+    assert not _same_unit(x[1:], 1e4 * y[1:], ("column age", "column income"))
+    plt.close(fig)

@@ -732,7 +732,9 @@ def _flag_names(msg):
     """
     names = "|".join(_FLAG_OF)
     msg = re.sub(r"(?<![\w-])(" + names + r")(?==)", lambda m: _FLAG_OF[m.group(1)], msg)
-    return re.sub(r"'(" + names + r")'", lambda m: f"'{_FLAG_OF[m.group(1)]}'", msg)
+    msg = re.sub(r"'(" + names + r")'", lambda m: f"'{_FLAG_OF[m.group(1)]}'", msg)
+    # (a library function's name means nothing on the command line: "The '-k' parameter of cluster_file must")
+    return re.sub(r"The ('-[^']+') parameter of [\w.]+ must", r"\1 must", msg)
 
 
 def _report_error(ui, command, msg):

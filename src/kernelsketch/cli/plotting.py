@@ -19,6 +19,38 @@ def varying_columns(Z, n=2):
     return [int(j) for j in np.flatnonzero(spread > 1e-9 * scale)[:n]]
 
 
+#: the quantiles of each axis that bound a plot (a few far points do not squash the rest into a corner)
+BULK = (0.005, 0.995)
+
+
+def _bulk_limits(ax, x, y):
+    """Set the axes to the bulk of the points (:data:`BULK`, widened by a tenth) when some lie far beyond it;
+    returns how many points are then outside the axes (0: the limits are left to matplotlib)."""
+    limits = []
+    for v in (x, y):
+        lo, hi = np.quantile(v, BULK)
+        pad = 0.1 * (hi - lo) if hi > lo else 1.0
+        limits.append((lo - pad, hi + pad))
+    (x0, x1), (y0, y1) = limits
+    out = (x < x0) | (x > x1) | (y < y0) | (y > y1)
+    full = max(np.ptp(x), np.ptp(y))
+    bulk = max(x1 - x0, y1 - y0)
+    if not out.any() or full <= 2 * bulk:  # (nothing far out: the whole data drawn)
+        return 0
+    ax.set_xlim(x0, x1)
+    ax.set_ylim(y0, y1)
+    return int(out.sum())
+
+
+def _same_unit(x, y, axes):
+    """Whether the two axes share a unit: principal axes of one space, or two columns whose spreads are within 10x
+    of each other (map coordinates, two lengths); then one unit is as long on both axes."""
+    if any(str(a).startswith(("component", "PC", "principal")) for a in axes):
+        return True
+    sx, sy = float(np.std(x)), float(np.std(y))
+    return sx > 0 and sy > 0 and max(sx, sy) / min(sx, sy) <= 10.0
+
+
 def scatter_png(path, Z, colors=None, *, title="", axes=None, force=False, protect=()):
     """Write a scatter of two columns of ``Z`` coloured by ``colors`` (labels or clusters).
 
@@ -43,12 +75,20 @@ def scatter_png(path, Z, colors=None, *, title="", axes=None, force=False, prote
     if colors is None:
         ax.scatter(x, y, s=4, alpha=0.6, linewidths=0)
     else:
-        _, codes = np.unique(np.asarray(colors).astype(str), return_inverse=True)
+        names, codes = np.unique(np.asarray(colors).astype(str), return_inverse=True)
         sc = ax.scatter(x, y, c=codes, s=4, alpha=0.7, linewidths=0, cmap="tab20" if codes.max() >= 10 else "tab10")
         if codes.max() < 20:
-            ax.legend(*sc.legend_elements(), loc="best", fontsize="small", markerscale=0.8, frameon=False)
+            sizes = np.bincount(codes, minlength=names.size)
+            handles = sc.legend_elements()[0]
+            legend = [f"{n} ({s:,})" for n, s in zip(names, sizes, strict=True)]  # (each cluster with its size)
+            ax.legend(handles, legend, loc="best", fontsize="small", markerscale=0.8, frameon=False)
+    outside = _bulk_limits(ax, x, y)
+    if _same_unit(x, y, axes):
+        ax.set_aspect("equal", adjustable="datalim")
     ax.set_xlabel(axes[0])
     ax.set_ylabel(axes[1])
+    if outside:
+        title = f"{title}\n{outside:,} points beyond the axes (the bulk of the data drawn)"
     ax.set_title(title, fontsize="medium")
     fig.tight_layout()
     fmt = str(path).rsplit(".", 1)[-1].lower()

@@ -35,10 +35,10 @@ __all__ = [
 ]
 
 #: the labelings a rule can choose among (each a function of a :class:`LabelingContext`; see :class:`Labeling`)
-CANDIDATES = {}
+CANDIDATES: dict[str, Any] = {}
 
 #: the choosers: each scores a candidate's labels of the judged rows (higher is better)
-CHOOSERS = {}
+CHOOSERS: dict[str, Any] = {}
 
 #: ``assign_labels`` -> (candidates, chooser): one candidate needs no chooser.  ``"auto"`` is the rule the pool
 #: protocol chose (``benchmarks/cluster_pool.py``); the others are what it chose among, by name.

@@ -14,7 +14,7 @@ from ..maps.landmark_eigen import GraphStatistics, landmark_spectrum
 from ..maps.landmark_spectral import _HEURISTICS, LandmarkSpectralEmbedding, graph_warnings_deferred, user_searcher
 from ..metrics.clustering import relative_eigengap
 from ..utils.estimator_checks import HasMethods, Interval, StrOptions
-from ..utils.validation import check_input, check_random_state, derive_seed
+from ..utils.validation import check_input, check_random_state, derive_seed, refuse_label_like_frame
 from .landmark_labels import CANDIDATES, LABELINGS
 from .streaming_kmeans import StreamingKMeans
 
@@ -363,6 +363,7 @@ class LandmarkSpectralClustering(ClusterMixin, BaseEstimator):
             return self._fit(X)
 
     def _fit(self, X):
+        refuse_label_like_frame(X)
         X = check_input(X, accept_sparse=("csr",), estimator=self, reset=True)
         embedding, km, rng = self._plan_embedding(X.shape[0])
         with graph_warnings_deferred(self.n_clusters == "auto"):

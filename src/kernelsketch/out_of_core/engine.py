@@ -22,6 +22,7 @@ from ..io import RowReservoir, open_matrix
 from ..io.source import ArraySource, MatrixSource
 from ..utils.dispatch import is_dask_array
 from ..utils.progress import progress
+from ..utils.validation import label_like_names
 from ..utils.warnings import warn as _warn
 
 
@@ -281,18 +282,10 @@ def _frame_source(frame, columns=None, label_column=None, y=None):
     return ArraySource(frame[features], labels, name="<DataFrame>", feature_names=features)
 
 
-#: column names that mean "the classes", not a feature (a file's header or a DataFrame's columns)
-LABEL_NAMES = frozenset({"label", "labels", "class", "classes", "target", "y", "category", "species", "outcome"})
-
-
 def label_like_columns(engine) -> list:
-    """The engine's feature columns named like the class labels (:data:`LABEL_NAMES`): clustering or embedding
-    them as features is almost never meant (pass ``label_column=`` to leave one out, or ``columns=``).  A ``y``
-    beside an ``x`` is a coordinate."""
-    names = getattr(engine, "feature_names", None) or []
-    lower = {str(n).strip().lower() for n in names}
-    pair = {"y"} if "x" in lower else set()  # x and y side by side are coordinates, not features and a target
-    return [n for n in names if str(n).strip().lower() in LABEL_NAMES - pair]
+    """The engine's feature columns named like the class labels (:data:`~kernelsketch.utils.validation.
+    LABEL_NAMES`, :func:`~kernelsketch.utils.validation.label_like_names`)."""
+    return label_like_names(getattr(engine, "feature_names", None) or [])
 
 
 def refuse_label_like_columns(engine, read_options):

@@ -60,6 +60,8 @@ class MissingValueCodeImputer(TransformerMixin, BaseEstimator):
     columns_: np.ndarray
     codes_: np.ndarray
     replacements_: np.ndarray
+    nan_replacements_: np.ndarray | None
+    drop_missing_rows_: bool
 
     def __init__(self) -> None:
         pass

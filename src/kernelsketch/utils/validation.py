@@ -223,3 +223,31 @@ def require_finite(A, what="matrix"):
             "rescale the data or choose another bandwidth"
         )
     return A
+
+
+#: column names that mean "the classes", not a feature (a file's header or a DataFrame's columns)
+LABEL_NAMES = frozenset({"label", "labels", "class", "classes", "target", "y", "category", "species", "outcome"})
+
+
+def label_like_names(names) -> list:
+    """The names among ``names`` that are named like the class labels (:data:`LABEL_NAMES`): clustering or
+    embedding them as features is almost never meant (``label_column=`` leaves one out, ``columns=`` keeps it).
+    A ``y`` beside an ``x`` is a coordinate."""
+    names = list(names)
+    lower = {str(n).strip().lower() for n in names}
+    pair = {"y"} if "x" in lower else set()  # x and y side by side are coordinates, not features and a target
+    return [n for n in names if str(n).strip().lower() in LABEL_NAMES - pair]
+
+
+def refuse_label_like_frame(X):
+    """A ValueError when ``X`` (a DataFrame) has a column named like the class labels: ``fit(df)`` of a
+    clustering would cluster the answer (the guard ``cluster_file`` and the command line have)."""
+    columns = getattr(X, "columns", None)
+    if columns is None or getattr(X, "ndim", 2) != 2:
+        return
+    suspects = label_like_names(columns)
+    if suspects:
+        raise ValueError(
+            f"column {suspects[0]!r} looks like the class labels: drop it before fitting (X.drop(columns="
+            f"{[str(s) for s in suspects]!r})), or rename it if it is a feature"
+        )

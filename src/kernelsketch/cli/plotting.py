@@ -24,12 +24,12 @@ BULK = (0.005, 0.995)
 
 
 def _bulk_limits(ax, x, y):
-    """Set the axes to the bulk of the points (:data:`BULK`, widened by a tenth) when some lie far beyond it;
+    """Set the axes to the bulk of the points (:data:`BULK`, widened by a quarter) when some lie far beyond it;
     returns how many points are then outside the axes (0: the limits are left to matplotlib)."""
     limits = []
     for v in (x, y):
         lo, hi = np.quantile(v, BULK)
-        pad = 0.1 * (hi - lo) if hi > lo else 1.0
+        pad = 0.25 * (hi - lo) if hi > lo else 1.0
         limits.append((lo - pad, hi + pad))
     (x0, x1), (y0, y1) = limits
     out = (x < x0) | (x > x1) | (y < y0) | (y > y1)

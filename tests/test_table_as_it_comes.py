@@ -203,3 +203,22 @@ def test_plots_draw_the_bulk_and_give_cluster_sizes(tmp_path):
     assert _same_unit(x[1:], y[1:], ("column lon", "column lat"))
     assert not _same_unit(x[1:], 1e4 * y[1:], ("column age", "column income"))
     plt.close(fig)
+
+
+def test_help_imports_neither_scikit_learn_nor_the_kernels():
+    from kernelsketch.kernels.kernel_functions import KERNELS
+    from kernelsketch.kernels.names import KERNEL_NAMES
+
+    assert sorted(KERNEL_NAMES) == sorted(KERNELS)  # the light list of names is the registry's
+    code = (
+        "import sys\n"
+        "from kernelsketch.cli.main import main\n"
+        "try:\n"
+        "    main(['cluster', '--help'])\n"
+        "except SystemExit:\n"
+        "    pass\n"
+        "heavy = [m for m in ('sklearn', 'kernelsketch.kernels.kernel_functions', 'numba') if m in sys.modules]\n"
+        "print('HEAVY', heavy)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert "HEAVY []" in out, out[-300:]

@@ -2,49 +2,36 @@
 
 See :mod:`kernelsketch.kernels.kernel_functions` for the parametrisation of
 every kernel and the conversions to scikit-learn's and the papers' forms.
+Names are imported lazily from their modules (PEP 562): a light submodule is imported without the others.
 """
 
-from .bandwidth import HEURISTICS, estimate_bandwidth, resolve_bandwidth
-from .blocks import get_kernel, kernel_blocks, kernel_diag, pairwise_kernel
-from .evaluation import BlockKernel
-from .gram_operator import GramOperator
-from .kernel_functions import (
-    KERNELS,
-    SHIFT_INVARIANT,
-    CallableKernel,
-    CauchyKernel,
-    CosineKernel,
-    GaussianKernel,
-    Kernel,
-    LaplacianKernel,
-    LinearKernel,
-    PolynomialKernel,
-    ShiftInvariantKernel,
-    SigmoidKernel,
-)
-from .selection import make_kernel
+from .._lazy import attach
 
-__all__ = [
-    "HEURISTICS",
-    "KERNELS",
-    "SHIFT_INVARIANT",
-    "BlockKernel",
-    "CallableKernel",
-    "CauchyKernel",
-    "CosineKernel",
-    "GaussianKernel",
-    "GramOperator",
-    "Kernel",
-    "LaplacianKernel",
-    "LinearKernel",
-    "PolynomialKernel",
-    "ShiftInvariantKernel",
-    "SigmoidKernel",
-    "estimate_bandwidth",
-    "get_kernel",
-    "kernel_blocks",
-    "kernel_diag",
-    "make_kernel",
-    "pairwise_kernel",
-    "resolve_bandwidth",
-]
+_LAZY = {
+    "HEURISTICS": "bandwidth",
+    "estimate_bandwidth": "bandwidth",
+    "resolve_bandwidth": "bandwidth",
+    "get_kernel": "blocks",
+    "kernel_blocks": "blocks",
+    "kernel_diag": "blocks",
+    "pairwise_kernel": "blocks",
+    "BlockKernel": "evaluation",
+    "GramOperator": "gram_operator",
+    "KERNELS": "kernel_functions",
+    "SHIFT_INVARIANT": "kernel_functions",
+    "CallableKernel": "kernel_functions",
+    "CauchyKernel": "kernel_functions",
+    "CosineKernel": "kernel_functions",
+    "GaussianKernel": "kernel_functions",
+    "Kernel": "kernel_functions",
+    "LaplacianKernel": "kernel_functions",
+    "LinearKernel": "kernel_functions",
+    "PolynomialKernel": "kernel_functions",
+    "ShiftInvariantKernel": "kernel_functions",
+    "SigmoidKernel": "kernel_functions",
+    "make_kernel": "selection",
+}
+
+__all__ = sorted(_LAZY)
+
+__getattr__, __dir__ = attach(__name__, _LAZY)

@@ -222,3 +222,11 @@ def test_help_imports_neither_scikit_learn_nor_the_kernels():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert "HEAVY []" in out, out[-300:]
+
+
+def test_drop_follows_the_rows_through_a_streamed_assignment(table):
+    # k-means' sample smaller than the file: the labels stream block by block, the missing rows read beside them
+    path, _, missing = table
+    res = ks.cluster_file(path, 3, missing="drop", init_size=500, block_rows=700, label_column="segment")
+    assert res.sample_rows == 500 and np.array_equal(res.labels == -1, missing)
+    assert res.cluster_sizes.sum() == (~missing).sum()  # (the dropped rows are in no cluster's count)

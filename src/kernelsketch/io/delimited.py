@@ -534,16 +534,14 @@ class DelimitedSource(MatrixSource):
             )
             if np.any(counts != self.n_columns):
                 self._diagnose(text, start)
-        check_finite_block(
-            self.path,
-            X,
-            self._lineno_of(text, start),
-            self.feature_names_all,
-            self.features,
-            row_label="line",
-            allow_nan=bool(self.na_values),
-        )
+        self._check_finite(X, text, start)
         return X, y
+
+    def _check_finite(self, X, text, start):
+        """The first NaN or inf cell named by its line and column (NaN is a missing value where ``na_values``)."""
+        rows = self._lineno_of(text, start)
+        names = self.feature_names_all
+        check_finite_block(self.path, X, rows, names, self.features, row_label="line", allow_nan=bool(self.na_values))
 
     def _parse_cells(self, text, start):
         """A block read cell by cell, each missing-value marker as NaN (numpy's parser refused a cell): the
@@ -562,15 +560,7 @@ class DelimitedSource(MatrixSource):
                 labels.append(fields[self.label])
         X = np.array(rows, dtype=self.dtype).reshape(len(rows), self.n_features)
         y = np.array(labels, dtype=str) if self.label is not None else None
-        check_finite_block(
-            self.path,
-            X,
-            self._lineno_of(text, start),
-            self.feature_names_all,
-            self.features,
-            row_label="line",
-            allow_nan=True,
-        )
+        self._check_finite(X, text, start)
         return X, y
 
     @staticmethod

@@ -283,7 +283,12 @@ def _add_embed(sub, parents, methods, method_help):
         help="embed a data file",
         description="Fit a kernel embedding and write the embedding of every row.",
     )
-    p.add_argument("--method", choices=methods, required=True, help=method_help)
+    p.add_argument(
+        "--method",
+        choices=methods,
+        default="spectral",
+        help=method_help + " (default: spectral, the embedding `cluster` clusters)",
+    )
     p.add_argument("--save", metavar="MODEL", help="also save the fitted model (.ksm)")
 
 

@@ -75,7 +75,8 @@ def scatter_png(path, Z, colors=None, *, title="", axes=None, force=False, prote
     if colors is None:
         ax.scatter(x, y, s=4, alpha=0.6, linewidths=0)
     else:
-        names, codes = np.unique(np.asarray(colors).astype(str), return_inverse=True)
+        values = np.asarray(colors)
+        names, codes = np.unique(values if values.dtype.kind in "iub" else values.astype(str), return_inverse=True)
         sc = ax.scatter(x, y, c=codes, s=4, alpha=0.7, linewidths=0, cmap="tab20" if codes.max() >= 10 else "tab10")
         if codes.max() < 20:
             sizes = np.bincount(codes, minlength=names.size)
@@ -83,8 +84,8 @@ def scatter_png(path, Z, colors=None, *, title="", axes=None, force=False, prote
             legend = [f"{n} ({s:,})" for n, s in zip(names, sizes, strict=True)]  # (each cluster with its size)
             ax.legend(handles, legend, loc="best", fontsize="small", markerscale=0.8, frameon=False)
     outside = _bulk_limits(ax, x, y)
-    if _same_unit(x, y, axes):
-        ax.set_aspect("equal", adjustable="datalim")
+    if _same_unit(x, y, axes):  # (limits set to the bulk stay: the box takes the aspect then)
+        ax.set_aspect("equal", adjustable="box" if outside else "datalim")
     ax.set_xlabel(axes[0])
     ax.set_ylabel(axes[1])
     if outside:

@@ -230,3 +230,40 @@ def test_drop_follows_the_rows_through_a_streamed_assignment(table):
     res = ks.cluster_file(path, 3, missing="drop", init_size=500, block_rows=700, label_column="segment")
     assert res.sample_rows == 500 and np.array_equal(res.labels == -1, missing)
     assert res.cluster_sizes.sum() == (~missing).sum()  # (the dropped rows are in no cluster's count)
+
+
+@pytest.mark.parametrize("after", [1.5, 4.0])
+def test_sigterm_ends_a_run_within_two_seconds_with_143_and_no_output(tmp_path, after):
+    import signal
+    import time
+
+    X = np.random.default_rng(0).normal(size=(400_000, 4)).astype(np.float32)
+    np.save(tmp_path / "x.npy", X)
+    p = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "kernelsketch.cli",
+            "cluster",
+            "x.npy",
+            "-k",
+            "5",
+            "-o",
+            "labels.npy",
+            "--lloyd-passes",
+            "20",
+            "-q",
+        ],
+        cwd=tmp_path,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    time.sleep(after)  # (the imports, or the passes)
+    if p.poll() is not None:
+        pytest.skip("the run finished before the signal")
+    t0 = time.perf_counter()
+    p.send_signal(signal.SIGTERM)
+    _, err = p.communicate(timeout=30)
+    assert time.perf_counter() - t0 < 2.0 and p.returncode == 143, (p.returncode, err[-300:])
+    assert not (tmp_path / "labels.npy").exists() and not list(tmp_path.glob("*.part*"))

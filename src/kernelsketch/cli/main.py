@@ -602,8 +602,16 @@ def build_parser():
     return parser
 
 
+class _Terminated(KeyboardInterrupt):
+    """SIGTERM or SIGHUP, unwound as Ctrl-C is (temporary outputs removed); the exit code is 128 + the signal."""
+
+    def __init__(self, signum):
+        super().__init__()
+        self.signum = signum
+
+
 def _raise_interrupt(signum, frame):
-    raise KeyboardInterrupt
+    raise _Terminated(signum)
 
 
 def main(argv=None):
@@ -657,7 +665,7 @@ def main(argv=None):
             code = _dispatch(args, ui)
             ui.finish()
         return code
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as exc:
         written = ui.written
         if written:
             print(
@@ -667,7 +675,7 @@ def main(argv=None):
             )
         else:
             print("kernelsketch: interrupted; no output was written", file=sys.stderr)
-        return 130
+        return 128 + exc.signum if isinstance(exc, _Terminated) else 130
     except UsageError as exc:
         if debug:
             raise

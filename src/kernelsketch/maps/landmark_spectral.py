@@ -35,7 +35,7 @@ from ..kernels.selection import make_kernel
 from ..utils.chunking import gen_row_slices, get_chunk_n_rows
 from ..utils.dispatch import maybe_dask_transform
 from ..utils.estimator_checks import HasMethods, Interval, StrOptions
-from ..utils.threads import parallel_rows, run_pieces
+from ..utils.threads import parallel_rows, run_pieces, thread_limit
 from ..utils.validation import check_input, check_random_state, derive_seed
 from ..utils.warnings import warn as _warn
 from .landmark_eigen import GraphStatistics, landmark_embedding
@@ -173,6 +173,9 @@ class LandmarkSpectralEmbedding(ClassNamePrefixFeaturesOutMixin, TransformerMixi
         or your own), used on a copy for the fit, ``transform`` and ``cluster_file``'s assignment pass.
     random_state : int, Generator or None
         Seeds the landmarks and the bandwidth heuristic.
+    n_jobs : int or None, default=None
+        Threads for ``fit`` and ``transform`` (BLAS, OpenMP, the compiled searches; -1 every usable core, 1 one
+        core); None: the process's current limits.  The embedding does not depend on it.
 
     Attributes
     ----------
@@ -260,7 +263,7 @@ class LandmarkSpectralEmbedding(ClassNamePrefixFeaturesOutMixin, TransformerMixi
     #: caches never saved (rebuilt from the landmarks by whoever needs them)
     _transient_state: ClassVar[tuple[str, ...]] = ("_searcher_cache",)
     #: a model file written before ``search`` existed searched exactly: it loads as ``search="exact"``
-    _before_parameter_added: ClassVar[dict] = {"search": ("exact", {})}
+    _before_parameter_added: ClassVar[dict] = {"search": ("exact", {}), "n_jobs": (None, {})}
     #: how the out-of-core driver fits it: landmark rows by index, then one pass of block statistics
     _fit_strategy: ClassVar[str] = "landmarks_then_pass"
     _dim_param: ClassVar[str | None] = "n_components"
@@ -279,6 +282,7 @@ class LandmarkSpectralEmbedding(ClassNamePrefixFeaturesOutMixin, TransformerMixi
         "trivial": [StrOptions({"keep", "drop"})],
         "search": [StrOptions(set(SEARCHES)), HasMethods(["build", "search"])],
         "random_state": ["random_state", np.random.Generator],
+        "n_jobs": [Interval(numbers.Integral, None, None, closed="neither"), None],
     }
 
     def __init__(
@@ -293,6 +297,7 @@ class LandmarkSpectralEmbedding(ClassNamePrefixFeaturesOutMixin, TransformerMixi
         trivial: str = "keep",
         search: str = "auto",
         random_state: RandomStateLike = None,
+        n_jobs: int | None = None,
     ) -> None:
         self.n_components = n_components
         self.n_landmarks = n_landmarks
@@ -303,6 +308,7 @@ class LandmarkSpectralEmbedding(ClassNamePrefixFeaturesOutMixin, TransformerMixi
         self.trivial = trivial
         self.search = search
         self.random_state = random_state
+        self.n_jobs = n_jobs
 
     # -- the seams the out-of-core driver calls ------------------------------------
     def _selector(self):
@@ -595,6 +601,10 @@ class LandmarkSpectralEmbedding(ClassNamePrefixFeaturesOutMixin, TransformerMixi
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X: ArrayLike, y: object = None) -> Self:
         """Draw the landmarks, sum the block statistics, solve the ``m x m`` eigenproblem. Returns self."""
+        with thread_limit(self.n_jobs):
+            return self._fit_rows(X)
+
+    def _fit_rows(self, X):
         X = check_input(X, accept_sparse=("csr",), estimator=self, reset=True)
         m, seed, rng = self._plan(X.shape[0])
         data = LandmarkData(X.shape[0], lambda i: take_rows(X, i))
@@ -609,7 +619,8 @@ class LandmarkSpectralEmbedding(ClassNamePrefixFeaturesOutMixin, TransformerMixi
         """The spectral coordinates ``sqrt(N) Zh(x) V_k Lambda_k^{-1/2}`` of each row."""
         if (Z := maybe_dask_transform(self, X)) is not None:
             return Z
-        return self._embedded_with_graph(X)[0]
+        with thread_limit(getattr(self, "n_jobs", None)):
+            return self._embedded_with_graph(X)[0]
 
     def _embedded_with_graph(self, X):
         """``(transform(X), (indices, weights))``: the embedding and the graph it came from, for a caller that

@@ -158,6 +158,7 @@ def transform_source(
     random_state: RandomStateLike = 0,
     method: str = "transform",
     device: Any = None,
+    n_jobs: int | None = None,
     **read_options: Any,
 ) -> TransformResult:
     """Map every row of ``data`` through a fitted ``estimator`` into ``output``, block by block.
@@ -186,6 +187,9 @@ def transform_source(
         Run a spectral model's searches with PyTorch on this device (``"cuda"``, ``"cpu"``), or on the exact
         NumPy search (``"numpy"``), on a copy of the model (:func:`~kernelsketch.out_of_core.device.searches_on`);
         None: where the model searches (as fitted: ``cluster_file(..., device=...)`` fits one that searches there).
+    n_jobs : int or None, default=None
+        Threads for BLAS, OpenMP and the compiled loops during the call (-1: every usable core, 1: one core);
+        None: the process's current limits.
 
     Returns
     -------
@@ -302,12 +306,14 @@ def embed_file(
     block_rows: int | None = None,
     sample_rows: int = 0,
     landmark_target: float | None = None,
+    n_jobs: int | None = None,
     **read_options: Any,
 ) -> EmbedResult:
     """Fit ``estimator`` on ``data`` (without loading it) and write the embedding of every row to ``output``.
 
     ``fit_source`` then ``transform_source`` on the same engine; see both for the parameters
-    (``landmark_target``: choose the landmark count first, :func:`choose_landmarks`).
+    (``landmark_target``: choose the landmark count first, :func:`choose_landmarks`; ``n_jobs``: the threads of
+    the whole call).
     With ``output=None`` the embedding is returned in memory (``.transform.embedding``).
 
     Examples
@@ -736,7 +742,6 @@ def cluster_file(
         (``"auto"``) the one of lower normalized cut on k-means' sample (``res.clusterer.labeling_``). With
         the votes, ``lloyd_passes`` has no centres to move and is skipped, and ``inertia`` is the votes'
         distance to their cluster's corner.
-
     Returns
     -------
     ClusterResult
@@ -761,106 +766,95 @@ def cluster_file(
     >>> res.labels.shape, res.n_rows
     ((1372,), 1372)
     """
-    from ..utils.threads import thread_limit
+    standardize = _check_cluster_args(n_clusters, standardize, embedding, assign_labels)
+    missing_codes = check_missing_codes(missing_codes)
+    data, device = host_data(data, device)
+    if label_column is not None:
+        read_options["label_column"] = label_column
+    if isinstance(data, (str, os.PathLike)) and missing != "error":  # (a text file's empty and NA cells: missing)
+        read_options.setdefault("na_values", None)
+    engine = open_engine(data, client=client, block_rows=block_rows, **read_options)
+    if not isinstance(data, Engine):
+        refuse_label_like_columns(engine, read_options)
+    protect = _inputs_of(data)
+    if isinstance(output, (str, os.PathLike)):
+        from ..io import check_output_path, output_format
 
-    with thread_limit(n_jobs):
-        standardize = _check_cluster_args(n_clusters, standardize, embedding, assign_labels)
-        missing_codes = check_missing_codes(missing_codes)
-        data, device = host_data(data, device)
-        if label_column is not None:
-            read_options["label_column"] = label_column
-        if isinstance(data, (str, os.PathLike)) and missing != "error":  # (a text file's empty and NA cells: missing)
-            read_options.setdefault("na_values", None)
-        engine = open_engine(data, client=client, block_rows=block_rows, **read_options)
-        if not isinstance(data, Engine):
-            refuse_label_like_columns(engine, read_options)
-        protect = _inputs_of(data)
-        if isinstance(output, (str, os.PathLike)):
-            from ..io import check_output_path, output_format
+        output_format(output)
+        check_output_path(output, force=force, protect=protect)
+    model = _clustering_model(embedding, n_clusters, n_init, init_size, tol, random_state, device, assign_labels)
+    seconds: dict[str, float] = {}
+    t0 = time.perf_counter()
+    engine, cells, sample = impute_missing_cells(engine, missing, random_state)
+    engine, codes = replace_missing_codes(engine, action=missing_codes, random_state=random_state, sample=sample)
+    shown = engine  # (the rows as given, before any scaling: what a plot shows)
+    with contextlib.ExitStack() as stack:
+        cache = _graph_cache(keep_graph, engine, model, init_size)  # removed on leaving, also on error
+        if cache is not None:
+            stack.enter_context(cache)
+        engine, scaler, fit = _fit_embedding(engine, model, standardize, fit_rows, random_state, landmark_target, cache)
+        # 1. seeding: k-means++ and Lloyd on the embedding of a uniform sample (the clusterer's fit did it)
+        kmeans_params = {"n_init": n_init, "init_size": init_size, "tol": tol, "random_state": random_state}
+        clusterer, embedding, km, seeding = _seeded(model, fit, engine, n_clusters, **kmeans_params)
+        seconds.update(seeding.seconds, fit=time.perf_counter() - t0 - sum(seeding.seconds.values()))
+        N = engine.n_rows
+        whole = seeding.indices.size == N  # the sample is every row: exact full-data k-means, no second pass
+        if whole:  # every row is here: an empty cluster is known before anything is written
+            _refuse_empty_clusters(seeding.embedded, km, km.n_clusters)
 
-            output_format(output)
-            check_output_path(output, force=force, protect=protect)
-        model = _clustering_model(embedding, n_clusters, n_init, init_size, tol, random_state, device, assign_labels)
-        seconds: dict[str, float] = {}
-        t0 = time.perf_counter()
-        engine, cells, sample = impute_missing_cells(engine, missing, random_state)
-        engine, codes = replace_missing_codes(engine, action=missing_codes, random_state=random_state, sample=sample)
-        shown = engine  # (the rows as given, before any scaling: what a plot shows)
-        with contextlib.ExitStack() as stack:
-            cache = _graph_cache(keep_graph, engine, model, init_size)  # removed on leaving, also on error
-            if cache is not None:
-                stack.enter_context(cache)
-            engine, scaler, fit = _fit_embedding(
-                engine, model, standardize, fit_rows, random_state, landmark_target, cache
-            )
-            # 1. seeding: k-means++ and Lloyd on the embedding of a uniform sample (the clusterer's fit did it)
-            kmeans_params = {"n_init": n_init, "init_size": init_size, "tol": tol, "random_state": random_state}
-            clusterer, embedding, km, seeding = _seeded(model, fit, engine, n_clusters, **kmeans_params)
-            seconds.update(seeding.seconds, fit=time.perf_counter() - t0 - sum(seeding.seconds.values()))
-            N = engine.n_rows
-            whole = seeding.indices.size == N  # the sample is every row: exact full-data k-means, no second pass
-            if whole:  # every row is here: an empty cluster is known before anything is written
-                _refuse_empty_clusters(seeding.embedded, km, km.n_clusters)
+        # 2. exact Lloyd passes over every row (optional; each one embeds every block again)
+        t3 = time.perf_counter()
+        votes = clusterer is not None and clusterer.labeling_ != "kmeans"  # (no centres to move: Lloyd passes skipped)
+        passes = 0 if whole or votes else _lloyd_passes(engine, embedding, km, lloyd_passes, cache)
+        seconds["passes"] = time.perf_counter() - t3
+        plot = _plot_sample(plot_rows, seeding, km, shown, engine) if plot_rows else None
 
-            # 2. exact Lloyd passes over every row (optional; each one embeds every block again)
-            t3 = time.perf_counter()
-            votes = (
-                clusterer is not None and clusterer.labeling_ != "kmeans"
-            )  # (no centres to move: Lloyd passes skipped)
-            passes = 0 if whole or votes else _lloyd_passes(engine, embedding, km, lloyd_passes, cache)
-            seconds["passes"] = time.perf_counter() - t3
-            plot = _plot_sample(plot_rows, seeding, km, shown, engine) if plot_rows else None
-
-            # 3. assignment: labels streamed to the sink, scores and one more Lloyd step's statistics on the way
-            t4 = time.perf_counter()
-            sink = _make_sink(
-                output if output is not None else (None if keep_labels else (lambda labels: None)),
-                force=force,
-                protect=protect,
-                column_names=["cluster"],
-            )
-            drop = (
-                _MissingRows(getattr(shown, "source", None))
-                if cells is not None and cells["action"] == "drop"
-                else None
-            )
-            labels = _Assignment(sink, PairCounts() if engine.has_labels else None, drop)
-            in_memory = (seeding.embedded, seeding.labels) if whole else None
-            seeding.embedded = None  # (not held through a streamed assignment pass)
-            written = labels.run(engine, embedding, km.cluster_centers_, in_memory, cache)
-            seconds["assign"] = time.perf_counter() - t4
-            seconds["total"] = time.perf_counter() - t0
-            km.inertia_, km.n_iter_, km.counts_ = labels.inertia, passes, labels.counts
-            if drop is not None:
-                cells["dropped"] = labels.dropped
-            res = ClusterResult(
-                labels=written.ravel() if isinstance(sink, _ArraySink) else None,
-                output=written if isinstance(sink, _FileSink) else None,
-                n_rows=labels.rows,
-                n_clusters=int(km.n_clusters),
-                embedding=embedding,
-                kmeans=km,
-                inertia=labels.inertia,
-                cluster_sizes=labels.counts.astype(np.int64),
-                passes=passes,
-                center_shift=labels.center_shift(km.cluster_centers_),
-                fit=fit,
-                seconds=seconds,
-                sample=plot,
-                sample_rows=int(seeding.indices.size),
-                scaler=scaler,
-                missing_codes=codes,
-                missing_cells=cells,
-                k_choice=None if clusterer is None else clusterer.k_choice_,
-                clusterer=clusterer,
-            )
-            if labels.pairs is not None and labels.pairs.table:
-                res.rand_index, res.adjusted_rand_index = labels.pairs.rand_index(), labels.pairs.adjusted_rand_index()
-            if clusterer is not None:  # (n_clusters_ the non-empty count, the warning naming the labeling)
-                clusterer.count_clusters(res.cluster_sizes)
-            else:
-                _warn_empty_clusters(res.cluster_sizes, km.n_clusters)
-            return res
+        # 3. assignment: labels streamed to the sink, scores and one more Lloyd step's statistics on the way
+        t4 = time.perf_counter()
+        sink = _make_sink(
+            output if output is not None else (None if keep_labels else (lambda labels: None)),
+            force=force,
+            protect=protect,
+            column_names=["cluster"],
+        )
+        drop = _MissingRows(getattr(shown, "source", None)) if cells is not None and cells["action"] == "drop" else None
+        labels = _Assignment(sink, PairCounts() if engine.has_labels else None, drop)
+        in_memory = (seeding.embedded, seeding.labels) if whole else None
+        seeding.embedded = None  # (not held through a streamed assignment pass)
+        written = labels.run(engine, embedding, km.cluster_centers_, in_memory, cache)
+        seconds["assign"] = time.perf_counter() - t4
+        seconds["total"] = time.perf_counter() - t0
+        km.inertia_, km.n_iter_, km.counts_ = labels.inertia, passes, labels.counts
+        if drop is not None:
+            cells["dropped"] = labels.dropped
+        res = ClusterResult(
+            labels=written.ravel() if isinstance(sink, _ArraySink) else None,
+            output=written if isinstance(sink, _FileSink) else None,
+            n_rows=labels.rows,
+            n_clusters=int(km.n_clusters),
+            embedding=embedding,
+            kmeans=km,
+            inertia=labels.inertia,
+            cluster_sizes=labels.counts.astype(np.int64),
+            passes=passes,
+            center_shift=labels.center_shift(km.cluster_centers_),
+            fit=fit,
+            seconds=seconds,
+            sample=plot,
+            sample_rows=int(seeding.indices.size),
+            scaler=scaler,
+            missing_codes=codes,
+            missing_cells=cells,
+            k_choice=None if clusterer is None else clusterer.k_choice_,
+            clusterer=clusterer,
+        )
+        if labels.pairs is not None and labels.pairs.table:
+            res.rand_index, res.adjusted_rand_index = labels.pairs.rand_index(), labels.pairs.adjusted_rand_index()
+        if clusterer is not None:  # (n_clusters_ the non-empty count, the warning naming the labeling)
+            clusterer.count_clusters(res.cluster_sizes)
+        else:
+            _warn_empty_clusters(res.cluster_sizes, km.n_clusters)
+        return res
 
 
 def _plot_sample(plot_rows, seeding, km, given, clustered):

@@ -610,6 +610,7 @@ def fit_source(
     block_rows: int | None = None,
     landmark_target: float | None = None,
     graph_cache: Any = None,
+    n_jobs: int | None = None,
     **read_options: Any,
 ) -> FitResult:
     """Fit ``estimator`` on a data source without loading it; returns a :class:`FitResult`.
@@ -639,6 +640,9 @@ def fit_source(
         file, read in row order), a :class:`~kernelsketch.out_of_core.graph_cache.KeptGraphs` on
         Dask (each chunk's graph kept on the workers).  For estimators fitted by one pass of graph
         statistics (``LandmarkSpectralEmbedding``); ``cluster_file`` uses it for its assignment pass.
+    n_jobs : int or None, default=None
+        Threads for BLAS, OpenMP and the compiled loops during the call (-1: every usable core, 1: one core);
+        None: the process's current limits.
 
     Returns
     -------

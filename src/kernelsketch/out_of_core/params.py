@@ -23,6 +23,7 @@ __all__ = ["InvalidParameterError", "driver_params"]
 
 _RANDOM_STATE = ["random_state", np.random.Generator]
 _COMMON = {
+    "n_jobs": [Interval(numbers.Integral, None, None, closed="neither"), None],
     "client": "no_validation",
     "block_rows": [Interval(numbers.Integral, 1, None, closed="left"), None],
     "random_state": _RANDOM_STATE,
@@ -52,7 +53,6 @@ CONSTRAINTS = {
         "device": "no_validation",  # (a name or a torch.device: checked by TorchSearch's resolve_device)
         "assign_labels": [StrOptions(set(LABELINGS))],
         "missing": [StrOptions({"impute", "drop", "error"})],
-        "n_jobs": [Interval(numbers.Integral, None, None, closed="neither"), None],
         "label_column": "no_validation",  # (a name or an index: the reader checks it)
     },
     "fit_source": {
@@ -81,5 +81,16 @@ CONSTRAINTS = {
 
 
 def driver_params(func):
-    """Check ``func``'s arguments against :data:`CONSTRAINTS` on every call (nested estimators validate too)."""
-    return validate_params(CONSTRAINTS[func.__name__], prefer_skip_nested_validation=False)(func)
+    """Check ``func``'s arguments against :data:`CONSTRAINTS` on every call (nested estimators validate too), and
+    run it under its ``n_jobs`` (:func:`~kernelsketch.utils.threads.thread_limit`: BLAS, OpenMP and numba's
+    threads for the call; None leaves the process's limits as they are)."""
+    import functools
+
+    from ..utils.threads import thread_limit
+
+    @functools.wraps(func)
+    def limited(*args, **kwargs):
+        with thread_limit(kwargs.get("n_jobs")):
+            return func(*args, **kwargs)
+
+    return validate_params(CONSTRAINTS[func.__name__], prefer_skip_nested_validation=False)(limited)

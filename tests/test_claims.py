@@ -55,3 +55,33 @@ def test_every_figure_beside_a_results_file_is_that_files(para, names):
         if not any(round(abs(v), places) == value or round(100 * abs(v), places) == value for v in held):
             missing.append(f"{m.group(1)} in '...{para[max(0, m.start() - 60) : m.end() + 10]}...'")
     assert not missing, f"figures that {names} do not hold:\n" + "\n".join(missing)
+
+
+def test_round_five_was_registered_before_its_results_existed():
+    """Issue 61's protocol: each round-5 candidate entered ``benchmarks/cluster_pool.py`` in a commit before the
+    first commit whose ``cluster-pool.csv`` holds a row of it (``git log``'s order; skipped outside a clone)."""
+    import shutil
+    import subprocess
+
+    if shutil.which("git") is None or not (ROOT / ".git").exists():
+        pytest.skip("not a git clone: the commit order cannot be read")
+
+    def first_commit(text, path):
+        out = subprocess.run(
+            ["git", "log", "--format=%H", "--reverse", "-S", text, "--", path],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+        ).stdout.split()
+        return out[0] if out else None
+
+    def order(commit):
+        out = subprocess.run(["git", "rev-list", "--count", commit], cwd=ROOT, capture_output=True, text=True)
+        return int(out.stdout.strip())
+
+    for name in ("G1 Dunn of default and E3", "G2 Dunn of default, E3 and Genie on 5,000 rows"):
+        registered = first_commit(f'"{name}"', "benchmarks/cluster_pool.py")
+        measured = first_commit(name, "benchmarks/results/cluster-pool.csv")
+        if registered is None or measured is None:
+            pytest.skip("a shallow clone: the history of the pool benchmark is not here")
+        assert order(registered) < order(measured), name

@@ -267,3 +267,20 @@ def test_sigterm_ends_a_run_within_two_seconds_with_143_and_no_output(tmp_path, 
     _, err = p.communicate(timeout=30)
     assert time.perf_counter() - t0 < 2.0 and p.returncode == 143, (p.returncode, err[-300:])
     assert not (tmp_path / "labels.npy").exists() and not list(tmp_path.glob("*.part*"))
+
+
+def test_a_small_text_file_is_opened_at_most_three_times_per_run(tmp_path, monkeypatch):
+    # issue 64: a 20,000-row CSV was opened 6 times in one `cluster` run; a small file is parsed once now
+    from kernelsketch.io import delimited
+
+    X = np.random.default_rng(0).normal(size=(20000, 3))
+    path = tmp_path / "x.csv"
+    np.savetxt(path, X, delimiter=",", header="a,b,c", comments="", fmt="%.6g")
+    opened = []
+    real = delimited._open_text
+    monkeypatch.setattr(delimited, "_open_text", lambda p: opened.append(p) or real(p))
+    monkeypatch.setattr(delimited, "USE_PYARROW", False)  # (pyarrow opens the file by its own path)
+    res = ks.cluster_file(path, 3, random_state=0)
+    assert len(opened) <= 3, opened
+    again = ks.cluster_file(np.loadtxt(path, delimiter=",", skiprows=1), 3, random_state=0)  # (the rows as written)
+    assert np.array_equal(res.labels, again.labels)

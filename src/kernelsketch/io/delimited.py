@@ -66,6 +66,10 @@ _MISSING = {"", "na", "n/a", "nan", "null", "none", "?", "-", "#n/a", "missing"}
 #: cells read as a missing value (NaN) by default, in any letter case: ``na_values`` of :class:`DelimitedSource`
 NA_VALUES = ("", "NA", "NaN", "N/A", "?", "null", "None", "#N/A", "missing")
 
+#: a text file whose parsed rows take at most this many bytes is parsed once: its first whole pass keeps them and
+#: every later pass (the fit's, the samples', the assignment's) reads them from memory instead of the file
+PARSED_CACHE_BYTES = 64 * 2**20
+
 #: data lines read to tell a column of text (left out) or of row numbers (named in a warning) from one of numbers
 _KIND_LINES = 200
 
@@ -224,6 +228,7 @@ class DelimitedSource(MatrixSource):
         self.dtype = np.dtype(dtype)
         self.na_values = _na_set(na_values)
         self.missing_counts = None
+        self._parsed = None  # (the parsed rows of a small file, kept by its first whole pass)
         first = self._first_lines(max(_HEADER_LINES, _KIND_LINES + 1))
         sample_lines = first
         first = first[:_HEADER_LINES]
@@ -379,12 +384,39 @@ class DelimitedSource(MatrixSource):
         does not parse) the rest of the file is read by the numpy route, which
         names the exact line and column of any problem.
         """
+        if self._parsed is not None:  # (a small file parsed once: its later passes read memory, not the file)
+            X, y = self._parsed
+            step = block_rows or default_block_rows(self.n_columns)
+            for start in range(0, X.shape[0], step):
+                yield X[start : start + step], (None if y is None else y[start : start + step])
+            return
         counts = np.zeros(self.n_features, dtype=np.int64)
+        kept, size = [], 0
         for X, y in self._iter_blocks(block_rows):
             if self.na_values and X.dtype.kind == "f":
                 counts += np.isnan(X).sum(axis=0)
+            if kept is not None:
+                size += X.nbytes + (0 if y is None else np.asarray(y).nbytes)
+                if size <= PARSED_CACHE_BYTES:
+                    kept.append((X, y))
+                else:  # (too large to keep: every pass reads the file)
+                    kept = None
             yield X, y
         self.missing_counts = counts  # (a whole pass: every row's missing cells)
+        if kept:
+            X = np.concatenate([b[0] for b in kept])
+            y = None if kept[0][1] is None else np.concatenate([np.asarray(b[1]) for b in kept])
+            self._parsed = (X, y)
+
+    def take(self, indices):
+        """Rows at sorted distinct ``indices``: from memory once a pass has parsed a small file, else one pass."""
+        if self._parsed is None:
+            return super().take(indices)
+        indices = np.asarray(indices, dtype=np.int64)
+        X, y = self._parsed
+        if indices.size and (indices[0] < 0 or indices[-1] >= X.shape[0]):
+            raise ValueError(f"{self.path}: row index {int(indices[-1])} is out of range ({X.shape[0]} rows)")
+        return X[indices], (None if y is None else y[indices])
 
     def _iter_blocks(self, block_rows=None):
         done = 0

@@ -18,6 +18,7 @@ import sys
 import warnings
 
 from ..cluster.landmark_labels import LABELINGS
+from ..utils.missing_codes import MISSING_CELL_ACTIONS
 from ..utils.warnings import EmptyClusterWarning
 from .ui import UI, UsageError
 
@@ -440,7 +441,7 @@ def _add_cluster_input_options(p):
     """``cluster``'s options for what is read: missing cells and codes."""
     p.add_argument(
         "--missing",
-        choices=("impute", "drop", "error"),
+        choices=MISSING_CELL_ACTIONS,
         default="impute",
         help="a text file's empty and NA cells (also NaN, N/A, ?, null): read as their column's median in 5000 "
         "sampled rows (impute, the default), the same for the fit with those rows labelled -1 (drop), or refused "

@@ -277,18 +277,12 @@ def choose_labeling(ctx, assign_labels="auto"):
     m = np.asarray(ctx.landmarks).shape[0]
     cuts = {c.name: normalized_cut(ctx.indices, ctx.weights, m, c.labels) for c in candidates}
     filled = {c.name: int(np.unique(c.labels).size) for c in candidates}
-    scores = {"cut": cuts, "clusters": filled}
-    if chooser is not None and chooser != "cut":
-        scores[chooser] = {c.name: CHOOSERS[chooser](ctx, c) for c in candidates}
+    preferred = {c.name: CHOOSERS[chooser](ctx, c) for c in candidates} if chooser is not None else {}
+    scores = {"cut": cuts, "clusters": filled} | ({chooser: preferred} if chooser not in (None, "cut") else {})
 
     def rank(i):
         c = candidates[i]
-        return (
-            filled[c.name],
-            scores.get(chooser, {}).get(c.name, 0.0) if chooser != "cut" else 0.0,
-            -cuts[c.name],
-            -i,
-        )
+        return (filled[c.name], preferred.get(c.name, 0.0), -cuts[c.name], -i)
 
     return candidates[max(range(len(candidates)), key=rank)], scores
 

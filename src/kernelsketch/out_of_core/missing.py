@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import warnings
 from typing import Any
 
@@ -10,10 +11,12 @@ import scipy.sparse as sp
 
 from .._typing import DataLike, RandomStateLike
 from ..utils.missing_codes import (
+    MISSING_CELL_ACTIONS,
     MissingCellWarning,
     MissingValueCodeWarning,
     column_label,
     describe_codes,
+    fill_missing,
     missing_value_codes,
     replace_codes,
     with_replacements,
@@ -28,10 +31,6 @@ CODE_CHECK_ROWS = 5000
 MISSING_CODE_ACTIONS = ("impute", "warn", None)
 
 
-#: what :func:`kernelsketch.cluster_file` (``missing=``) does with a file's missing cells (empty, ``NA``, ...)
-MISSING_CELL_ACTIONS = ("impute", "drop", "error")
-
-
 def check_missing_cells(action):
     """``action`` if it is one of :data:`MISSING_CELL_ACTIONS`, else a ValueError naming them."""
     if action not in MISSING_CELL_ACTIONS:
@@ -42,15 +41,15 @@ def check_missing_cells(action):
 def impute_missing_cells(engine, action="impute", random_state=0):
     """A file's missing cells (NaN, from empty or ``NA`` cells) read as their column's median in a sample.
 
-    Only a text source reads missing cells (``na_values``); for any other the engine is returned as it is
-    with ``(None, None)``.  Else ``(engine, cells, sample)``: every block the engine reads from now on has each
-    NaN set to its column's median in the seeded sample of :data:`CODE_CHECK_ROWS` rows (the one
-    :func:`replace_missing_codes` checks, passed on to it with the same replacement); ``cells`` maps
-    ``"columns"`` (names or indices), ``"counts"`` (cells per column: over every row when the sample was a
-    whole pass, as for a text file read the first time, else in the sample; ``"counted"`` says which) and
-    ``"medians"`` (one per feature column).  A :class:`MissingCellWarning` names them.  ``action="drop"``
-    imputes the same way (the fit reads every row) and says that those rows are labelled -1;
-    ``"error"`` is the strict reader's business (``na_values=()``) and does nothing here.
+    Only a text source reads missing cells (``na_values``); for any other ``(engine, None, None)``, the engine
+    as it is (and for a text file without any, ``(engine, None, sample)``).  Else ``(engine, cells, sample)``:
+    every block the engine reads from now on has each NaN set to its column's median in the seeded sample of
+    :data:`CODE_CHECK_ROWS` rows (the one :func:`replace_missing_codes` checks, passed on to it with the same
+    replacement); ``cells`` maps ``"columns"`` (names or indices), ``"counts"`` (cells per column: over every
+    row when the sample was a whole pass, as for a text file read the first time, else in the sample;
+    ``"counted"`` says which) and ``"medians"`` (one per feature column).  A :class:`MissingCellWarning` names
+    them.  ``action="drop"`` imputes the same way (the fit reads every row) and says that those rows are
+    labelled -1; ``"error"`` is the strict reader's business (``na_values=()``) and does nothing here.
     """
     action = check_missing_cells(action)
     source = getattr(engine, "source", None)
@@ -73,7 +72,7 @@ def impute_missing_cells(engine, action="impute", random_state=0):
             "cell empty or NA): leave them out with --columns / columns="
         )
     dtype = engine.dtype if np.dtype(engine.dtype).kind == "f" else np.dtype(np.float64)
-    engine.set_preprocess(_nan_filler(medians, dtype))
+    engine.set_preprocess(functools.partial(fill_missing, fills=medians, dtype=dtype))
     sample = np.where(np.isnan(sample), medians, sample)
     where = "over every row" if whole is not None else f"in a sample of {sample.shape[0]:,} rows"
     listed = ", ".join(f"{labels[j]} {int(counts[j]):,} (median {medians[j]:.4g})" for j in np.flatnonzero(counts))
@@ -91,22 +90,6 @@ def impute_missing_cells(engine, action="impute", random_state=0):
         "action": action,
     }
     return engine, cells, sample
-
-
-def _nan_filler(medians, dtype):
-    """The block function that sets each NaN cell to its column's median (a copy: the source is never written)."""
-    medians = np.asarray(medians)
-
-    def fill(X, medians=medians, dtype=dtype):
-        X = np.asarray(X, dtype=dtype)
-        missing = np.isnan(X)
-        if not missing.any():
-            return X
-        X = X.copy()
-        X[missing] = np.broadcast_to(medians.astype(dtype), X.shape)[missing]
-        return X
-
-    return fill
 
 
 def check_missing_codes(action):

@@ -18,6 +18,7 @@ import numpy as np
 from sklearn.utils._param_validation import HasMethods, Interval, InvalidParameterError, StrOptions, validate_params
 
 from ..cluster.landmark_labels import LABELINGS
+from ..utils.missing_codes import MISSING_CELL_ACTIONS
 
 __all__ = ["InvalidParameterError", "driver_params"]
 
@@ -52,7 +53,7 @@ CONSTRAINTS = {
         "keep_graph": ["boolean", StrOptions({"auto"})],
         "device": "no_validation",  # (a name or a torch.device: checked by TorchSearch's resolve_device)
         "assign_labels": [StrOptions(set(LABELINGS))],
-        "missing": [StrOptions({"impute", "drop", "error"})],
+        "missing": [StrOptions(set(MISSING_CELL_ACTIONS))],
         "label_column": "no_validation",  # (a name or an index: the reader checks it)
     },
     "fit_source": {

@@ -9,7 +9,7 @@ from sklearn.base import BaseEstimator, TransformerMixin, _fit_context
 from sklearn.utils.validation import check_is_fitted
 
 from .._typing import ArrayLike, FloatArray
-from ..utils.missing_codes import missing_value_codes, replace_codes, with_replacements
+from ..utils.missing_codes import fill_missing, missing_value_codes, replace_codes, with_replacements
 from ..utils.validation import check_input
 
 
@@ -95,8 +95,4 @@ class MissingValueCodeImputer(TransformerMixin, BaseEstimator):
         X = check_input(X, accept_sparse=(), estimator=self, reset=False, allow_nan=fills is not None)
         dtype = X.dtype if X.dtype in (np.float32, np.float64) else np.float64
         out = replace_codes(X, self.columns_, self.codes_, self.replacements_, dtype)
-        if fills is not None:
-            missing = np.isnan(out)
-            if missing.any():
-                out[missing] = np.broadcast_to(fills.astype(dtype), out.shape)[missing]
-        return out
+        return out if fills is None else fill_missing(out, fills, dtype)

@@ -144,3 +144,18 @@ def replace_codes(X, columns, values, replacements, dtype):
         col = X[:, j]
         col[col == v] = r
     return X
+
+
+#: what :func:`kernelsketch.cluster_file` (``missing=``, ``--missing``) does with a file's missing cells
+MISSING_CELL_ACTIONS = ("impute", "drop", "error")
+
+
+def fill_missing(X, fills, dtype):
+    """``X`` in ``dtype`` with each NaN cell set to its column's ``fills`` value (a copy when there is one)."""
+    X = np.asarray(X, dtype=dtype)
+    missing = np.isnan(X)
+    if not missing.any():
+        return X
+    X = X.copy()
+    X[missing] = np.broadcast_to(np.asarray(fills, dtype=dtype), X.shape)[missing]
+    return X

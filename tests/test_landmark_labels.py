@@ -226,6 +226,9 @@ def test_the_command_line_shows_empty_clusters_under_quiet_and_in_json(tmp_path)
     assert "Genie's partition" in warned["message"]
     quiet = subprocess.run([*argv, "-q"], capture_output=True, text=True, check=True)
     assert "1 of 4 clusters are empty" in quiet.stderr and not quiet.stdout
+    default = subprocess.run(argv[:-2], capture_output=True, text=True, check=True)  # (the default rule)
+    assert "labels: k-means on the spectral embedding (normalized cut" in default.stdout
+    assert "Genie left a cluster empty)" in default.stdout  # why the higher cut was kept
 
 
 def test_the_near_neighbour_dunn_index_is_the_reference_implementations():

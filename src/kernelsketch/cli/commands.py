@@ -89,6 +89,7 @@ def _labeling_line(clusterer):
         "genie": "Genie on the landmarks, each row by its graph's vote",
         "genie_sample": "Genie on a sample of rows, each row by its landmarks' vote",
     }
+    plain = {"kmeans": "k-means", "genie": "Genie", "genie_sample": "Genie on a sample"}
     own = {"kmeans": "k-means'", "genie": "Genie's", "genie_sample": "Genie-on-a-sample's"}
     chosen = clusterer.labeling_
     scores = getattr(clusterer, "labeling_scores_", None) or {"cut": clusterer.normalized_cuts_}
@@ -103,7 +104,7 @@ def _labeling_line(clusterer):
         others = ", ".join(f"{own.get(c, c)} {v:.4f}" for c, v in by.items() if c != chosen)
         parts.append(f"{name} {by[chosen]:.4f}, {others}")
     filled = scores.get("clusters", {})
-    emptier = [own.get(c, c)[:-2] for c, n in filled.items() if n < filled[chosen]]
+    emptier = [plain.get(c, c) for c, n in filled.items() if n < filled[chosen]]
     return line + f" ({'; '.join(parts)}" + (f"; {' and '.join(emptier)} left a cluster empty)" if emptier else ")")
 
 

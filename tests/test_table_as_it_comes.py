@@ -237,7 +237,7 @@ def test_sigterm_ends_a_run_within_two_seconds_with_143_and_no_output(tmp_path, 
     import signal
     import time
 
-    X = np.random.default_rng(0).normal(size=(400_000, 4)).astype(np.float32)
+    X = np.random.default_rng(0).normal(size=(1_500_000, 4)).astype(np.float32)  # (a run of ~10 s here)
     np.save(tmp_path / "x.npy", X)
     p = subprocess.Popen(
         [

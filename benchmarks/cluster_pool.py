@@ -238,7 +238,7 @@ def lower_ncut(X, k, seed, names):
     the driver scales them) is lower; ties to the first (the default).  No labels used."""
     Xs = _as_the_driver_scales(X)
     emb = _embedding({}, k, seed).fit(Xs)
-    idx, w = emb._graph(Xs)
+    idx, w = emb.graph(Xs)
     idx, w = np.asarray(idx), np.asarray(w, dtype=np.float64)
     best = None
     for name in names:
@@ -277,7 +277,7 @@ def genie_on_landmarks(X, k, seed, follow):
     landmarks = np.asarray(emb.landmarks_, dtype=np.float64)
     kk = min(k, landmarks.shape[0])
     lab = np.asarray(genieclust.Genie(n_clusters=kk, gini_threshold=0.3).fit_predict(landmarks))
-    idx, w = emb._graph(Xs)
+    idx, w = emb.graph(Xs)
     idx, w = np.asarray(idx), np.asarray(w, dtype=np.float64)
     if follow == "nearest":
         return lab[idx[np.arange(idx.shape[0]), np.argmax(w, axis=1)]]

@@ -75,9 +75,9 @@ def test_every_method_names_distances_that_underflow(blobs, embedding):
 def test_a_killed_runs_graph_folder_goes_at_a_small_run_too(tmp_path):
     code = (
         "import os, signal, numpy as np\n"
-        "from kernelsketch.out_of_core.graph_cache import GraphCache\n"
-        "c = GraphCache()\n"
-        "c.append(np.zeros((3, 2), np.int32), np.ones((3, 2)))\n"
+        "from kernelsketch.out_of_core.spilled_blocks import SpilledBlocks\n"
+        "c = SpilledBlocks()\n"
+        "c.append((np.zeros((3, 2), np.int32), np.ones((3, 2))))\n"
         "os.kill(os.getpid(), signal.SIGKILL)\n"
     )
     env = {**os.environ, "TMPDIR": str(tmp_path)}

@@ -34,13 +34,13 @@ def test_auto_finds_the_number_of_well_separated_clusters(k):
 def test_auto_makes_no_second_pass_over_the_data_and_matches_the_fit_with_k_given(monkeypatch):
     X, _ = _blobs(4)
     calls = []
-    graph = LandmarkSpectralEmbedding._graph
+    graph = LandmarkSpectralEmbedding.graph
 
     def counting(self, rows, also=()):
         calls.append(rows.shape[0])
         return graph(self, rows, also)
 
-    monkeypatch.setattr(LandmarkSpectralEmbedding, "_graph", counting)
+    monkeypatch.setattr(LandmarkSpectralEmbedding, "graph", counting)
     auto = ks.LandmarkSpectralClustering("auto", n_landmarks=300, search="exact", random_state=0).fit(X)
     searched_auto, calls[:] = sum(calls), []
     given = ks.LandmarkSpectralClustering(4, n_landmarks=300, search="exact", random_state=0).fit(X)

@@ -100,7 +100,7 @@ def test_the_default_model_is_the_fitted_clusterer_with_the_labels_its_fit_sourc
     if clusterer.labeling_ == "kmeans":  # the assignment is the clusterer's own embedding and k-means
         assert clusterer.embedding_ is res.embedding and clusterer.kmeans_ is res.kmeans
     else:  # the landmarks' votes: the clusterer's assigner (its embedding's graph, one-hot projection)
-        emb, km = clusterer._assigner()
+        emb, km = clusterer.assigner()
         assert res.embedding.landmarks_ is clusterer.embedding_.landmarks_
         np.testing.assert_array_equal(res.embedding.projection_, emb.projection_)
         np.testing.assert_array_equal(res.kmeans.cluster_centers_, km.cluster_centers_)

@@ -570,23 +570,38 @@ def _plus_row_sums(X, shift):
     return X.sum(axis=1, keepdims=True) + shift
 
 
-def test_derive_gives_an_engine_of_each_blocks_result_on_both_engines(client):
-    """``engine.derive(fn)``: an engine over the same rows whose blocks are ``fn(block)``; Dask keeps them on the
-    workers until ``release``; the local engine maps each block as it reads it."""
+def test_map_gives_a_source_of_each_blocks_result_on_every_engine(client):
+    """``rows.map(fn, keep=...)``: a source over the same rows whose blocks are ``fn(block)``, the same on the
+    in-memory rows, the local engine and Dask; kept, Dask holds them on the workers until ``release`` and the local
+    engine reads back what its first pass wrote (``fn`` runs once a block)."""
     from kernelsketch.distributed.engine import DaskEngine
     from kernelsketch.out_of_core import open_engine
+    from kernelsketch.utils.row_source import ArrayRows
 
     X = np.arange(60.0).reshape(30, 2)
     want = X.sum(axis=1) + 1.0
     dask_engine = DaskEngine(da.from_array(X, chunks=(7, 2)), client=client)
-    for engine in (open_engine(X, block_rows=7), dask_engine):
-        derived = engine.derive(_plus_row_sums, 1.0)
-        blocks = []
-        derived.foreach(_identity, lambda out, y, blocks=blocks: blocks.append(out))
-        np.testing.assert_array_equal(np.vstack(blocks).ravel(), want)
-        assert derived.reduce(_identity, lambda parts: np.vstack(parts)).ravel().tolist() == want.tolist()
-        derived.release()
-    derived = dask_engine.derive(_plus_row_sums, 0.0)
+    for engine in (ArrayRows(X, block_rows=7), open_engine(X, block_rows=7), dask_engine):
+        for keep in (False, True):
+            mapped = engine.map(_plus_row_sums, 1.0, keep=keep)
+            for _ in range(2):  # (kept: the second pass reads what the first kept)
+                blocks = []
+                mapped.foreach(_identity, lambda out, y, blocks=blocks: blocks.append(out))
+                np.testing.assert_array_equal(np.vstack(blocks).ravel(), want)
+                assert mapped.reduce(_identity, lambda parts: np.vstack(parts)).ravel().tolist() == want.tolist()
+            mapped.release()
+    calls = []
+
+    def counted(X, shift):
+        calls.append(X.shape[0])
+        return _plus_row_sums(X, shift)
+
+    kept = open_engine(X, block_rows=7).map(counted, 1.0, keep=True)
+    for _ in range(3):
+        assert kept.reduce(_identity, lambda parts: np.vstack(parts)).ravel().tolist() == want.tolist()
+    assert sum(calls) == 30  # computed by the first pass only
+    kept.release()
+    derived = dask_engine.map(_plus_row_sums, 0.0, keep=True)
     futures = distributed.futures_of(derived._kept)
     distributed.wait(futures)
     assert futures and all(f.status == "finished" for f in futures)  # computed once, held on the workers
@@ -613,13 +628,13 @@ def test_dask_keeps_each_chunks_graph_on_the_workers_and_searches_each_row_once(
     X, _ = make_blobs(12000, centers=4, n_features=3, random_state=1)
     X = X.astype(dtype)
     searched = {"rows": 0}
-    graph = LandmarkSpectralEmbedding._graph
+    graph = LandmarkSpectralEmbedding.graph
 
     def counting(self, rows, **kw):
         searched["rows"] += rows.shape[0]
         return graph(self, rows, **kw)
 
-    monkeypatch.setattr(LandmarkSpectralEmbedding, "_graph", counting)
+    monkeypatch.setattr(LandmarkSpectralEmbedding, "graph", counting)
     released = []
     release = DaskEngine.release
     monkeypatch.setattr(DaskEngine, "release", lambda self: (released.append(self._kept is not None), release(self)))

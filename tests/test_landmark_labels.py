@@ -273,7 +273,7 @@ def test_genie_on_a_sample_labels_each_landmark_by_its_nearest_sample_row():
 
     X, _ = make_blobs(JUDGED_ROWS + 700, centers=3, random_state=1)
     est = ks.LandmarkSpectralEmbedding(n_components=3, n_landmarks=200, random_state=0).fit(X)
-    _, (indices, weights) = est._embedded_with_graph(X)
+    _, (indices, weights) = est.transform_with_graph(X)
     context = LabelingContext(indices, weights, est.landmarks_, np.zeros(X.shape[0], int), 3, rows=X, random_state=4)
     judged = context.judged
     assert judged.size == JUDGED_ROWS and np.all(np.diff(judged) > 0)  # a bounded, sorted uniform subsample

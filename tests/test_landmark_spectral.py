@@ -143,14 +143,10 @@ def test_the_local_fit_pass_gives_dasks_statistics_bit_for_bit(tmp_path, monkeyp
                     LandmarkSpectralEmbedding(**params), da.from_array(X, chunks=(700, 6)), client=client
                 ).estimator
                 for keep in (False, True):
-                    cache = ks.out_of_core.GraphCache() if keep else None
-                    try:
-                        res = ks.fit_source(
-                            LandmarkSpectralEmbedding(**params), path, block_rows=700, graph_cache=cache
-                        )
-                    finally:
-                        if cache is not None:
-                            cache.close()
+                    res = ks.fit_source(LandmarkSpectralEmbedding(**params), path, block_rows=700, keep_graph=keep)
+                    assert (res.graphs is not None) == keep
+                    if keep:
+                        res.graphs.release()
                     local = res.estimator
                     np.testing.assert_array_equal(local.landmark_degrees_, on_dask.landmark_degrees_, err_msg=route)
                     np.testing.assert_array_equal(local.eigenvalues_, on_dask.eigenvalues_, err_msg=route)
@@ -266,9 +262,9 @@ def test_the_threaded_nearest_landmark_search_gives_the_single_threaded_graph(mo
     emb = ls.LandmarkSpectralEmbedding(n_components=4, n_landmarks=300, random_state=0).fit(X[:2000])
     monkeypatch.setattr(nb, "MAX_TILE_ROWS", 256)
     monkeypatch.setattr(nb, "blas_num_threads", lambda: 3)  # many tiles on three threads
-    G3, d3, n3 = emb._statistics(X)
+    G3, d3, n3 = emb.statistics(X)
     monkeypatch.setattr(nb, "blas_num_threads", lambda: 1)
-    G1, d1, n1 = emb._statistics(X)
+    G1, d1, n1 = emb.statistics(X)
     assert n3 == n1 == 6000
     assert (G3 != G1).nnz == 0
     np.testing.assert_array_equal(d3, d1)
@@ -318,8 +314,8 @@ def test_the_approximate_search_gives_the_same_labels_on_every_engine_and_after_
     assert adjusted_rand_score(y, memory.labels) > 0.99
     # the neighbours differ from the exact ones only where the candidate neighbourhood misses one
     fitted = memory.model[-1].embedding_
-    g_a = fitted._graph(X)[0]
-    g_e = fitted.set_params(search="exact")._graph(X)[0]
+    g_a = fitted.graph(X)[0]
+    g_e = fitted.set_params(search="exact").graph(X)[0]
     assert 0.95 < (np.sort(g_a, 1)[:, :, None] == np.sort(g_e, 1)[:, None, :]).any(2).mean() <= 1.0
 
 
@@ -344,8 +340,8 @@ def test_float32_rows_give_float32_weights_and_the_float64_clusters(n_columns):
     a = LandmarkSpectralClustering(10, random_state=3).fit(X)
     b = LandmarkSpectralClustering(10, random_state=3).fit(X.astype(np.float32))
     assert adjusted_rand_score(a.labels_, b.labels_) > 0.99
-    i64, w64 = a.embedding_._graph(X)
-    i32, w32 = b.embedding_._graph(X.astype(np.float32))
+    i64, w64 = a.embedding_.graph(X)
+    i32, w32 = b.embedding_.graph(X.astype(np.float32))
     assert w64.dtype == np.float64 and w32.dtype == np.float32
     same = (i64 == i32).all(axis=1)  # rows whose neighbours are the same (in the same order)
     assert same.mean() > 0.99
@@ -389,7 +385,7 @@ def test_with_components_equals_a_refit_without_a_pass(search, monkeypatch):
             n_components=k, n_landmarks=200, trivial=trivial, search=search, random_state=0
         ).fit(X)
         # no pass over the data: the search is never called
-        monkeypatch.setattr(LandmarkSpectralEmbedding, "_graph", lambda *a, **kw: pytest.fail("searched"))
+        monkeypatch.setattr(LandmarkSpectralEmbedding, "graph", lambda *a, **kw: pytest.fail("searched"))
         derived = base.with_components(k, trivial=trivial)
         monkeypatch.undo()
         assert derived.n_components == k and derived.trivial == trivial and base.n_components == 2

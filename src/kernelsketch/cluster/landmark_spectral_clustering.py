@@ -3,19 +3,26 @@
 from __future__ import annotations
 
 import numbers
-from typing import ClassVar, Self
+from typing import Any, ClassVar, Self
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClusterMixin, _fit_context
 from sklearn.utils.validation import check_is_fitted
 
 from .._typing import ArrayLike, NDArray, RandomStateLike
-from ..maps.landmark_eigen import GraphStatistics, landmark_spectrum
-from ..maps.landmark_spectral import _HEURISTICS, LandmarkSpectralEmbedding, graph_warnings_deferred, user_searcher
+from ..maps.landmark_eigen import landmark_spectrum
+from ..maps.landmark_spectral import (
+    _HEURISTICS,
+    LandmarkSpectralEmbedding,
+    graph_warnings_deferred,
+    rows_in_memory,
+    user_searcher,
+)
 from ..metrics.clustering import relative_eigengap
 from ..utils.estimator_checks import HasMethods, Interval, StrOptions
 from ..utils.validation import check_input, check_random_state, derive_seed, refuse_label_like_frame
 from .landmark_labels import CANDIDATES, LABELINGS
+from .seeding import Seeding
 from .streaming_kmeans import StreamingKMeans
 
 
@@ -331,7 +338,7 @@ class LandmarkSpectralClustering(ClusterMixin, BaseEstimator):
         check_is_fitted(self)
         return getattr(self, "_labeling", "kmeans")  # (a model saved before assign_labels existed: k-means)
 
-    def _assigner(self):
+    def assigner(self):
         """``(embedding, k-means)`` whose nearest-centre assignment of a row is its label: the fitted ones, or for
         ``labeling_ == "genie"`` the embedding projecting each row on its vote (the one-hot matrix of the
         landmarks' labels) and the identity's rows as centres, so that every assignment path (``predict``,
@@ -356,29 +363,70 @@ class LandmarkSpectralClustering(ClusterMixin, BaseEstimator):
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X: ArrayLike, y: object = None) -> Self:
-        """Embed X through the landmark graph, k-means, and the labeling its rule keeps. Returns self."""
+        """Embed X through the landmark graph, k-means, and the labeling its rule keeps (:meth:`fit_rows` of the
+        rows in memory), then label every row. Returns self."""
         from ..utils.threads import thread_limit
 
         with thread_limit(self.n_jobs):
-            return self._fit(X)
-
-    def _fit(self, X):
-        refuse_label_like_frame(X)
-        X = check_input(X, accept_sparse=("csr",), estimator=self, reset=True)
-        embedding, km, rng = self._plan_embedding(X.shape[0])
-        with graph_warnings_deferred(self.n_clusters == "auto"):
-            self.embedding_ = embedding.fit(X)
-        self._choose_k(lambda: X, km)
-        E, (indices, weights) = self.embedding_._embedded_with_graph(X)
-        km.seed_on_sample(E.shape[0], lambda idx: E[idx] if idx.size < E.shape[0] else E, rng)
-        self._adopt_clusters(km)
-        self.labels_ = km.predict(E)
-        self._choose_labeling(indices, weights, self.labels_, X)
-        if self.labeling_ != "kmeans":
-            emb, votes = self._assigner()
-            self.labels_ = votes.predict(emb._embed_graph(indices, weights))
-        self.count_clusters(np.bincount(self.labels_, minlength=km.n_clusters))
+            refuse_label_like_frame(X)
+            X = check_input(X, accept_sparse=("csr",), estimator=self, reset=True)
+            names = vars(self).get("feature_names_in_")
+            seeding = self.fit_rows(rows_in_memory(X, self.n_landmarks), keep_graph=True)
+            labels: list = []
+            try:  # (each row's graph, kept by the fit: embedded and labelled without a second search)
+                embedding, km = self.assigner()
+                cast = X.dtype == np.float32 and self.labeling_ == "kmeans"  # (transform's float32 rows)
+                seeding.graphs.foreach(_graph_labels, lambda out, _y: labels.append(out), state=(embedding, km, cast))
+            finally:
+                seeding.graphs.release()
+            self.labels_ = np.concatenate(labels)
+            if names is not None:
+                self.feature_names_in_ = names
+            self.count_clusters(np.bincount(self.labels_, minlength=km.n_clusters))
         return self
+
+    def fit_rows(self, rows, *, keep_graph: bool = False) -> Seeding:
+        """Fit on a row source (:mod:`kernelsketch.utils.row_source`): the recipe of :meth:`fit` in memory, of
+        :func:`kernelsketch.fit_source` on a file and of :func:`kernelsketch.cluster_file` on any engine.
+
+        The embedding (:meth:`LandmarkSpectralEmbedding.fit_rows`: landmarks, one pass of graph statistics), k
+        chosen for ``n_clusters="auto"``, k-means seeded on the embedding of a uniform sample of rows
+        (:func:`~kernelsketch.cluster.seeding.seed_on_rows`), and the labeling chosen on that sample.  No row is
+        labelled here: returns the :class:`~kernelsketch.cluster.seeding.Seeding` (the sample, its embedding as
+        the assignment sees it, and with ``keep_graph`` the source of each row's kept graph, which the caller
+        releases), for the caller's assignment of every row (:meth:`assigner`).
+        """
+        from ..utils.row_source import count_rows
+        from .seeding import seed_on_rows
+
+        self._validate_params()
+        self.__dict__.pop("labels_", None)  # (a sample's labels would mislead: the caller labels every row)
+        embedding, km, rng = self._plan_embedding(count_rows(rows))
+        with graph_warnings_deferred(self.n_clusters == "auto"):
+            graphs = embedding.fit_rows(rows, keep_graph=keep_graph)
+        try:
+            self.embedding_ = embedding
+            self._choose_k(lambda: _stability_sample(rows, self.random_state), km)  # (n_clusters="auto")
+            kept: dict[str, Any] = {}
+
+            def embed(X):  # transform's numbers, the sample's graph and rows kept for the labeling's rule
+                kept["rows"] = X
+                U, kept["graph"] = self.embedding_.transform_with_graph(X)
+                return U
+
+            seeding = seed_on_rows(rows, km, rng, embed)
+            self._adopt_clusters(km)
+            indices, weights = kept["graph"]
+            self._choose_labeling(indices, weights, km.predict(seeding.embedded), kept["rows"])
+            if self.labeling_ != "kmeans":  # the sample as the assignment sees it: each row's vote
+                votes, _ = self.assigner()
+                seeding.embedded = votes.embed_graph(indices, weights)
+        except BaseException:
+            if graphs is not None:
+                graphs.release()
+            raise
+        seeding.graphs = graphs
+        return seeding
 
     def count_clusters(self, sizes):
         """Set ``n_clusters_`` to the number of non-empty clusters among ``sizes`` (the rows each label got),
@@ -407,7 +455,7 @@ class LandmarkSpectralClustering(ClusterMixin, BaseEstimator):
 
         check_is_fitted(self)
         X = check_input(X, accept_sparse=("csr",), estimator=self, reset=False)  # (columns checked by name too)
-        embedding, km = self._assigner()
+        embedding, km = self.assigner()
         with thread_limit(getattr(self, "n_jobs", None)):
             return km.predict(embedding.transform(X))
 
@@ -439,10 +487,31 @@ class LandmarkSpectralClustering(ClusterMixin, BaseEstimator):
         """Relative eigengap of X's normalized affinity to the fitted landmarks (label-free; higher is better)."""
         check_is_fitted(self)
         X = check_input(X, accept_sparse=("csr",), estimator=self, reset=False)
-        lam = landmark_spectrum(GraphStatistics(*self.embedding_._statistics(X)))
+        lam = landmark_spectrum(self.embedding_.statistics(X))
         return relative_eigengap(lam, int(self.kmeans_.n_clusters))
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.input_tags.sparse = True
         return tags
+
+
+def _stability_sample(rows, random_state):
+    """A seeded sample of at most ``STABILITY_SAMPLE`` rows of a row source, dense (for ``n_clusters="auto"``'s
+    criterion when it needs rows)."""
+    import scipy.sparse as sp
+
+    from .choose_k import STABILITY_SAMPLE
+
+    N = rows.n_rows
+    rng = np.random.default_rng(derive_seed(random_state))
+    idx = np.arange(N) if N <= STABILITY_SAMPLE else np.sort(rng.choice(N, STABILITY_SAMPLE, replace=False))
+    X = rows.gather(idx)[0]
+    return X.toarray() if sp.issparse(X) else np.asarray(X)
+
+
+def _graph_labels(graph, state):
+    """The labels of a block of rows given by their kept graph: ``predict`` of their embedding (``fit``'s)."""
+    embedding, km, cast = state
+    U = embedding.embed_graph(graph[0], graph[1])
+    return km.predict(U.astype(np.float32) if cast else U)

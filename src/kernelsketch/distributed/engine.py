@@ -203,24 +203,26 @@ class DaskEngine:
         return list(kept) if kept is not None else list(self.X.to_delayed().ravel())
 
     @_worker_memory
-    def derive(self, fn, state=None, desc="derive"):
-        """An engine whose chunks are ``fn(chunk, state)``, computed once and kept on the workers (``persist``).
+    def map(self, fn, state=None, desc="map", keep=False):
+        """An engine whose chunks are ``fn(chunk, state)`` (:mod:`kernelsketch.utils.row_source`); ``keep``: computed
+        once, at once, and kept on the workers (``persist``) until :meth:`release`.
 
-        Its :meth:`reduce` and :meth:`foreach` read the kept chunks (the labels are this engine's), so
-        a later pass does not compute ``fn`` again: the spectral embedding's graph found in the fit pass
-        serves the assignment pass.  Kept until :meth:`release` (or until the engine is dropped).
+        Its :meth:`reduce` and :meth:`foreach` read those chunks (the labels are this engine's), so a later
+        pass does not compute ``fn`` again: the spectral embedding's graph found in the fit pass serves the
+        assignment pass.  Without ``keep`` each pass computes ``fn`` of its chunk on the workers.
         """
         dask = import_dask("dask")
         handle = self._state(state)
         parts = [dask.delayed(_run, pure=False)(fn, b, handle) for b in self._blocks()]
-        self.stats["tasks"] += len(parts)
-        kept = self.client.persist(parts) if self.client is not None else list(dask.persist(*parts))
-        derived = copy.copy(self)
-        derived._kept = kept
-        return derived
+        if keep:
+            self.stats["tasks"] += len(parts)
+            parts = self.client.persist(parts) if self.client is not None else list(dask.persist(*parts))
+        mapped = copy.copy(self)
+        mapped._kept = parts
+        return mapped
 
     def release(self):
-        """Drop the chunks :meth:`derive` kept on the workers."""
+        """Drop the chunks :meth:`map` kept on the workers."""
         kept, self._kept = getattr(self, "_kept", None), None
         if kept and self.client is not None:
             from distributed import futures_of

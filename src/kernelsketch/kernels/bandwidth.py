@@ -252,3 +252,39 @@ def resolve_bandwidth(bandwidth, X, random_state=0):
     if not np.isfinite(bandwidth) or bandwidth <= 0:
         raise ValueError(f"bandwidth must be a positive finite number, got {bandwidth!r}")
     return float(bandwidth)
+
+
+def _moments(X, _):
+    """One block's ``(rows, sum of squares, column sums)``: what ``"mean_sq"`` needs of every row."""
+    if sp.issparse(X):
+        sq = float(X.multiply(X).sum())
+        s = np.asarray(X.sum(axis=0), dtype=np.float64).ravel()
+    else:
+        X64 = np.asarray(X, dtype=np.float64)
+        sq = float(np.einsum("ij,ij->", X64, X64))
+        s = X64.sum(axis=0)
+    return (X.shape[0], sq, s)
+
+
+def _sum_moments(parts):
+    parts = [p for p in parts if p is not None]
+    return tuple(sum(vals[1:], vals[0]) for vals in zip(*parts, strict=True))
+
+
+def bandwidth_of_rows(method, rows, random_state=0):
+    """:func:`estimate_bandwidth` of every row of a row source (:mod:`kernelsketch.utils.row_source`: an array,
+    a file, Dask), from the very pairs it samples with ``random_state`` (gathered by index), or from one pass of
+    sums for ``"mean_sq"``: the bandwidth an in-memory fit resolves, without the rows in memory."""
+    from ..utils.row_source import count_rows
+
+    plan = bandwidth_plan(method, count_rows(rows), random_state=random_state)
+    if plan[0] == "moments":
+        n, sq, s = rows.reduce(_moments, _sum_moments, desc="bandwidth (mean_sq)")
+        return bandwidth_from_moments(n, sq, s)
+    if plan[0] == "all":
+        X, _ = rows.gather(np.arange(rows.n_rows))
+        return bandwidth_from_rows(method, X, None)
+    _, i, j = plan
+    union = np.unique(np.concatenate([i, j]))
+    X, _ = rows.gather(union)
+    return bandwidth_from_rows(method, X, union, i, j)

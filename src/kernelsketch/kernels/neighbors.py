@@ -111,17 +111,11 @@ def graph_gram(indices, weights, n_points: int, degrees=None, out=None):
     return (Z.T @ Z).tocsr()
 
 
-def graph_gram_pieces(indices, weights, n_points: int, degrees, out, scratch=None) -> list:
+def graph_gram_pieces(indices, weights, n_points: int, degrees, out) -> list:
     """:func:`graph_gram` ``(indices, weights, n_points, degrees, out=out)`` as independent calls (no
-    argument, no result) for a caller to run on its threads beside other work, e.g. the next block's
-    search (:func:`approximate_nearest`'s ``also``): the two landmark halves of the numba route (one
+    argument, no result) to run on several threads: the two landmark halves of the numba route (one
     piece under :data:`GRAM_SPLIT_ROWS` rows), or scipy's product.  Together they give ``graph_gram``'s
     numbers, in any order and on any threads (they write disjoint rows of ``out``).
-
-    With ``scratch`` (``(m, m)`` and ``(m,)`` float64 arrays), these rows' sums are made there from zero
-    and then added to ``out`` and ``degrees``: the numbers of adding ``graph_gram(indices, weights,
-    n_points, block_degrees)`` to them (what a left fold of per-block statistics gives, as Dask's reduce
-    of the same blocks does), each half zeroed, summed and added by its own call.
     """
     n, r = indices.shape
     if float(n) * r * r >= GRAM_NUMBA_MIN_PRODUCTS and _numba_kernel() is not None:
@@ -129,28 +123,8 @@ def graph_gram_pieces(indices, weights, n_points: int, degrees, out, scratch=Non
         weights = np.ascontiguousarray(weights, dtype=np.float32 if float32 else np.float64)
         sums = np.zeros(n_points) if degrees is None else degrees
         cut = [0, n_points] if n < GRAM_SPLIT_ROWS else [0, n_points // 2, n_points]
-        if scratch is None:
-            return [lambda lo=lo, hi=hi: _numba_gram(indices, weights, out, sums, lo, hi) for lo, hi in pairwise(cut)]
-        G_block, d_block = scratch
-
-        def half(lo, hi):
-            G_block[lo:hi] = 0.0
-            d_block[lo:hi] = 0.0
-            _numba_gram(indices, weights, G_block, d_block, lo, hi)
-            out[lo:hi] += G_block[lo:hi]
-            sums[lo:hi] += d_block[lo:hi]
-
-        return [lambda lo=lo, hi=hi: half(lo, hi) for lo, hi in pairwise(cut)]
-    if scratch is None:
-        return [lambda: graph_gram(indices, weights, n_points, degrees, out=out)]
-
-    def block():
-        d_block = np.zeros(n_points)
-        out[...] += graph_gram(indices, weights, n_points, d_block).toarray()
-        if degrees is not None:
-            degrees[...] += d_block
-
-    return [block]
+        return [lambda lo=lo, hi=hi: _numba_gram(indices, weights, out, sums, lo, hi) for lo, hi in pairwise(cut)]
+    return [lambda: graph_gram(indices, weights, n_points, degrees, out=out)]
 
 
 def graph_csr(indices, weights, n_points: int, dtype=None):
@@ -531,7 +505,7 @@ def approximate_nearest(
     depends on that row alone (no BLAS, sums in coordinate order), so it is the same for any
     blocks, threads or engine, and both backends give the same neighbours.  Dense input only.
     ``also``: independent calls (no argument) run on the same threads as the search's tiles, claimed
-    first, so that other work (the previous block's ``Z^T Z``, :func:`graph_gram_pieces`) fills the
+    first, so that other work (the previous block's ``Z^T Z``) fills the
     threads the tiles leave idle; all are done when this returns.
 
     Examples

@@ -47,9 +47,14 @@ class GraphStatistics(NamedTuple):
         """The statistics of the union of the blocks ``parts`` (folded left, in order; ``None`` skipped)."""
         parts = [p for p in parts if p is not None]
         G, s, n = parts[0]
-        G = G.copy()
-        s = s.copy()
-        for G2, s2, n2 in parts[1:]:  # (Z^T Z is dense from the compiled route, CSR from scipy's)
+        return cls.add([(G.copy(), s.copy(), n), *parts[1:]])
+
+    @classmethod
+    def add(cls, parts) -> GraphStatistics:
+        """:meth:`merge`, added into the first part's arrays (a fold's own running sums: no copy a block)."""
+        parts = [p for p in parts if p is not None]
+        G, s, n = parts[0]
+        for G2, s2, n2 in parts[1:]:
             if sp.issparse(G) and not sp.issparse(G2):
                 G = G.toarray()
             if sp.issparse(G):

@@ -22,25 +22,24 @@ from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, Transfo
 from sklearn.utils.validation import check_is_fitted
 
 from .._typing import ArrayLike, FloatArray, RandomStateLike
-from ..kernels.bandwidth import check_distance_scale
+from ..kernels.bandwidth import bandwidth_of_rows, check_distance_scale
 from ..kernels.neighbors import (
     graph_csr,
     graph_embed,
     graph_gram,
-    graph_gram_pieces,
     nearest,
 )
 from ..kernels.search import ApproximateSearch, built_searcher, checked_search
-from ..kernels.selection import make_kernel
-from ..utils.chunking import gen_row_slices, get_chunk_n_rows
+from ..utils.chunking import get_chunk_n_rows
 from ..utils.dispatch import maybe_dask_transform
 from ..utils.estimator_checks import HasMethods, Interval, StrOptions
+from ..utils.row_source import ArrayRows
 from ..utils.threads import parallel_rows, run_pieces, thread_limit
 from ..utils.validation import check_input, check_random_state, derive_seed
 from ..utils.warnings import warn as _warn
 from .landmark_eigen import GraphStatistics, landmark_embedding
 from .landmark_selection import KMeansLandmarks, LandmarkData, UniformLandmarks, select_landmarks
-from .landmarks import resolve_n_landmarks, take_rows
+from .landmarks import resolve_n_landmarks
 
 #: bandwidth heuristics resolved on the data, as for the other estimators (``"local"`` is per row)
 _HEURISTICS = ("median", "percentile", "mean_sq")
@@ -385,13 +384,14 @@ class LandmarkSpectralEmbedding(ClassNamePrefixFeaturesOutMixin, TransformerMixi
             raise ValueError("bandwidth='knn_mean': every row coincides with its nearest landmarks (distance 0)")
         return np.sqrt(2.0) * sigma
 
-    def _graph(self, X, also=()):
+    def graph(self, X, also=()):
         """The graph stage: each row's ``r`` nearest landmarks and its Gaussian weights summing to 1.
 
         ``(indices int32 (n, r), weights (n, r))``: everything the embedding needs of a row.  The weights are
         float32 for float32 rows (their distances are float32: the search runs in the rows' dtype), else
         float64.  ``also``: independent calls run beside the search, on its threads (e.g. the previous
-        block's :meth:`_gram_pieces`), all done on return.  The search is :meth:`_searcher`'s.
+        block's ``Z^T Z`` in :meth:`fit_rows`), all done on return.  The search is :meth:`_searcher`'s.
+        ``X``: rows as fitted (validated by the caller).
         """
         m = self.landmarks_.shape[0]
         r = min(self.n_neighbors, m)
@@ -463,74 +463,43 @@ class LandmarkSpectralEmbedding(ClassNamePrefixFeaturesOutMixin, TransformerMixi
 
     def _affinity(self, X):
         """``Z`` of the rows of ``X``: CSR ``(n, m)``, ``r`` Gaussian weights per row summing to 1."""
-        return self._csr(*self._graph(X))
+        return self._csr(*self.graph(X))
 
-    def _embed_graph(self, indices, weights):
-        """The embed stage: ``Z @ P`` of rows given by their graph (unit rows when asked), float64
+    def embed_graph(self, indices, weights):
+        """The embed stage: ``Z @ P`` of rows given by their graph (:meth:`graph`; unit rows when asked), float64
         (:func:`~kernelsketch.kernels.neighbors.graph_embed`: the numbers of ``transform``'s CSR product)."""
         U = graph_embed(indices, weights, self.projection_)
         if self.unit_rows:
             _unit_rows(U)
         return U
 
-    def _assign_graph(self, indices, weights, centers, dtype):
-        """k-means' assignment of rows given by their graph, the embedding in ``dtype`` never stored
-        (:func:`~kernelsketch.kernels.lloyd.assign_graph_with_statistics`); ``(labels, squared distances,
-        sums, counts)`` as :func:`~kernelsketch.kernels.lloyd.assign_with_statistics` of it."""
+    def assign_graph(self, indices, weights, centers, dtype):
+        """k-means' assignment of rows given by their graph (:meth:`graph`), the embedding in ``dtype`` never
+        stored (:func:`~kernelsketch.kernels.lloyd.assign_graph_with_statistics`): ``(labels, squared distances,
+        sums, counts)``, the numbers of :func:`~kernelsketch.kernels.lloyd.assign_with_statistics` of
+        ``transform``'s rows, so a kept graph and a second search give the same labels."""
         from ..kernels.lloyd import assign_graph_with_statistics, assign_with_statistics
 
         if self.unit_rows or user_searcher(self.search) is not None:  # (a user's searcher finds the centres too)
-            E = self._embed_graph(indices, weights).astype(dtype, copy=False)
+            E = self.embed_graph(indices, weights).astype(dtype, copy=False)
             return assign_with_statistics(E, centers, user_searcher(self.search))
         return assign_graph_with_statistics(indices, weights, self.projection_, centers, dtype)
 
-    def _assign(self, X, centers):
-        """k-means' assignment of ``transform(X)``'s rows by :meth:`_assign_graph` (the numbers of the kept
-        graph's assignment pass: the same rows give the same labels, distances and sums either way)."""
+    def statistics(self, X) -> GraphStatistics:
+        """The graph statistics ``(Z^T Z, Z^T 1, rows)`` of the rows of ``X`` to the fitted landmarks (what
+        :meth:`fit_rows` sums over every row; ``Z^T Z`` sparse where it is small)."""
         check_is_fitted(self)
         X = check_input(X, accept_sparse=("csr",), estimator=self, reset=False)
-        return self._assign_graph(*self._graph(X), centers, np.float32 if X.dtype == np.float32 else np.float64)
-
-    def _statistics(self, X):
-        """One block's ``(Z^T Z, Z^T 1, rows)``: what the fit sums over all rows.
-
-        ``Z^T Z`` stays sparse (at most ``r^2`` entries a row): a Dask worker sends that, not
-        an ``m x m`` dense block, and the sum is densified once in :meth:`_finish`.
-        """
-        return self._graph_statistics(*self._graph(X))
+        return GraphStatistics(*self._graph_statistics(*self.graph(X)))
 
     def _graph_statistics(self, indices, weights):
-        """:meth:`_statistics` of rows given by their graph (:meth:`_graph`'s output, e.g. kept from a pass)."""
+        """:meth:`statistics` of rows given by their graph (:meth:`graph`'s output, e.g. kept from a pass)."""
         m = self.landmarks_.shape[0]
         degrees = np.zeros(m)  # Z^T 1, summed in the same sweep as Z^T Z
         return graph_gram(indices, weights, m, degrees), degrees, indices.shape[0]
 
-    def _new_statistics(self):
-        """Running statistics for :meth:`_add_graph_statistics`: ``[Z^T Z, Z^T 1, rows]`` (zeros), then one
-        block's ``Z^T Z`` and ``Z^T 1`` (scratch)."""
-        m = self.landmarks_.shape[0]
-        return [np.zeros((m, m)), np.zeros(m), 0, np.empty((m, m)), np.empty(m)]
-
-    def _gram_pieces(self, stats, indices, weights):
-        """:meth:`_add_graph_statistics` as independent calls for the caller to run, e.g. beside the next
-        block's search (:meth:`_graph`'s ``also``; :func:`~kernelsketch.kernels.neighbors.graph_gram_pieces`);
-        the rows are counted now."""
-        stats[2] += indices.shape[0]
-        return graph_gram_pieces(indices, weights, stats[0].shape[0], stats[1], stats[0], scratch=stats[3:])
-
-    def _add_graph_statistics(self, stats, indices, weights):
-        """Add the block of rows given by their graph to the running statistics ``stats`` (:meth:`_new_statistics`),
-        in place: the block's sums, then added to the running ones, which are the numbers of :meth:`_merge`'s left
-        fold of :meth:`_statistics` per block (Dask's reduce of the same blocks), without a new ``m x m`` array
-        per block."""
-        run_pieces(self._gram_pieces(stats, indices, weights))
-
-    @staticmethod
-    def _merge(parts):
-        return GraphStatistics.merge(parts)
-
     def _finish(self, stats):
-        """Seam 3: the eigenproblem (:func:`~kernelsketch.maps.landmark_eigen.landmark_embedding`) of the
+        """The eigenproblem (:func:`~kernelsketch.maps.landmark_eigen.landmark_embedding`) of the
         summed statistics, which are kept (``graph_gram_``, ``landmark_degrees_``, ``n_samples_seen_``)."""
         G, degrees, n_rows = stats
         G = G.toarray() if sp.issparse(G) else np.asarray(G)
@@ -590,45 +559,70 @@ class LandmarkSpectralEmbedding(ClassNamePrefixFeaturesOutMixin, TransformerMixi
         new._validate_params()
         return new._solve(self.graph_statistics_)
 
-    def _resolve_bandwidth(self, X, seed):
-        if self.bandwidth in ("local", _KNN_MEAN):  # (knn_mean: from the landmarks, in _set_landmarks)
-            return None
-        if isinstance(self.bandwidth, str):
-            return make_kernel("gaussian", self.bandwidth, None, X, random_state=seed).bandwidth
-        return float(self.bandwidth)
-
-    # -- scikit-learn API ------------------------------------------------------------
+    # -- fitting ---------------------------------------------------------------------
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X: ArrayLike, y: object = None) -> Self:
-        """Draw the landmarks, sum the block statistics, solve the ``m x m`` eigenproblem. Returns self."""
+        """Draw the landmarks, sum the block statistics, solve the ``m x m`` eigenproblem (:meth:`fit_rows` of
+        the rows in memory). Returns self."""
         with thread_limit(self.n_jobs):
-            return self._fit_rows(X)
+            X = check_input(X, accept_sparse=("csr",), estimator=self, reset=True)
+            names = vars(self).get("feature_names_in_")
+            self.fit_rows(rows_in_memory(X, self.n_landmarks))
+            if names is not None:
+                self.feature_names_in_ = names
+        return self
 
-    def _fit_rows(self, X):
-        X = check_input(X, accept_sparse=("csr",), estimator=self, reset=True)
-        m, seed, rng = self._plan(X.shape[0])
-        data = LandmarkData(X.shape[0], lambda i: take_rows(X, i))
-        self._choose_landmarks(data, m, rng, self._resolve_bandwidth(X, seed))
-        chunk = get_chunk_n_rows(8 * (X.shape[1] + 4 * self.landmarks_.shape[0]), X.shape[0])
-        stats = self._new_statistics()
-        for s in gen_row_slices(X.shape[0], max(chunk, 1)):
-            self._add_graph_statistics(stats, *self._graph(X[s]))
-        return self._finish(stats[:3])
+    def fit_rows(self, rows, *, keep_graph: bool = False):
+        """Fit on a row source (:mod:`kernelsketch.utils.row_source`): the rows in memory (:meth:`fit`), a file's
+        local engine or Dask's (:func:`kernelsketch.fit_source`), with the same numbers for the same seed.
+
+        The landmarks are drawn (gathered by index) and the bandwidth resolved as :meth:`fit` resolves it on all
+        rows; one pass sums each block's graph statistics (the previous block's ``Z^T Z`` beside the next
+        block's search); the ``m x m`` eigenproblem is solved.  ``keep_graph``: each row's graph is kept by the
+        source (``rows.map(..., keep=True)``) and returned, a source whose blocks are ``(indices, weights,
+        float32 rows?)``, for later passes to read instead of searching again (the caller releases it);
+        else None is returned.
+        """
+        from ..utils.row_source import count_rows
+
+        N = count_rows(rows)
+        m, seed, rng = self._plan(N)
+        h = None
+        if isinstance(self.bandwidth, str) and self.bandwidth in _HEURISTICS:
+            h = bandwidth_of_rows(self.bandwidth, rows, random_state=seed)
+        elif not isinstance(self.bandwidth, str):
+            h = float(self.bandwidth)
+
+        def gather(idx):
+            return check_input(rows.gather(idx)[0], accept_sparse=("csr",))
+
+        self.__dict__.pop("feature_names_in_", None)  # (a DataFrame's names: fit sets them again)
+        self._choose_landmarks(LandmarkData(N, gather), m, rng, h)
+        self.n_features_in_ = int(self.landmarks_.shape[1])
+        name = type(self).__name__
+        graphs = rows.map(_block_graph, self, desc=f"{name} graph", keep=keep_graph)
+        try:
+            stats = graphs.reduce(_block_statistics, GraphStatistics.add, state=self, desc=f"{name} statistics")
+            self._finish(stats)
+        except BaseException:
+            graphs.release()
+            raise
+        return graphs if keep_graph else None
 
     def transform(self, X: ArrayLike) -> FloatArray:
         """The spectral coordinates ``sqrt(N) Zh(x) V_k Lambda_k^{-1/2}`` of each row."""
         if (Z := maybe_dask_transform(self, X)) is not None:
             return Z
         with thread_limit(getattr(self, "n_jobs", None)):
-            return self._embedded_with_graph(X)[0]
+            return self.transform_with_graph(X)[0]
 
-    def _embedded_with_graph(self, X):
-        """``(transform(X), (indices, weights))``: the embedding and the graph it came from, for a caller that
-        needs both (the clusterer's labeling cuts the graph of the rows k-means was seeded on)."""
+    def transform_with_graph(self, X: ArrayLike):
+        """``(transform(X), (indices, weights))``: the embedding and the graph it came from (:meth:`graph`), for a
+        caller that needs both (the clusterer's labeling cuts the graph of the rows k-means was seeded on)."""
         check_is_fitted(self)
         X = check_input(X, accept_sparse=("csr",), estimator=self, reset=False)
-        graph = self._graph(X)
-        U = self._embed_graph(*graph)
+        graph = self.graph(X)
+        U = self.embed_graph(*graph)
         return (U.astype(X.dtype, copy=False) if X.dtype == np.float32 else U), graph
 
     def __sklearn_tags__(self):
@@ -636,3 +630,24 @@ class LandmarkSpectralEmbedding(ClassNamePrefixFeaturesOutMixin, TransformerMixi
         tags.input_tags.sparse = True
         tags.transformer_tags.preserves_dtype = ["float64", "float32"]
         return tags
+
+
+def _block_graph(X, embedding, also=()):
+    """A block's graph as :meth:`LandmarkSpectralEmbedding.fit_rows` maps (and keeps) it: ``(indices, weights,
+    whether X is float32)``; ``also`` run beside the search (the previous block's statistics)."""
+    indices, weights = embedding.graph(X, also=also)
+    return indices, weights, X.dtype == np.float32
+
+
+def _block_statistics(graph, embedding):
+    """The graph statistics of a block given by its graph (:func:`_block_graph`)."""
+    return embedding._graph_statistics(graph[0], graph[1])
+
+
+def rows_in_memory(X, n_landmarks):
+    """Validated rows in memory as the row source a landmark spectral fit reads
+    (:class:`~kernelsketch.utils.row_source.ArrayRows`), in blocks whose work for ``n_landmarks`` landmarks fits
+    the working memory."""
+    m = n_landmarks if not isinstance(n_landmarks, str) else resolve_n_landmarks("auto", X.shape[0])
+    m = min(int(m), X.shape[0])  # (the m of the fit's plan)
+    return ArrayRows(X, block_rows=max(get_chunk_n_rows(8 * (X.shape[1] + 4 * m), X.shape[0]), 1))

@@ -33,8 +33,9 @@ and back up once:
 * :mod:`~kernelsketch.out_of_core.standardize` -- z-scoring a source in one pass;
 * :mod:`~kernelsketch.out_of_core.fit` -- :func:`fit_source`, one strategy per kind of estimator,
   and :func:`choose_landmarks`;
-* :mod:`~kernelsketch.out_of_core.graph_cache` -- each row's landmark graph kept from the fit pass
-  (:class:`GraphCache`), so that later passes need no second search;
+* :mod:`~kernelsketch.out_of_core.spilled_blocks` -- the local engine's kept blocks on disk
+  (:class:`SpilledBlocks`: each row's landmark graph kept from the fit pass, so that later passes need no
+  second search);
 * :mod:`~kernelsketch.out_of_core.sinks` -- where output blocks go;
 * :mod:`~kernelsketch.out_of_core.drivers` -- :func:`transform_source`, :func:`embed_file`,
   :func:`cluster_file`.
@@ -55,8 +56,8 @@ from .drivers import (
 )
 from .engine import Engine, LocalEngine, align_columns, open_engine, record_feature_names
 from .fit import FIT_ROWS, FIT_STRATEGIES, FitResult, choose_landmarks, fit_source, fit_strategy, resolve_kernel
-from .graph_cache import GraphCache
 from .missing import CODE_CHECK_ROWS, replace_missing_codes
+from .spilled_blocks import SpilledBlocks
 from .standardize import UNIT_SPREAD, magnitude_spread, standardize_source
 
 __all__ = [
@@ -69,9 +70,9 @@ __all__ = [
     "EmptyClusterWarning",
     "Engine",
     "FitResult",
-    "GraphCache",
     "LocalEngine",
     "PairCounts",
+    "SpilledBlocks",
     "TransformResult",
     "align_columns",
     "choose_landmarks",

@@ -15,14 +15,15 @@ import numpy as np
 import scipy.sparse as sp
 
 from .._typing import DataLike, RandomStateLike
+from ..cluster.seeding import seed_on_rows
 from ..io import RowReservoir
 from ..io.readers import guess_format as _guess_format
-from ..utils.validation import derive_seed
+from ..utils.validation import check_input, derive_seed
 from ..utils.warnings import EmptyClusterWarning
 from ..utils.warnings import warn as _warn
 from .device import host_data, searches_on, spectral_on_device
-from .engine import Engine, _dense_if_needed, _sum_tuples, align_columns, open_engine, refuse_label_like_columns
-from .fit import FIT_ROWS, FitResult, fit_source, seed_on_engine
+from .engine import _dense_if_needed, _sum_tuples, align_columns, open_engine, refuse_label_like_columns
+from .fit import FIT_ROWS, FitResult, fit_source
 from .missing import check_missing_codes, impute_missing_cells, replace_missing_codes
 from .params import driver_params
 from .sinks import _ArraySink, _FileSink, _inputs_of, _make_sink
@@ -557,41 +558,33 @@ def _embed_block(X, embedding):
     return X if embedding is None else _transform_block(embedding, X)
 
 
-def _over_graphs(engine, embedding, centers, cache):
-    """``(engine, state)`` of a pass that embeds every row: the kept graphs' engine when the run keeps them on
-    the engine (Dask) or in a file with no labels to read beside them (local: the file is not read again),
-    else ``engine`` with the spilled graph's reader (local, the labels read from the file) or nothing (search
-    again)."""
-    from .graph_cache import KeptGraphs
-
-    if isinstance(cache, KeptGraphs):
-        return cache.graphs, (embedding, centers, True)
-    if cache is not None and not engine.has_labels:  # nothing to read of the file: the kept graph's blocks alone
-        return cache.engine(engine), (embedding, centers, True)
-    return engine, (embedding, centers, None if cache is None else cache.reader())
+def _assignment_source(engine, embedding, centers, graphs):
+    """``(source, state)`` of a pass that assigns every row: each row's graph kept by the fit (``graphs``, read
+    back without a second search; the labels, if any, read beside it), else the engine's rows."""
+    if graphs is not None:
+        return graphs, (embedding, centers, True)
+    return engine, (embedding, centers, False)
 
 
 def _block_assignment(X, state):
     """``(labels, squared distances, sums, counts)`` of the block's embedded rows and ``state[1]``'s centres.
 
-    A block whose graph is at hand (kept by the fit pass, or itself a kept graph) is assigned straight from
-    it (:meth:`~kernelsketch.maps.LandmarkSpectralEmbedding._assign_graph`: one compiled sweep, the
-    embedding never stored), and a block of a landmark spectral embedding without one from its graph
-    searched again (the same numbers); any other is embedded, then assigned."""
+    A block that is a kept graph (``state[2]``) is assigned straight from it
+    (:meth:`~kernelsketch.maps.LandmarkSpectralEmbedding.assign_graph`: one compiled sweep, the embedding never
+    stored), a block of rows of a landmark spectral embedding from its graph searched again (the same numbers);
+    any other is embedded, then assigned."""
     from ..kernels.lloyd import assign_with_statistics
 
-    embedding, centers = state[0], state[1]
-    reader = state[2] if len(state) > 2 else None
-    if reader is True:
+    embedding, centers, kept = state
+    if kept:
         indices, weights, single = X
-    elif reader is not None:
-        (indices, weights), single = reader.next(X.shape[0]), X.dtype == np.float32
-    elif hasattr(embedding, "_assign"):  # searched again: the same numbers as from the kept graph
+        return embedding.assign_graph(indices, weights, centers, np.float32 if single else np.float64)
+    if hasattr(embedding, "assign_graph"):  # searched again: the same numbers as from the kept graph
         with _block_names_ignored():
-            return embedding._assign(_dense_if_needed(embedding, X), centers)
-    else:
-        return assign_with_statistics(_embed_block(X, embedding), centers)
-    return embedding._assign_graph(indices, weights, centers, np.float32 if single else np.float64)
+            X = check_input(_dense_if_needed(embedding, X), accept_sparse=("csr",), estimator=embedding, reset=False)
+        dtype = np.float32 if X.dtype == np.float32 else np.float64
+        return embedding.assign_graph(*embedding.graph(X), centers, dtype)
+    return assign_with_statistics(_embed_block(X, embedding), centers)
 
 
 def _stats_block(X, state):
@@ -710,13 +703,12 @@ def cluster_file(
         bytes each: 6 with at most 32,768 landmarks and float32 rows), so that the assignment pass (and
         any Lloyd pass) reads it instead of searching the nearest landmarks again: the same labels,
         about half the search time; without a label column that pass reads the kept graph alone, not
-        the data.  On a local engine
-        (file or array) it goes to a temporary folder removed afterwards, also on error
-        (:class:`~kernelsketch.out_of_core.graph_cache.GraphCache`); on Dask with a client, each
-        chunk's graph stays on the workers until the run ends
-        (:class:`~kernelsketch.out_of_core.graph_cache.KeptGraphs`).  ``"auto"``: for the spectral
-        embedding, when the temporary directory has room for twice the graph (local) or the graph
-        takes at most a quarter of the workers' memory (Dask).  True requires it; False searches again.
+        the data.  The engine keeps it (``engine.map(..., keep=True)``): a local engine (file or array) in a
+        temporary folder removed afterwards, also on error
+        (:class:`~kernelsketch.out_of_core.spilled_blocks.SpilledBlocks`); Dask with a client on the workers
+        until the run ends.  ``"auto"``: for the spectral embedding, when the engine has room
+        (:meth:`Engine.can_keep`: twice the graph on the temporary directory's disk, or at most a quarter of the
+        workers' memory).  True requires it; False searches again.
     device : str, torch.device or None, default=None
         Run the spectral embedding's searches (the landmark graph, k-means' seeding and the assignment) with
         PyTorch on this device (:class:`~kernelsketch.kernels.torch_search.TorchSearch`): ``"cuda"``,
@@ -774,7 +766,7 @@ def cluster_file(
     if isinstance(data, (str, os.PathLike)) and missing != "error":  # (a text file's empty and NA cells: missing)
         read_options.setdefault("na_values", None)
     engine = open_engine(data, client=client, block_rows=block_rows, **read_options)
-    if not isinstance(data, Engine):
+    if engine is not data:  # (an engine passed in is the caller's, its columns chosen)
         refuse_label_like_columns(engine, read_options)
     protect = _inputs_of(data)
     if isinstance(output, (str, os.PathLike)):
@@ -789,10 +781,11 @@ def cluster_file(
     engine, codes = replace_missing_codes(engine, action=missing_codes, random_state=random_state, sample=sample)
     shown = engine  # (the rows as given, before any scaling: what a plot shows)
     with contextlib.ExitStack() as stack:
-        cache = _graph_cache(keep_graph, engine, model, init_size)  # removed on leaving, also on error
-        if cache is not None:
-            stack.enter_context(cache)
-        engine, scaler, fit = _fit_embedding(engine, model, standardize, fit_rows, random_state, landmark_target, cache)
+        keep = _keeps_graph(keep_graph, engine, model, init_size)
+        engine, scaler, fit = _fit_embedding(engine, model, standardize, fit_rows, random_state, landmark_target, keep)
+        graphs = None if fit is None else fit.graphs
+        if graphs is not None:
+            stack.callback(graphs.release)  # dropped on leaving, also on error
         # 1. seeding: k-means++ and Lloyd on the embedding of a uniform sample (the clusterer's fit did it)
         kmeans_params = {"n_init": n_init, "init_size": init_size, "tol": tol, "random_state": random_state}
         clusterer, embedding, km, seeding = _seeded(model, fit, engine, n_clusters, **kmeans_params)
@@ -805,7 +798,7 @@ def cluster_file(
         # 2. exact Lloyd passes over every row (optional; each one embeds every block again)
         t3 = time.perf_counter()
         votes = clusterer is not None and clusterer.labeling_ != "kmeans"  # (no centres to move: Lloyd passes skipped)
-        passes = 0 if whole or votes else _lloyd_passes(engine, embedding, km, lloyd_passes, cache)
+        passes = 0 if whole or votes else _lloyd_passes(engine, embedding, km, lloyd_passes, graphs)
         seconds["passes"] = time.perf_counter() - t3
         plot = _plot_sample(plot_rows, seeding, km, shown, engine) if plot_rows else None
 
@@ -821,7 +814,7 @@ def cluster_file(
         labels = _Assignment(sink, PairCounts() if engine.has_labels else None, drop)
         in_memory = (seeding.embedded, seeding.labels) if whole else None
         seeding.embedded = None  # (not held through a streamed assignment pass)
-        written = labels.run(engine, embedding, km.cluster_centers_, in_memory, cache)
+        written = labels.run(engine, embedding, km.cluster_centers_, in_memory, graphs)
         seconds["assign"] = time.perf_counter() - t4
         seconds["total"] = time.perf_counter() - t0
         km.inertia_, km.n_iter_, km.counts_ = labels.inertia, passes, labels.counts
@@ -913,7 +906,7 @@ def _seeded(model, fit, engine, n_clusters, *, n_init, init_size, tol, random_st
     from ..maps.landmark_spectral import user_searcher
 
     if isinstance(model, LandmarkSpectralClustering):  # (its assignment: k-means', or the landmarks' vote)
-        return (model, *model._assigner(), fit.seeding)
+        return (model, *model.assigner(), fit.seeding)
     if n_clusters > engine.n_rows:  # (the clusterer's own fit says the same)
         raise ValueError(f"n_clusters={n_clusters} must be <= n_samples={engine.n_rows}")
     km, rng = kmeans_on_embedding(
@@ -925,47 +918,43 @@ def _seeded(model, fit, engine, n_clusters, *, n_init, init_size, tol, random_st
         search=user_searcher(getattr(model, "search", None)),
     )
     km._validate_params()
-    return None, model, km, seed_on_engine(engine, km, rng, lambda rows: _embed_block(rows, model))
+    return None, model, km, seed_on_rows(engine, km, rng, lambda rows: _embed_block(rows, model))
 
 
-def _graph_cache(keep_graph, engine, model, init_size=None):
-    """Where this run keeps each row's graph, when ``keep_graph`` asks for it and it can serve (else None).
+def _keeps_graph(keep_graph, engine, model, init_size=None) -> bool:
+    """Whether this run keeps each row's graph from the fit pass (``engine.map(..., keep=True)``), when
+    ``keep_graph`` asks for it and it can serve.
 
-    A :class:`GraphCache` (a temporary folder) on a local engine; :class:`KeptGraphs` (the workers'
-    memory) on Dask with a client.  ``"auto"``: when some rows are outside k-means' sample (else there
-    is no pass to serve) and there is room (:meth:`Engine.can_keep`: free disk for twice the graph
-    locally, a quarter of the workers' memory on Dask).
+    ``"auto"``: for the landmark spectral clustering, when some rows are outside k-means' sample (else there is
+    no pass to serve) and the engine has room (:meth:`Engine.can_keep`: free disk locally, a quarter of the
+    workers' memory on Dask, nothing on Dask without a client).
     """
     from ..cluster.streaming_kmeans import DEFAULT_INIT_SIZE
     from .fit import fit_strategy
-    from .graph_cache import GraphCache, KeptGraphs, remove_stale_graphs
+    from .spilled_blocks import remove_stale_graphs
 
     remove_stale_graphs()  # (a killed run's folder goes whatever this run keeps, or whether it keeps one)
     if keep_graph is False:
-        return None
-    kind = getattr(engine, "name", None)
+        return False
     serves = (
-        kind in ("local", "dask")
-        and model is not None
+        model is not None
         and not isinstance(model, str)
         and fit_strategy(model) == "embedding_then_sample"  # (the landmark spectral clustering)
-        and engine.can_keep(0)  # (Dask without a client keeps nothing)
+        and engine.can_keep(0)
     )
     if not serves:
         if keep_graph is True:
             raise ValueError(
-                "keep_graph=True keeps the spectral embedding's graph on a local engine (a file or an array) or "
-                f"on Dask with a client; this run has {type(model).__name__} on the {kind or '?'} engine"
-                + (" without a client" if kind == "dask" else "")
+                "keep_graph=True keeps the spectral embedding's graph where the engine can keep it (a file, an "
+                f"array, or Dask with a client); this run has {type(model).__name__} on {engine.describe()}"
             )
-        return None
+        return False
     if keep_graph == "auto" and engine.n_rows is not None:
         if engine.n_rows <= (init_size or DEFAULT_INIT_SIZE):  # every row in k-means' sample: no pass to serve
-            return None
+            return False
         graph_bytes = engine.n_rows * int(getattr(model, "n_neighbors", 10)) * 12  # (at most)
-        if not engine.can_keep(2 * graph_bytes if kind == "local" else graph_bytes):
-            return None
-    return GraphCache() if kind == "local" else KeptGraphs()
+        return bool(engine.can_keep(graph_bytes))
+    return True
 
 
 def _check_cluster_args(n_clusters, standardize, embedding, assign_labels="auto"):
@@ -1007,7 +996,7 @@ def _named_embedding(embedding, n_clusters, random_state):
     raise ValueError(f"embedding must be 'spectral', 'kjl', None or an estimator, got {embedding!r}")
 
 
-def _fit_embedding(engine, embedding, standardize, fit_rows, random_state, landmark_target, cache=None):
+def _fit_embedding(engine, embedding, standardize, fit_rows, random_state, landmark_target, keep_graph=False):
     """Standardize (one pass) and fit the embedding on the engine: ``(engine, scaler, fit)``."""
     scaler = fit = None
     if standardize:
@@ -1019,7 +1008,7 @@ def _fit_embedding(engine, embedding, standardize, fit_rows, random_state, landm
             fit_rows=fit_rows,
             random_state=random_state,
             landmark_target=landmark_target,
-            graph_cache=cache,
+            keep_graph=keep_graph,
         )
     elif landmark_target is not None:
         raise ValueError("landmark_target needs a landmark embedding; embedding=None clusters the raw features")
@@ -1028,11 +1017,11 @@ def _fit_embedding(engine, embedding, standardize, fit_rows, random_state, landm
     return engine, scaler, fit
 
 
-def _lloyd_passes(engine, embedding, km, lloyd_passes, cache=None):
+def _lloyd_passes(engine, embedding, km, lloyd_passes, graphs=None):
     """Up to ``lloyd_passes`` exact Lloyd passes over every row; stops when the centres settle."""
     passes = 0
     for passes in range(1, lloyd_passes + 1):
-        source, state = _over_graphs(engine, embedding, km.cluster_centers_, cache)
+        source, state = _assignment_source(engine, embedding, km.cluster_centers_, graphs)
         sums, counts, _ = source.reduce(_stats_block, _sum_tuples, state=state, desc=f"Lloyd pass {passes}")
         if km.converged(km.update(sums, counts)):
             break
@@ -1081,17 +1070,17 @@ class _Assignment:
         if self.pairs is not None and y is not None:
             self.pairs.add(y, labels)
 
-    def run(self, engine, embedding, centers, in_memory=None, cache=None):
+    def run(self, engine, embedding, centers, in_memory=None, graphs=None):
         """Assign every row (``in_memory``: the whole data's embedding and labels, else one streamed pass).
 
-        ``cache``: each row's graph kept by the fit pass (embedded without a second search).  Returns
+        ``graphs``: each row's graph kept by the fit pass (embedded without a second search).  Returns
         what the sink wrote; a failure aborts the sink (no partial output file).
         """
         try:
             if in_memory is not None:
                 self.assign_in_memory(*in_memory, centers)
             else:
-                source, state = _over_graphs(engine, embedding, centers, cache)
+                source, state = _assignment_source(engine, embedding, centers, graphs)
                 source.foreach(_assign_block, self.consume, state=state, desc="assign clusters")
             return self.sink.close()
         except BaseException:
@@ -1105,7 +1094,8 @@ class _Assignment:
         for start in range(0, N, step):
             stop = min(N, start + step)
             self.consume(
-                _assign_block(sample[start:stop], (None, centers)), None if y_rows is None else y_rows[start:stop]
+                _assign_block(sample[start:stop], (None, centers, False)),
+                None if y_rows is None else y_rows[start:stop],
             )
 
     def center_shift(self, centers):

@@ -22,6 +22,7 @@ from ..io import RowReservoir, open_matrix
 from ..io.source import ArraySource, MatrixSource
 from ..utils.dispatch import is_dask_array
 from ..utils.progress import progress
+from ..utils.row_source import BlockFolds
 from ..utils.validation import label_like_names
 from ..utils.warnings import warn as _warn
 
@@ -84,28 +85,25 @@ class Engine(Protocol):
         """``consume(fn(X_block, state), y_block)`` for every block, in row order."""
         ...
 
-    def derive(self, fn: Callable, state: Any = None, desc: str = "derive") -> Engine:
-        """An engine over the same rows whose blocks are ``fn(X_block, state)`` (labels unchanged), for
-        :meth:`reduce` and :meth:`foreach`.
-
-        Dask computes them once and keeps them on the workers until :meth:`release`, so later passes
-        read them instead of computing ``fn`` again; the local engine applies ``fn`` to each block as
-        it reads it (its driver keeps a spilled graph instead,
-        :class:`~kernelsketch.out_of_core.graph_cache.GraphCache`).
-        """
+    def map(self, fn: Callable, state: Any = None, desc: str = "map", keep: bool = False) -> Any:
+        """A source over the same rows whose blocks are ``fn(X_block, state)`` (labels unchanged), for
+        :meth:`reduce` and :meth:`foreach`; ``keep``: each computed once, by the first pass over it (Dask: at once,
+        kept on the workers; locally: written to a :class:`~kernelsketch.out_of_core.spilled_blocks.SpilledBlocks`
+        as that pass goes), and read back by later passes until its ``release()``
+        (:mod:`kernelsketch.utils.row_source`)."""
         ...
 
     def release(self) -> None:
-        """Drop what :meth:`derive` kept (nothing, for an engine that keeps nothing)."""
+        """Drop what this source kept (nothing, for an engine that keeps nothing)."""
         ...
 
     def can_keep(self, nbytes: int) -> bool:
-        """Whether ``nbytes`` of kept per-block results fit where this engine would keep them."""
+        """Whether ``nbytes`` of kept per-block results fit where this engine keeps them (:meth:`map`)."""
         ...
 
 
 # -- engines ----------------------------------------------------------------------
-class LocalEngine:
+class LocalEngine(BlockFolds):
     """Row blocks of a file or an in-memory matrix, read in this process.
 
     Parameters
@@ -175,19 +173,6 @@ class LocalEngine:
         X, y, _ = res.result()
         return X, y
 
-    def reduce(self, fn, merge, state=None, desc="pass"):
-        """``merge([fn(X_block, state) for every block])``, merged as the blocks stream.
-
-        Each block's result is merged into the running one at once (``merge([running, part])``:
-        merges are associative, as Dask's tree of merges needs too), so a pass holds one
-        partial result, not one per block.
-        """
-        running = None
-        for X, _ in self._blocks(desc):
-            part = fn(X, state)
-            running = part if running is None else merge([running, part])
-        return merge([running])
-
     def stream_fit(self, template, desc="partial_fit"):
         """``partial_fit`` of (a copy of) ``template`` on every block in order."""
         est = copy.deepcopy(template)
@@ -195,26 +180,18 @@ class LocalEngine:
             est.partial_fit(_dense_if_needed(est, X))
         return est
 
-    def foreach(self, fn, consume, state=None, desc="transform"):
-        """``consume(fn(X_block, state), y_block)`` for every block, in row order."""
-        for X, y in self._blocks(desc):
-            consume(fn(X, state), y)
+    def _store(self):
+        """Kept blocks go to a temporary folder (pages in the page cache, not in this process's memory)."""
+        from .spilled_blocks import SpilledBlocks
 
-    def derive(self, fn, state=None, desc="derive"):
-        """An engine over the same blocks, each mapped by ``fn(X_block, state)`` as it is read (nothing kept)."""
-        derived = copy.copy(self)
-        derived.set_preprocess(lambda X, fn=fn, state=state: fn(X, state))
-        return derived
-
-    def release(self):
-        """Nothing to drop: :meth:`derive` keeps nothing here."""
+        return SpilledBlocks()
 
     def can_keep(self, nbytes):
-        """Whether the temporary directory has ``nbytes`` free (where a spilled graph would go)."""
+        """Whether the temporary directory has room for ``nbytes`` of kept blocks, twice over."""
         import shutil
         import tempfile
 
-        return shutil.disk_usage(tempfile.gettempdir()).free >= nbytes
+        return shutil.disk_usage(tempfile.gettempdir()).free >= 2 * nbytes
 
 
 def open_engine(data, *, client=None, block_rows=None, **read_options):

@@ -36,13 +36,12 @@ import numpy as np
 import scipy.sparse as sp
 
 from .._typing import DataLike, RandomStateLike
-from ..kernels.bandwidth import bandwidth_from_moments, bandwidth_from_rows, bandwidth_plan
+from ..kernels.bandwidth import bandwidth_of_rows
 from ..kernels.kernel_functions import KERNELS, Kernel, ShiftInvariantKernel
 from ..kernels.selection import make_kernel
-from ..maps.landmark_selection import LandmarkData, rows_in_order
+from ..maps.landmark_selection import rows_in_order
 from ..utils.validation import check_input, check_random_state, derive_seed
-from .engine import _dense_if_needed, _sum_tuples, open_engine, record_feature_names
-from .graph_cache import KeptGraphs
+from .engine import _dense_if_needed, open_engine, record_feature_names
 from .params import driver_params
 
 #: rows an estimator without a streaming or landmark fit is fitted on (all rows when fewer)
@@ -55,17 +54,6 @@ def _needs_data(kernel, bandwidth) -> bool:
         return False
     cls = KERNELS.get(kernel.lower())
     return cls is not None and issubclass(cls, ShiftInvariantKernel)
-
-
-def _moments(X, _):
-    if sp.issparse(X):
-        sq = float(X.multiply(X).sum())
-        s = np.asarray(X.sum(axis=0), dtype=np.float64).ravel()
-    else:
-        X64 = np.asarray(X, dtype=np.float64)
-        sq = float(np.einsum("ij,ij->", X64, X64))
-        s = X64.sum(axis=0)
-    return (X.shape[0], sq, s)
 
 
 def _kernel_override(est, kernel):
@@ -85,20 +73,7 @@ def resolve_kernel(kernel, bandwidth, kernel_params, engine, seed, gamma=None):
     """
     if gamma is not None or not _needs_data(kernel, bandwidth):
         return make_kernel(kernel, bandwidth, kernel_params, None, random_state=seed, gamma=gamma)
-    if engine.n_rows is None:
-        engine.reduce(lambda X, _: X.shape[0], sum, desc="count rows")
-    plan = bandwidth_plan(bandwidth, engine.n_rows, random_state=seed)
-    if plan[0] == "moments":
-        n, sq, s = engine.reduce(_moments, _sum_tuples, desc="bandwidth (mean_sq)")
-        h = bandwidth_from_moments(n, sq, s)
-    elif plan[0] == "all":
-        X, _ = engine.gather(np.arange(engine.n_rows))
-        h = bandwidth_from_rows(bandwidth, X, None)
-    else:
-        _, i, j = plan
-        union = np.unique(np.concatenate([i, j]))
-        X, _ = engine.gather(union)
-        h = bandwidth_from_rows(bandwidth, X, union, i, j)
+    h = bandwidth_of_rows(bandwidth, engine, random_state=seed)
     return make_kernel(kernel, h, kernel_params, None, random_state=seed)
 
 
@@ -125,6 +100,9 @@ class FitResult:
     seeding : Seeding or None
         A clusterer fitted by ``"embedding_then_sample"``: the rows its k-means was seeded on (their indices,
         embedding and labels) and what that cost, for the driver's assignment pass (not in :meth:`to_dict`).
+    graphs : row source or None
+        With ``keep_graph``: each row's landmark graph kept by the engine (``engine.map(..., keep=True)``), for
+        later passes to read instead of searching again; the caller calls its ``release()``.
     """
 
     estimator: object
@@ -136,6 +114,7 @@ class FitResult:
     seconds: float = 0.0
     landmark_choice: Any = None
     seeding: Any = None
+    graphs: Any = None
 
     def to_dict(self):
         out = {
@@ -152,21 +131,6 @@ class FitResult:
         return out
 
 
-@dataclass
-class Seeding:
-    """The uniform sample a clusterer's k-means was seeded on (:meth:`StreamingKMeans.seed_on_sample`).
-
-    ``indices`` (sorted rows of the source), ``embedded`` (their embedding), ``labels`` (the source's label
-    column at those rows, or None) and ``seconds`` (``embed_sample``, ``kmeans``).  When ``indices`` is every
-    row, :func:`~kernelsketch.out_of_core.cluster_file` assigns ``embedded`` directly: no second embedding pass.
-    """
-
-    indices: np.ndarray
-    embedded: Any
-    labels: Any
-    seconds: dict
-
-
 #: how :func:`fit_source` fits an estimator, declared by its class as ``_fit_strategy``:
 #:
 #: - ``"landmarks"``: the landmark rows gathered by index, then the estimator's own
@@ -176,12 +140,10 @@ class Seeding:
 #: - ``"sketch"``: ``partial_fit`` per block and ``merge`` of the sketches (a mergeable summary);
 #: - ``"random_features"``: nothing but the bandwidth depends on the data;
 #: - ``"sample"`` (any other estimator): ``fit`` on a uniform sample of ``fit_rows`` rows.
-#: - ``"landmarks_then_pass"``: landmark rows by index, then one pass summing block statistics
-#:   (``_plan`` / ``_choose_landmarks`` / ``_graph`` and ``_graph_statistics`` or, locally,
-#:   ``_new_statistics`` / ``_gram_pieces`` / ``_add_graph_statistics`` / ``_merge`` / ``_finish``: the
-#:   landmark spectral embedding);
-#: - ``"embedding_then_sample"``: such an embedding, then k-means on a uniform sample of embedded
-#:   rows (:class:`~kernelsketch.cluster.LandmarkSpectralClustering`).
+#: - ``"landmarks_then_pass"``: the estimator's own ``fit_rows(engine)``, the method its in-memory ``fit``
+#:   runs (landmark rows by index, then one pass summing block statistics: the landmark spectral embedding);
+#: - ``"embedding_then_sample"``: the same for the clusterer (such an embedding, then k-means on a uniform
+#:   sample of embedded rows: :class:`~kernelsketch.cluster.LandmarkSpectralClustering`), labelled by the driver.
 FIT_STRATEGIES = (
     "landmarks",
     "landmarks_then_sample",
@@ -344,140 +306,41 @@ def _fit_kernel_kmeans(est, engine, fit_rows):
     return FitResult(est, "kernel_kmeans", N, res.fit_rows, nystroem.landmarks_.shape[0], _bandwidth_of(nystroem))
 
 
-def _pass_statistics(X, est):
-    return est._statistics(X)
+class _Counted:
+    """A row source whose gathered rows are counted (``FitResult.fit_rows``); everything else is the source's."""
+
+    def __init__(self, rows):
+        self.rows, self.n_read = rows, 0
+
+    def __getattr__(self, name):
+        return getattr(self.rows, name)
+
+    def gather(self, indices):
+        X, y = self.rows.gather(indices)
+        self.n_read += X.shape[0]
+        return X, y
 
 
-def _pass_graph_local(X, state):
-    """A block's graph, kept in the run's :class:`GraphCache` too if there is one (rows in order); the
-    previous block's ``Z^T Z`` is added into the running statistics on the search's threads meanwhile
-    (``state``: ``(estimator, cache or None, statistics, [the previous block's graph, if not yet added])``)."""
-    est, cache, stats, pending = state
-    also = est._gram_pieces(stats, *pending.pop()) if pending else ()
-    indices, weights = est._graph(X, also=also)
-    if cache is not None:
-        cache.append(indices, weights, n_points=est.landmarks_.shape[0], float32_rows=X.dtype == np.float32)
-    pending.append((indices, weights))
-
-
-def _pass_graph(X, est):
-    """A chunk's graph as a derived engine keeps it: ``(indices, weights, whether X is float32)``."""
-    indices, weights = est._graph(X)
-    return indices, weights, X.dtype == np.float32
-
-
-def _graph_statistics(graph, est):
-    return est._graph_statistics(graph[0], graph[1])
-
-
-def _fit_landmarks_then_pass(est, engine, graph_cache=None):
-    """Landmark rows by index, the bandwidth as the in-memory fit resolves it, one pass of statistics.
-
-    With ``graph_cache`` the pass also keeps every row's graph there (a local engine's pass reads the
-    blocks in row order), for later passes to read instead of searching again.
-    """
-    if engine.n_rows is None:
-        engine.reduce(lambda X, _: X.shape[0], sum, desc="count rows")
-    N = engine.n_rows
-    m, seed, rng = est._plan(N)
-    h = None
-    if est.bandwidth not in ("local", "knn_mean"):  # (knn_mean: the estimator's own, from its landmarks)
-        h = resolve_kernel("gaussian", est.bandwidth, None, engine, seed).bandwidth
-    read = {"rows": 0}
-
-    def gather(idx):
-        R, n_read = _take(engine, idx)
-        read["rows"] += n_read
-        check_input(R, accept_sparse=("csr",), estimator=est, reset=True)  # n_features_in_ from the rows
-        return R
-
-    est._choose_landmarks(LandmarkData(N, gather), m, rng, h)
-    n_read = read["rows"]
-    desc = f"{type(est).__name__} statistics"
-    if graph_cache is None and getattr(engine, "name", None) != "local":
-        stats = engine.reduce(_pass_statistics, est._merge, state=est, desc=desc)
-    elif isinstance(graph_cache, KeptGraphs):  # (Dask: each chunk's graph kept on the workers)
-        graphs = graph_cache.keep(engine, _pass_graph, est, desc=f"{type(est).__name__} graph")
-        stats = graphs.reduce(_graph_statistics, est._merge, state=est, desc=desc)
-    else:  # (local: each block's Z^T Z added to one running matrix in place, beside the next block's search)
-        stats, pending = est._new_statistics(), []
-        engine.foreach(_pass_graph_local, lambda _none, _y: None, state=(est, graph_cache, stats, pending), desc=desc)
-        for graph in pending:  # the last block's
-            est._add_graph_statistics(stats, *graph)
-        if graph_cache is not None:
-            graph_cache.finish()
-        stats = stats[:3]
-    est._finish(stats)
-    return FitResult(est, "landmarks_then_pass", N, n_read, int(est.landmarks_.shape[0]), est.bandwidth_)
-
-
-def _fit_embedding_then_sample(est, engine, graph_cache=None):
-    """The clusterer's embedding as above (keeping each row's graph in ``graph_cache``), k chosen for
-    ``n_clusters="auto"``, then its k-means on a uniform sample of embedded rows (no labels_: the driver's
-    assignment pass labels every row).  The sample is returned as :class:`Seeding`."""
-    est._validate_params()
-    if engine.n_rows is None:
-        engine.reduce(lambda X, _: X.shape[0], sum, desc="count rows")
-    from ..maps.landmark_spectral import graph_warnings_deferred
-
-    embedding, km, rng = est._plan_embedding(engine.n_rows)
-    with graph_warnings_deferred(est.n_clusters == "auto"):
-        res = _fit_landmarks_then_pass(embedding, engine, graph_cache)
-    est.embedding_ = embedding
-    est._choose_k(lambda: _stability_sample(engine, est.random_state), km)  # (n_clusters="auto")
-    embedding = est.embedding_
-    kept = {}
-
-    def embed(rows):  # transform's numbers, the sample's graph and rows kept for the labeling's rule
-        kept["rows"] = rows
-        U, kept["graph"] = embedding._embedded_with_graph(_dense_if_needed(embedding, rows))
-        return U
-
-    seeding = seed_on_engine(engine, km, rng, embed)
-    est._adopt_clusters(km)
-    est._choose_labeling(*kept["graph"], km.predict(seeding.embedded), kept["rows"])
-    if est.labeling_ != "kmeans":  # the sample as the assignment sees it: each row's vote
-        votes, _ = est._assigner()
-        seeding.embedded = votes._embed_graph(*kept["graph"])
-    vars(est).pop("labels_", None)  # labels of a sample would mislead: predict() labels any rows
-    return FitResult(
+def _fit_rows(est, engine, keep_graph, strategy):
+    """A landmark spectral estimator's own :meth:`fit_rows` on the engine (the method its in-memory ``fit``
+    runs): the embedding (``"landmarks_then_pass"``) or the clustering up to its seeding
+    (``"embedding_then_sample"``, the :class:`~kernelsketch.cluster.seeding.Seeding` in ``res.seeding``)."""
+    rows = _Counted(engine)
+    out = est.fit_rows(rows, keep_graph=keep_graph)
+    embedding = est.embedding_ if strategy == "embedding_then_sample" else est
+    res = FitResult(
         est,
-        "embedding_then_sample",
-        res.n_rows,
-        res.fit_rows,
-        res.n_landmarks,
-        res.bandwidth,
-        seeding=seeding,
+        strategy,
+        engine.n_rows,
+        rows.n_read,
+        int(embedding.landmarks_.shape[0]),
+        embedding.bandwidth_,
     )
-
-
-def seed_on_engine(engine, km, rng, embed):
-    """k-means++ and Lloyd on ``embed`` of a uniform sample of the engine's rows
-    (:meth:`StreamingKMeans.seed_on_sample`, the one step of every clustering path): a :class:`Seeding`, with
-    the time spent embedding the sample and running k-means on it."""
-    t0 = time.perf_counter()
-    at = {"labels": None, "embedded": t0}
-
-    def embedded_rows(idx):
-        rows, at["labels"] = engine.gather(idx)
-        out = embed(rows)
-        at["embedded"] = time.perf_counter()
-        return out
-
-    idx, sample = km.seed_on_sample(engine.n_rows, embedded_rows, rng)
-    seconds = {"embed_sample": at["embedded"] - t0, "kmeans": time.perf_counter() - at["embedded"]}
-    return Seeding(idx, sample, at["labels"], seconds)
-
-
-def _stability_sample(engine, random_state):
-    """A seeded sample of at most ``STABILITY_SAMPLE`` rows of the engine (rows as the fit read them)."""
-    from ..cluster.choose_k import STABILITY_SAMPLE
-
-    N = engine.n_rows
-    rng = np.random.default_rng(derive_seed(random_state))
-    idx = np.arange(N) if N <= STABILITY_SAMPLE else np.sort(rng.choice(N, STABILITY_SAMPLE, replace=False))
-    rows = engine.gather(idx)[0]
-    return rows.toarray() if sp.issparse(rows) else np.asarray(rows)
+    if strategy == "embedding_then_sample":
+        res.seeding, res.graphs = out, out.graphs
+    else:
+        res.graphs = out
+    return res
 
 
 def _fit_stream(est, engine):
@@ -609,7 +472,7 @@ def fit_source(
     client: Any = None,
     block_rows: int | None = None,
     landmark_target: float | None = None,
-    graph_cache: Any = None,
+    keep_graph: bool = False,
     n_jobs: int | None = None,
     **read_options: Any,
 ) -> FitResult:
@@ -633,13 +496,11 @@ def fit_source(
         Choose the landmark count first (:func:`choose_landmarks`): the fewest whose
         Nystroem Gram error on held-out rows is at most this; the estimator's
         ``n_landmarks`` is set to it.  For landmark estimators only.
-    graph_cache : GraphCache or KeptGraphs, optional
-        Keep each row's landmark graph from the fit pass, so that a later pass over the same
-        engine needs no second nearest-landmark search: a
-        :class:`~kernelsketch.out_of_core.graph_cache.GraphCache` on a local engine (a spilled
-        file, read in row order), a :class:`~kernelsketch.out_of_core.graph_cache.KeptGraphs` on
-        Dask (each chunk's graph kept on the workers).  For estimators fitted by one pass of graph
-        statistics (``LandmarkSpectralEmbedding``); ``cluster_file`` uses it for its assignment pass.
+    keep_graph : bool, default=False
+        Keep each row's landmark graph from the fit pass (``engine.map(..., keep=True)``: a temporary folder on
+        a local engine, the workers' memory on Dask), returned as ``res.graphs``, so that a later pass needs no
+        second nearest-landmark search; the caller calls ``res.graphs.release()``.  For the landmark spectral
+        estimators; :func:`cluster_file` uses it for its assignment pass.
     n_jobs : int or None, default=None
         Threads for BLAS, OpenMP and the compiled loops during the call (-1: every usable core, 1: one core);
         None: the process's current limits.
@@ -666,27 +527,22 @@ def fit_source(
     engine = open_engine(data, client=client, block_rows=block_rows, **read_options)
     t0 = time.perf_counter()
     strategy = fit_strategy(estimator)
-    kind = getattr(engine, "name", None)
-    fits_engine = kind == ("dask" if isinstance(graph_cache, KeptGraphs) else "local")
-    keeps_graph = strategy in ("landmarks_then_pass", "embedding_then_sample")
-    if graph_cache is not None and (not keeps_graph or not fits_engine):
+    own_fit = strategy in ("landmarks_then_pass", "embedding_then_sample")
+    if keep_graph and not own_fit:
         raise ValueError(
-            "graph_cache keeps the graph of a landmark spectral embedding's fit pass (a GraphCache on a local "
-            "engine, KeptGraphs on Dask); got "
-            f"{type(estimator).__name__} (fitted by '{strategy}') on the {getattr(engine, 'name', '?')} engine"
+            "keep_graph keeps the graph of a landmark spectral embedding's fit pass; got "
+            f"{type(estimator).__name__} (fitted by '{strategy}')"
         )
     choice = None
     if landmark_target is not None:
         choice = choose_landmarks(estimator, engine, target=landmark_target, random_state=random_state)
         estimator.set_params(n_landmarks=choice.n_landmarks)
-    if strategy == "landmarks":
+    if own_fit:
+        res = _fit_rows(estimator, engine, keep_graph, strategy)
+    elif strategy == "landmarks":
         res, _ = _fit_landmarks(estimator, engine, fit_rows)
     elif strategy == "landmarks_then_sample":
         res = _fit_kernel_kmeans(estimator, engine, fit_rows)
-    elif strategy == "landmarks_then_pass":
-        res = _fit_landmarks_then_pass(estimator, engine, graph_cache)
-    elif strategy == "embedding_then_sample":
-        res = _fit_embedding_then_sample(estimator, engine, graph_cache)
     elif strategy == "sketch":
         res = _fit_stream(estimator, engine)
     elif strategy == "random_features":

@@ -60,7 +60,7 @@ CONSTRAINTS = {
         **_COMMON,
         **_FIT,
         "estimator": [HasMethods(["fit"])],
-        "graph_cache": "no_validation",
+        "keep_graph": ["boolean"],
     },
     "embed_file": {
         **_COMMON,

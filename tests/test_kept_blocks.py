@@ -1,4 +1,5 @@
-"""One nearest-landmark search per row: the fit pass's graph kept and read back by the later passes.
+"""Kept blocks (``rows.map(fn, keep=True)``): one nearest-landmark search per row, the fit pass's graph read back
+by the later passes.
 
 The kept graph must give exactly what a second search gives (the same labels, bit for bit), be read
 in the order it was written, and leave nothing behind, also when the run fails.
@@ -14,7 +15,7 @@ import numpy as np
 import pytest
 
 import kernelsketch as ks
-from kernelsketch.out_of_core.graph_cache import GraphCache
+from kernelsketch.out_of_core.spilled_blocks import SpilledBlocks
 
 
 def _blobs(n, d=5, k=4, seed=0, dtype=np.float64):
@@ -29,78 +30,71 @@ def _leftovers():
 
 def test_blocks_come_back_in_the_order_they_were_written():
     rng = np.random.default_rng(0)
-    blocks = [(rng.integers(0, 50, (n, 3)), rng.random((n, 3))) for n in (5, 1, 7)]
-    with GraphCache() as cache:
-        for ind, w in blocks:
-            cache.append(ind, w)
+    blocks = [(rng.integers(0, 50, (n, 3)), rng.random((n, 3)), n % 2 == 0) for n in (5, 1, 7)]
+    with SpilledBlocks() as store:
+        for block in blocks:
+            store.append(block)
         with pytest.raises(RuntimeError, match="after the pass"):
-            cache.reader()
-        cache.finish()
-        assert cache.rows == 13 and cache.nbytes() == 13 * 3 * 12
-        reader = cache.reader()
-        got = [reader.next(n) for n in (5, 1, 7)]
+            next(store.blocks())
+        with pytest.raises(ValueError, match="first block's arrays"):
+            store.append((np.zeros((2, 4), np.int64), np.zeros((2, 3)), True))
+        store.finish()
+        assert store.rows == 13 and store.nbytes == 13 * 3 * (2 + 8)  # (indices below 50: int16 on disk)
+        got = list(store.blocks())
         with pytest.raises(RuntimeError, match="one pass only"):
-            cache.append(*blocks[0])
-        with pytest.raises(ValueError, match="holds 13 rows"):
-            cache.reader().next(14)
-        folder = cache.folder
-    for (ind, w), (gi, gw) in zip(blocks, got, strict=True):
-        np.testing.assert_array_equal(gi, ind)
-        np.testing.assert_array_equal(gw, w)
+            store.append(blocks[0])
+        folder = store.folder
+    for want, back in zip(blocks, got, strict=True):
+        np.testing.assert_array_equal(back[0], want[0])
+        assert back[0].dtype == want[0].dtype  # (read back in the dtype given)
+        np.testing.assert_array_equal(back[1], want[1])
+        assert back[2] == want[2]
     assert not os.path.exists(folder)
 
 
 @pytest.mark.parametrize("background", [True, False])
-def test_indices_of_few_points_are_stored_small_and_read_back_exactly(monkeypatch, background):
-    monkeypatch.setattr(GraphCache, "background", background)
+def test_integers_that_fit_are_stored_small_and_read_back_exactly(monkeypatch, background):
+    monkeypatch.setattr(SpilledBlocks, "background", background)
     rng = np.random.default_rng(1)
-    blocks = [(rng.integers(0, 32768, (n, 4)), rng.random((n, 4))) for n in (300, 2)]
+    blocks = [(rng.integers(0, 32768, (n, 4)).astype(np.int32), rng.random((n, 4))) for n in (300, 2)]
     blocks[0][0][0, 0] = 32767  # the largest index int16 holds
-    with GraphCache() as cache:
-        for ind, w in blocks:
-            cache.append(ind, w, n_points=32768)
-        with pytest.raises(ValueError, match="exceeds the number of points"):
-            cache.append(np.full((1, 4), 32768), np.ones((1, 4)), n_points=32768)
-        cache.finish()
-        assert cache.index_dtype == np.int16 and cache.nbytes() == 302 * 4 * (2 + 8)
-        reader = cache.reader()
-        for ind, w in blocks:
-            gi, gw = reader.next(ind.shape[0])
+    blocks.append((np.full((1, 4), 40000, np.int32), np.ones((1, 4))))  # one that does not fit: kept as int32
+    with SpilledBlocks() as store:
+        for block in blocks:
+            store.append(block)
+        store.finish()
+        assert store.nbytes == 302 * 4 * (2 + 8) + 4 * (4 + 8)
+        for (ind, w), (gi, gw) in zip(blocks, store.blocks(), strict=True):
             assert gi.dtype == np.int32
             np.testing.assert_array_equal(gi, ind)
             np.testing.assert_array_equal(gw, w)
-    with GraphCache() as cache:  # more points than int16 holds: int32
-        cache.append(np.array([[40000]]), np.ones((1, 1)), n_points=40001)
-        cache.finish()
-        assert cache.index_dtype == np.int32
-        assert cache.reader().next(1)[0].tolist() == [[40000]]
 
 
 def test_a_failed_background_write_is_raised_and_nothing_is_left(monkeypatch):
-    def fail(self, indices, weights):
+    def fail(self, arrays):
         raise OSError("No space left on device")
 
-    monkeypatch.setattr(GraphCache, "_write", fail)
+    monkeypatch.setattr(SpilledBlocks, "_write", fail)
     before = _leftovers()
-    cache = GraphCache()
-    with pytest.raises(OSError, match="No space left"), cache:
-        cache.append(np.zeros((3, 2), np.int32), np.ones((3, 2)))  # written on the writer thread
-        cache.append(np.zeros((3, 2), np.int32), np.ones((3, 2)))  # the first write's failure surfaces here
-        cache.finish()
+    store = SpilledBlocks()
+    with pytest.raises(OSError, match="No space left"), store:
+        store.append((np.zeros((3, 2), np.int32), np.ones((3, 2))))  # written on the writer thread
+        store.append((np.zeros((3, 2), np.int32), np.ones((3, 2))))  # the first write's failure surfaces here
+        store.finish()
     assert _leftovers() == before
 
 
 def test_ctrl_c_while_closing_still_removes_the_folder(monkeypatch):
-    cache = GraphCache()
-    cache.append(np.zeros((3, 2), np.int32), np.ones((3, 2)))
+    store = SpilledBlocks()
+    store.append((np.zeros((3, 2), np.int32), np.ones((3, 2))))
 
     def interrupted(self):
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(GraphCache, "_wait", interrupted)  # Ctrl-C while a write is awaited
+    monkeypatch.setattr(SpilledBlocks, "_wait", interrupted)  # Ctrl-C while a write is awaited
     with pytest.raises(KeyboardInterrupt):
-        cache.close()
-    assert not os.path.exists(cache.folder)
+        store.close()
+    assert not os.path.exists(store.folder)
 
 
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
@@ -154,7 +148,7 @@ def test_a_failed_or_interrupted_run_removes_the_kept_graph(tmp_path, monkeypatc
         seen.append(_leftovers() - before)  # the kept graph exists while the assignment pass runs
         raise error("disk on fire")
 
-    monkeypatch.setattr(LandmarkSpectralEmbedding, "_embed_graph", boom)
+    monkeypatch.setattr(LandmarkSpectralEmbedding, "assign_graph", boom)
     with pytest.raises(error, match="disk on fire"):  # (Ctrl-C is a KeyboardInterrupt in the main thread)
         ks.cluster_file(X, 3, init_size=500, keep_graph=True, random_state=0)
     assert seen and len(seen[0]) == 1
@@ -201,9 +195,8 @@ def test_keep_graph_is_refused_where_it_cannot_serve():
         ks.cluster_file(X, 3, keep_graph="yes")
     with pytest.raises(ValueError, match="keeps the spectral embedding's graph"):
         ks.cluster_file(X, 3, embedding="kjl", keep_graph=True)
-    with pytest.raises(ValueError, match="graph_cache keeps the graph"):
-        with GraphCache() as cache:
-            ks.fit_source(ks.KernelJL(n_components=4, random_state=0), X, graph_cache=cache)
+    with pytest.raises(ValueError, match="keep_graph keeps the graph"):
+        ks.fit_source(ks.KernelJL(n_components=4, random_state=0), X, keep_graph=True)
 
 
 def test_a_killed_runs_kept_graph_folder_is_removed_by_the_next_run(tmp_path):
@@ -211,13 +204,11 @@ def test_a_killed_runs_kept_graph_folder_is_removed_by_the_next_run(tmp_path):
     import subprocess
     import sys
 
-    from kernelsketch.out_of_core.graph_cache import GraphCache
-
     code = (
         "import os, signal, numpy as np\n"
-        "from kernelsketch.out_of_core.graph_cache import GraphCache\n"
-        f"c = GraphCache(dir={str(tmp_path)!r})\n"
-        "c.append(np.zeros((3, 2), np.int32), np.ones((3, 2)))\n"
+        "from kernelsketch.out_of_core.spilled_blocks import SpilledBlocks\n"
+        f"c = SpilledBlocks(dir={str(tmp_path)!r})\n"
+        "c.append((np.zeros((3, 2), np.int32), np.ones((3, 2))))\n"
         "os.kill(os.getpid(), signal.SIGKILL)\n"
     )
     subprocess.run([sys.executable, "-c", code], check=False)
@@ -225,7 +216,7 @@ def test_a_killed_runs_kept_graph_folder_is_removed_by_the_next_run(tmp_path):
     assert len(left) == 1  # what the killed run left
     unrelated = tmp_path / "kernelsketch-graph-notapid"
     unrelated.mkdir()
-    with GraphCache(dir=tmp_path) as cache:
+    with SpilledBlocks(dir=tmp_path) as cache:
         live = [p for p in tmp_path.iterdir() if p.name.startswith("kernelsketch-graph-")]
         assert not left[0].exists() and unrelated.exists()  # the dead run's folder gone, nothing else touched
         assert [p.name for p in live if p != unrelated] == [os.path.basename(cache.folder)]

@@ -402,7 +402,7 @@ def test_both_engines_satisfy_the_engine_protocol():
     dask_engine = DaskEngine(da.zeros((10, 3), chunks=5))
     assert isinstance(dask_engine, Engine)
     names = ("gather", "reservoir", "reduce", "stream_fit", "foreach", "set_preprocess", "describe")
-    for name in (*names, "derive", "release", "can_keep"):
+    for name in (*names, "map", "release", "can_keep"):
         protocol = list(inspect.signature(getattr(Engine, name)).parameters)
         for engine in (LocalEngine, DaskEngine):
             mine = list(inspect.signature(getattr(engine, name)).parameters)

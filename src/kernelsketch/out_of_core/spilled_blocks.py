@@ -102,14 +102,18 @@ class SpilledBlocks:
         self.rows = 0
         self.nbytes = 0
         self.complete = False
+        self.single: bool | None = None
         self._pending = None
         self._closed = False
 
     def append(self, value):
-        """Add the next block's result (a tuple; its arrays share their first dimension, the block's rows)."""
+        """Add the next block's result: an array, or a tuple whose arrays share their first dimension (the block's
+        rows) and whose other items are kept as they are."""
         if self.complete or self._closed:
             raise RuntimeError("the kept blocks are finished: they are written by one pass only")
-        value = tuple(value)
+        if self.single is None:
+            self.single = not isinstance(value, tuple)  # (one array a block: kept as a 1-tuple, given back bare)
+        value = (value,) if self.single else tuple(value)
         layout = [(np.asarray(v).dtype, np.asarray(v).shape[1:]) if isinstance(v, np.ndarray) else None for v in value]
         if self.layout is None:
             self.layout = layout
@@ -175,7 +179,7 @@ class SpilledBlocks:
                     count = n * int(np.prod(kind[1], dtype=np.int64))
                     a = np.fromfile(f, dtype=stored, count=count).reshape((n, *kind[1]))
                     out.append(a.astype(kind[0], copy=False))
-                yield tuple(out)
+                yield out[0] if self.single else tuple(out)
         finally:
             for f in files:
                 if f is not None:

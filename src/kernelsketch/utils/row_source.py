@@ -225,7 +225,7 @@ class ArrayRows(BlockFolds):
     --------
     >>> import numpy as np
     >>> rows = ArrayRows(np.arange(10.0).reshape(5, 2), block_rows=2)
-    >>> rows.reduce(lambda X, _: X.sum(), sum)
+    >>> float(rows.reduce(lambda X, _: X.sum(), sum))
     45.0
     >>> rows.gather(np.array([1, 3]))[0].tolist()
     [[2.0, 3.0], [6.0, 7.0]]

@@ -7,8 +7,8 @@ spectrum costs no pass over the data; the clustering of the k chosen is then re-
 leave-one-group-out protocol of ``benchmarks/choose_k_pool.py`` on the 48-set pool
 (``benchmarks/results/choose-k-pool.md``): **stability** (the true k exactly on 61 of 144 set-seeds, within one
 on 94, against 41 / 47 for the eigengap and 45 / 78 for always answering 2).  It clusters halves of a sample of at
-most :data:`STABILITY_SAMPLE` rows, :data:`STABILITY_SPLITS` times: a cost bounded whatever N (about 2 s on two
-cores), so ``"auto"`` is within 3x of a run with k given only from about a million rows.  Two cheaper variants
+most :data:`STABILITY_SAMPLE` rows, :data:`STABILITY_SPLITS` times: a cost bounded whatever N
+(``benchmarks/results/auto-k-time.md``).  Two cheaper variants
 (one split of 1,000 or of 2,000 rows, a seventh and a third of the time) were put to the same protocol and found
 fewer k within one (88 and 87 of 144): they stay available through ``stability_sample`` / ``stability_splits``,
 the default does not change.  The other criteria stay available by name.

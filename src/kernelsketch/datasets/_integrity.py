@@ -1,8 +1,8 @@
 """Checksums and safe decompression: a file is trusted whole or not at all.
 
 A dataset file is hashed before it is parsed, so a corrupted or substituted
-file raises before any array is built.  Hashing MNIST (11 MB of gzip) costs
-about 30 ms, so the digest of each file is cached in-process, keyed by
+file raises before any array is built.  Hashing costs a read of the whole
+file, so the digest of each file is cached in-process, keyed by
 ``(resolved path, size, mtime_ns)``: a file rewritten in place gets a new
 mtime or size and is hashed again.
 """

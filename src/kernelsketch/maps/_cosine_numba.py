@@ -3,7 +3,7 @@
 Imported only when numba is installed and a random-feature map first needs it.  Its
 functions live at module level so that numba's disk cache (under
 :func:`~kernelsketch.maps._cosine_constants.numba_cache_dir`) serves every later process: the
-first process compiles (~2 s), the next ones load the machine code.
+first process compiles, the next ones load the machine code.
 """
 
 from __future__ import annotations

@@ -34,8 +34,7 @@ them, and their error is float32-level anyway.
 When numba is installed (the ``fast`` extra), the same method runs as one
 compiled, vectorised loop over the rows in parallel (see ``USE_NUMBA``): a
 row holding a huge argument goes to libm as a whole, every other row through
-the polynomial.  Same error bound; 100,000 x 1,000 cosines with their shift
-and scale: 0.056 s vs 0.4 s through the numpy tiles on this machine.
+the polynomial.  Same error bound.
 """
 
 from __future__ import annotations

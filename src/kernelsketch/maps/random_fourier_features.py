@@ -186,8 +186,8 @@ class RandomFourierFeatures(KernelEstimatorMixin, ClassNamePrefixFeaturesOutMixi
     ``O(n d m)`` plus ``O(n m)`` cosines per transform; memory ``O(d m)``.
 
     The float64 cosine runs through a vectorised Cody-Waite range reduction
-    and a degree-8 polynomial (:mod:`kernelsketch.maps.fast_cosine`), 4x
-    faster than ``np.cos`` here with error <= 4e-16 against it.  float32
+    and a degree-8 polynomial (:mod:`kernelsketch.maps.fast_cosine`), with
+    error <= 4e-16 against ``np.cos`` (its speed: ``benchmarks/results/rff-intel-host.md``).  float32
     input stays float32 (GEMM and ``np.cos`` in float32): its arguments then
     carry an absolute error of about ``1e-7 |W^T x + b|``.
 

@@ -24,7 +24,7 @@ from ..utils.warnings import warn as _warn
 from .device import host_data, searches_on, spectral_on_device
 from .engine import _dense_if_needed, _sum_tuples, align_columns, open_engine, refuse_label_like_columns
 from .fit import FIT_ROWS, FitResult, fit_source
-from .missing import check_missing_codes, impute_missing_cells, replace_missing_codes
+from .missing import check_missing_codes, impute_missing_cells, inspection_sample, replace_missing_codes
 from .params import driver_params
 from .sinks import _ArraySink, _FileSink, _inputs_of, _make_sink
 from .standardize import standardize_source
@@ -769,20 +769,25 @@ def cluster_file(
     if engine is not data:  # (an engine passed in is the caller's, its columns chosen)
         refuse_label_like_columns(engine, read_options)
     protect = _inputs_of(data)
-    if isinstance(output, (str, os.PathLike)):
-        from ..io import check_output_path, output_format
-
-        output_format(output)
-        check_output_path(output, force=force, protect=protect)
+    sink = _make_sink(  # (a file's path checked here, once, before any work; written atomically at the end)
+        output if output is not None else (None if keep_labels else (lambda labels: None)),
+        force=force,
+        protect=protect,
+        column_names=["cluster"],
+    )
     model = _clustering_model(embedding, n_clusters, n_init, init_size, tol, random_state, device, assign_labels)
     seconds: dict[str, float] = {}
     t0 = time.perf_counter()
     engine, cells, sample = impute_missing_cells(engine, missing, random_state)
+    if sample is None and engine.n_rows is not None and not engine.sparse and (missing_codes or standardize):
+        sample = inspection_sample(engine, random_state)  # (one sample for the codes and the scaling's foresight)
     engine, codes = replace_missing_codes(engine, action=missing_codes, random_state=random_state, sample=sample)
     shown = engine  # (the rows as given, before any scaling: what a plot shows)
     with contextlib.ExitStack() as stack:
         keep = _keeps_graph(keep_graph, engine, model, init_size)
-        engine, scaler, fit = _fit_embedding(engine, model, standardize, fit_rows, random_state, landmark_target, keep)
+        engine, scaler, fit = _fit_embedding(
+            engine, model, standardize, fit_rows, random_state, landmark_target, keep, sample
+        )
         graphs = None if fit is None else fit.graphs
         if graphs is not None:
             stack.callback(graphs.release)  # dropped on leaving, also on error
@@ -804,12 +809,6 @@ def cluster_file(
 
         # 3. assignment: labels streamed to the sink, scores and one more Lloyd step's statistics on the way
         t4 = time.perf_counter()
-        sink = _make_sink(
-            output if output is not None else (None if keep_labels else (lambda labels: None)),
-            force=force,
-            protect=protect,
-            column_names=["cluster"],
-        )
         drop = _MissingRows(getattr(shown, "source", None)) if cells is not None and cells["action"] == "drop" else None
         labels = _Assignment(sink, PairCounts() if engine.has_labels else None, drop)
         in_memory = (seeding.embedded, seeding.labels) if whole else None
@@ -996,11 +995,14 @@ def _named_embedding(embedding, n_clusters, random_state):
     raise ValueError(f"embedding must be 'spectral', 'kjl', None or an estimator, got {embedding!r}")
 
 
-def _fit_embedding(engine, embedding, standardize, fit_rows, random_state, landmark_target, keep_graph=False):
-    """Standardize (one pass) and fit the embedding on the engine: ``(engine, scaler, fit)``."""
+def _fit_embedding(
+    engine, embedding, standardize, fit_rows, random_state, landmark_target, keep_graph=False, sample=None
+):
+    """Standardize (one pass; ``sample``: rows already read, to foresee it) and fit the embedding on the engine:
+    ``(engine, scaler, fit)``."""
     scaler = fit = None
     if standardize:
-        engine, scaler = standardize_source(engine, when=standardize)
+        engine, scaler = standardize_source(engine, when=standardize, sample=sample)
     if embedding is not None:
         fit = fit_source(
             embedding,

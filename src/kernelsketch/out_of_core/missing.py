@@ -55,7 +55,7 @@ def impute_missing_cells(engine, action="impute", random_state=0):
     source = getattr(engine, "source", None)
     if action == "error" or not getattr(source, "na_values", None):
         return engine, None, None
-    sample = np.asarray(_code_sample(engine, random_state), dtype=np.float64)
+    sample = np.asarray(inspection_sample(engine, random_state), dtype=np.float64)
     whole = getattr(source, "missing_counts", None)
     counts = np.asarray(whole if whole is not None else np.isnan(sample).sum(axis=0), dtype=np.int64)
     names = getattr(engine, "feature_names", None)
@@ -102,8 +102,10 @@ def check_missing_codes(action):
     return action
 
 
-def _code_sample(engine, random_state):
-    """A uniform sample of up to :data:`CODE_CHECK_ROWS` rows (one pass for a text file, else by index)."""
+def inspection_sample(engine, random_state):
+    """The run's one look at its rows before the fit: a uniform sample of up to :data:`CODE_CHECK_ROWS` rows (one
+    pass for a text file, else by index), where missing cells and codes are looked for and whether to scale is
+    foreseen (:func:`~kernelsketch.out_of_core.standardize.standardize_source`'s ``sample``)."""
     seed = derive_seed(random_state) + 2
     if engine.n_rows is None:  # a text file: one pass, which also counts the rows
         X, _ = engine.reservoir(CODE_CHECK_ROWS, [seed, 0x6D76], desc="check missing-value codes")
@@ -186,7 +188,7 @@ def replace_missing_codes(
     engine = open_engine(data, client=client, **read_options)
     if action is None or getattr(engine, "sparse", False):
         return engine, []
-    sample = _code_sample(engine, random_state) if sample is None else sample
+    sample = inspection_sample(engine, random_state) if sample is None else sample
     if sp.issparse(sample) or sample.shape[0] < 2:
         return engine, []
     sample = np.asarray(sample, dtype=np.float64)

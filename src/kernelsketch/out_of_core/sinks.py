@@ -28,9 +28,10 @@ class _FileSink:
     """Opens an atomic :class:`~kernelsketch.io.BlockWriter` once the first block gives width and dtype."""
 
     def __init__(self, path, *, force, protect, column_names=None, column_prefix="c"):
-        from ..io import check_output_path
+        from ..io import check_output_path, output_format
 
-        self.path = check_output_path(path, force=force, protect=protect)  # fail before any work
+        output_format(path)  # a bad suffix fails before any work, as an existing file or an input does
+        self.path = check_output_path(path, force=force, protect=protect)
         self.force, self.protect = force, protect
         self.column_names, self.prefix = column_names, column_prefix
         self.writer = None

@@ -267,7 +267,7 @@ def _render_job(jobs, n_rows, n_cols):
         "",
         "`MiniBatchKMeans`' time is mostly its mini-batch loop, which stops when its smoothed inertia stops "
         "improving: how soon depends on its seeds, so `n_init=3` (other starting centres) can take much longer than "
-        'the default (one start, `n_init="auto"`); the ratio below is against the default, the faster reference '
+        'the default (one start, `n_init="auto"`); the ratio below is against the default '
         "(alternated with ours in every round).",
         "",
         "Each round, ours then MiniBatchKMeans (s): "

@@ -156,7 +156,7 @@ def test_a_failed_or_interrupted_run_removes_the_kept_graph(tmp_path, monkeypatc
 
 
 @pytest.mark.parametrize("labelled", [False, True])
-def test_the_assignment_pass_reads_the_file_again_only_for_its_labels(tmp_path, monkeypatch, labelled):
+def test_the_assignment_pass_does_not_read_the_file_again_labelled_or_not(tmp_path, monkeypatch, labelled):
     X = _blobs(5000, dtype=np.float32)
     y = (X[:, 0] > 0).astype(int)
     if labelled:
@@ -183,8 +183,8 @@ def test_the_assignment_pass_reads_the_file_again_only_for_its_labels(tmp_path, 
     searched = ks.cluster_file(path, 4, keep_graph=False, **common)
     np.testing.assert_array_equal(kept.labels, searched.labels)  # the same labels either way
     assert kept.labels.dtype == searched.labels.dtype
-    # without labels the assignment pass reads the kept graph alone: one pass of the file fewer
-    assert reads_kept == len(passes) - (0 if labelled else 1)
+    # the assignment pass reads the kept graph alone, the labels kept beside it: one pass of the file fewer
+    assert reads_kept == len(passes) - 1
     if labelled:
         assert kept.adjusted_rand_index == searched.adjusted_rand_index is not None
 

@@ -78,3 +78,25 @@ def test_the_in_memory_rows_fold_as_an_engine_does():
     np.testing.assert_array_equal(first, X.sum(axis=1))
     np.testing.assert_array_equal(second, first)
     kept.release()
+
+
+@pytest.mark.parametrize(
+    "y",
+    [
+        np.array(["b", "a", "ccc", "a", "b", "dd"] * 50),
+        np.arange(300) % 7,
+        np.array([None, "x", 3, "x", None, 3.5] * 50, dtype=object),
+    ],
+    ids=["strings", "integers", "mixed"],
+)
+def test_kept_blocks_give_back_the_labels_without_reading_the_rows_again(y, tmp_path):
+    X = _blobs(300)
+    for rows in (ArrayRows(X, y, block_rows=70), ks.out_of_core.open_engine(X, y=y, block_rows=70)):
+        kept = rows.map(lambda B, _: B.sum(axis=1), keep=True)
+        kept.reduce(lambda s, _: s.shape[0], sum)  # (the first pass keeps the blocks and their labels)
+        passes = rows.stats["passes"]
+        back = []
+        kept.foreach(lambda s, _: s, lambda s, labels, back=back: back.append(labels))
+        assert rows.stats["passes"] == passes + 1  # (one pass of the kept blocks, none of the rows)
+        assert np.concatenate(back).tolist() == y.tolist()
+        kept.release()

@@ -130,8 +130,9 @@ class ListStore:
 
 class KeptRows(BlockFolds):
     """The blocks ``fn(X_block, state)`` of ``base`` (:meth:`BlockFolds.map`), computed on each pass, or with a
-    ``store`` once: the first pass writes them there, later passes read them back (``y`` from ``base``'s blocks
-    when it has labels), until :meth:`release`."""
+    ``store`` once: the first pass writes them there, later passes read them back until :meth:`release`.  The
+    labels (``y``) are kept beside them, as integer codes of the values seen, so that no later pass reads
+    ``base`` again."""
 
     def __init__(self, base, fn, state, store=None):
         self.base, self.fn, self.state, self.store = base, fn, state, store
@@ -140,6 +141,37 @@ class KeptRows(BlockFolds):
         self.has_labels = base.has_labels
         self.stats = base.stats
         self._also = _takes_also(fn)
+        self._tuple = False  # (whether fn returns a tuple: kept flat, the labels' codes last)
+        self._codes: dict = {}  # label value -> code, in the order first seen
+        self._labels: np.ndarray | None = None
+
+    def _entry(self, value, y):
+        """What the store keeps of a block: ``value`` alone, or with its labels' codes last (flat)."""
+        if not self.has_labels:
+            return value
+        self._tuple = isinstance(value, tuple)
+        codes = None if y is None else self._encode(y)
+        return (*value, codes) if self._tuple else (value, codes)
+
+    def _value_and_labels(self, entry):
+        if not self.has_labels:
+            return entry, None
+        *parts, codes = entry
+        value = tuple(parts) if self._tuple else parts[0]
+        if codes is None:
+            return value, None
+        if self._labels is None or self._labels.shape[0] != len(self._codes):
+            self._labels = np.asarray(list(self._codes))  # (code order: the values in the order first seen)
+        return value, self._labels[codes]
+
+    def _encode(self, y):
+        y = np.asarray(y)
+        try:
+            uniq, inverse = np.unique(y, return_inverse=True)
+        except TypeError:  # (values that do not sort: mixed types, None)
+            return np.array([self._codes.setdefault(v, len(self._codes)) for v in y.tolist()], dtype=np.int32)
+        codes = np.array([self._codes.setdefault(v, len(self._codes)) for v in uniq.tolist()], dtype=np.int32)
+        return codes[inverse.ravel()] if codes.size else np.zeros(0, dtype=np.int32)
 
     def _value(self, X, also=()):
         if self._also:
@@ -155,7 +187,7 @@ class KeptRows(BlockFolds):
             value = self._value(X, pending)
             pending = []
             if self.store is not None:
-                self.store.append(value)
+                self.store.append(self._entry(value, y))
             yield value, y
             if beside is not None:
                 pending = list(beside(value))
@@ -166,14 +198,9 @@ class KeptRows(BlockFolds):
         self.n_rows = self.base.n_rows
 
     def _read_back(self, desc):
-        if not self.has_labels:
-            self.stats["passes"] += 1
-            for value in self.store.blocks():
-                yield value, None
-            return
-        values = self.store.blocks()  # (the labels are the base's: its blocks read again beside)
-        for (_, y), value in zip(self.base._blocks(desc), values, strict=False):
-            yield value, y
+        self.stats["passes"] += 1
+        for entry in self.store.blocks():
+            yield self._value_and_labels(entry)
 
     def _blocks(self, desc):
         if self.store is not None and self.store.complete:
@@ -212,9 +239,10 @@ class KeptRows(BlockFolds):
             raise
 
     def release(self):
-        """Drop the kept blocks (a later pass computes them again)."""
+        """Drop the kept blocks: this source is done with."""
         if self.store is not None:
             self.store.close()
+        self._codes, self._labels = {}, None
 
 
 class ArrayRows(BlockFolds):

@@ -560,7 +560,7 @@ def _embed_block(X, embedding):
 
 def _assignment_source(engine, embedding, centers, graphs):
     """``(source, state)`` of a pass that assigns every row: each row's graph kept by the fit (``graphs``, read
-    back without a second search; the labels, if any, read beside it), else the engine's rows."""
+    back without a second search, the labels with it), else the engine's rows."""
     if graphs is not None:
         return graphs, (embedding, centers, True)
     return engine, (embedding, centers, False)
@@ -702,7 +702,7 @@ def cluster_file(
         Keep each row's landmark graph from the fit pass (``r`` indices and weights a row, at most 12
         bytes each: 6 with at most 32,768 landmarks and float32 rows), so that the assignment pass (and
         any Lloyd pass) reads it instead of searching the nearest landmarks again: the same labels,
-        about half the search time; without a label column that pass reads the kept graph alone, not
+        about half the search time; that pass reads the kept graph (and the labels kept with it) alone, not
         the data.  The engine keeps it (``engine.map(..., keep=True)``): a local engine (file or array) in a
         temporary folder removed afterwards, also on error
         (:class:`~kernelsketch.out_of_core.spilled_blocks.SpilledBlocks`); Dask with a client on the workers

@@ -9,7 +9,6 @@ import pytest
 import kernelsketch as ks
 from kernelsketch.cluster import LandmarkSpectralClustering
 from kernelsketch.maps import LandmarkSpectralEmbedding
-from kernelsketch.out_of_core import LocalEngine
 from kernelsketch.utils.row_source import ArrayRows
 
 
@@ -65,7 +64,6 @@ def test_a_file_is_read_at_most_twice(tmp_path, monkeypatch, scale):
     res = ks.cluster_file(path, 3, init_size=1000, block_rows=1000, random_state=0)
     assert (res.scaler is not None) == (scale is not None)
     assert len(passes) == 2
-    assert isinstance(ks.out_of_core.open_engine(path), LocalEngine)
 
 
 def test_the_in_memory_rows_fold_as_an_engine_does():

@@ -266,20 +266,15 @@ def _moments(X, _):
     return (X.shape[0], sq, s)
 
 
-def _sum_moments(parts):
-    parts = [p for p in parts if p is not None]
-    return tuple(sum(vals[1:], vals[0]) for vals in zip(*parts, strict=True))
-
-
 def bandwidth_of_rows(method, rows, random_state=0):
     """:func:`estimate_bandwidth` of every row of a row source (:mod:`kernelsketch.utils.row_source`: an array,
     a file, Dask), from the very pairs it samples with ``random_state`` (gathered by index), or from one pass of
     sums for ``"mean_sq"``: the bandwidth an in-memory fit resolves, without the rows in memory."""
-    from ..utils.row_source import count_rows
+    from ..utils.row_source import count_rows, sum_parts
 
     plan = bandwidth_plan(method, count_rows(rows), random_state=random_state)
     if plan[0] == "moments":
-        n, sq, s = rows.reduce(_moments, _sum_moments, desc="bandwidth (mean_sq)")
+        n, sq, s = rows.reduce(_moments, sum_parts, desc="bandwidth (mean_sq)")
         return bandwidth_from_moments(n, sq, s)
     if plan[0] == "all":
         X, _ = rows.gather(np.arange(rows.n_rows))

@@ -18,11 +18,12 @@ from .._typing import DataLike, RandomStateLike
 from ..cluster.seeding import seed_on_rows
 from ..io import RowReservoir
 from ..io.readers import guess_format as _guess_format
+from ..utils.row_source import sum_parts
 from ..utils.validation import check_input, derive_seed
 from ..utils.warnings import EmptyClusterWarning
 from ..utils.warnings import warn as _warn
 from .device import host_data, searches_on, spectral_on_device
-from .engine import _dense_if_needed, _sum_tuples, align_columns, open_engine, refuse_label_like_columns
+from .engine import _dense_if_needed, align_columns, open_engine, refuse_label_like_columns
 from .fit import FIT_ROWS, FitResult, fit_source
 from .missing import check_missing_codes, impute_missing_cells, inspection_sample, replace_missing_codes
 from .params import driver_params
@@ -1024,7 +1025,7 @@ def _lloyd_passes(engine, embedding, km, lloyd_passes, graphs=None):
     passes = 0
     for passes in range(1, lloyd_passes + 1):
         source, state = _assignment_source(engine, embedding, km.cluster_centers_, graphs)
-        sums, counts, _ = source.reduce(_stats_block, _sum_tuples, state=state, desc=f"Lloyd pass {passes}")
+        sums, counts, _ = source.reduce(_stats_block, sum_parts, state=state, desc=f"Lloyd pass {passes}")
         if km.converged(km.update(sums, counts)):
             break
     return passes

@@ -289,14 +289,6 @@ def _dense_if_needed(est, X):
     return X if sparse_ok else X.toarray()
 
 
-def _sum_tuples(parts):
-    """Element-wise sum of equal-length tuples (the merge of additive statistics)."""
-    parts = [p for p in parts if p is not None]
-    if not parts:
-        return None
-    return tuple(sum(vals[1:], vals[0]) for vals in zip(*parts, strict=True))
-
-
 def _file_feature_names(engine):
     """The engine's column names as ``feature_names_in_`` would hold them, or None (no header, unusable names)."""
     names = getattr(engine, "feature_names", None)

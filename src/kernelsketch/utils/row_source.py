@@ -37,7 +37,7 @@ import scipy.sparse as sp
 
 from .threads import run_pieces
 
-__all__ = ["ArrayRows", "BlockFolds", "KeptRows", "RowSource", "count_rows"]
+__all__ = ["ArrayRows", "BlockFolds", "KeptRows", "RowSource", "count_rows", "sum_parts"]
 
 
 @runtime_checkable
@@ -64,6 +64,14 @@ def count_rows(rows) -> int:
     if rows.n_rows is None:
         rows.reduce(lambda X, _: X.shape[0], sum, desc="count rows")
     return int(rows.n_rows)
+
+
+def sum_parts(parts):
+    """Element-wise sum of equal-length tuples, ``None`` skipped: the ``merge`` of additive per-block statistics."""
+    parts = [p for p in parts if p is not None]
+    if not parts:
+        return None
+    return tuple(sum(vals[1:], vals[0]) for vals in zip(*parts, strict=True))
 
 
 def _takes_also(fn) -> bool:

@@ -127,6 +127,44 @@ def test_fast_cos_float32_and_errors():
         fast_cos(np.zeros((2, 3)), shift=np.zeros(2))
 
 
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_fused_gemm_and_cosine_tiles_give_the_two_pass_features(monkeypatch, dtype):
+    """The dense transform runs the GEMM and the cosine tile by tile (gemm_map with shifted_cos_tiles): the
+    cosine's numbers are the two-pass route's (float32: numpy's cos of the tile; float64: the compiled
+    kernel, whose libm rows are there too) and the features sqrt(2/m) cos(XW + b) to rounding."""
+    import kernelsketch.kernels.tiled_gemm as tg
+    import kernelsketch.maps.fast_cosine as fc
+    import kernelsketch.maps.random_fourier_features as rf
+
+    if dtype == np.float64:
+        pytest.importorskip("numba")
+        monkeypatch.setattr(fc, "NUMBA_MIN_ELEMENTS", 0)
+    rng = np.random.default_rng(11)
+    X = rng.normal(size=(3000, 7)).astype(dtype)
+    X[5, 0] = 1e7  # one row of huge arguments: libm's row
+    m = RandomFourierFeatures(n_random_features=300, bandwidth=1.0, random_state=0).fit(X)
+    calls = []
+    monkeypatch.setattr(rf, "gemm_map", lambda *a, **k: calls.append(1) or tg.gemm_map(*a, **k))
+    fused = m.transform(X)
+    assert calls, "the dense transform did not take the fused route"
+    W, b, scale = m.random_weights_.astype(dtype), m.random_offset_.astype(dtype), np.sqrt(2.0 / 300)
+    T = X @ W
+    if dtype == np.float32:  # numpy's float32 cos of the float32 product: float32's rounding of the features
+        exact = scale * np.cos(X.astype(np.float64) @ m.random_weights_ + m.random_offset_)
+        assert np.max(np.abs(fused - exact)[np.arange(len(X)) != 5]) <= 1e-5
+    else:
+        from kernelsketch.maps import _cosine_numba
+
+        rows, two_pass = T.copy(), T.copy()
+        _cosine_numba.shifted_cos_rows(rows, b, scale)
+        _cosine_numba.kernel(two_pass, b, True, two_pass, True, np.empty((1, 1)), False, scale)
+        np.testing.assert_array_equal(rows, two_pass)
+        exact = scale * np.cos(X.astype(np.float64) @ m.random_weights_ + m.random_offset_)
+        assert np.max(np.abs(fused - exact)) <= 1e-14
+    monkeypatch.setattr(rf, "shifted_cos_tiles", lambda *a: None)  # the two-pass route
+    np.testing.assert_allclose(fused, m.transform(X), rtol=0, atol=1e-6 if dtype == np.float32 else 1e-15)
+
+
 # -- the map agrees with its definition ------------------------------------------
 
 

@@ -68,3 +68,25 @@ def kernel(t, shift, has_shift, cos_out, do_cos, sin_out, do_sin, scale):  # pra
             for j in range(m):
                 r, sgn = reduce(t[i, j])
                 sin_out[i, j] = (scale * sgn) * sin_r(r, r * r)
+
+
+@numba.njit(nogil=True, cache=CACHE)
+def shifted_cos_rows(t, shift, scale):  # pragma: no cover - compiled
+    """``t <- scale * cos(t + shift)`` row by row, in place, on the calling thread (no ``prange``): the
+    tile function of a fused GEMM + cosine, where the tiles are already spread over the cores.  The
+    numbers of :func:`kernel` with ``cos_out = t`` (the same sum, reduction and polynomial per element)."""
+    n, m = t.shape
+    for i in range(n):
+        row = t[i]
+        amax = 0.0
+        for j in range(m):
+            v = row[j] + shift[j]
+            row[j] = v
+            amax = max(amax, abs(v))
+        if amax * _INV_PI >= _K_MAX:  # rare (heavy-tailed frequencies): libm for the whole row
+            for j in range(m):
+                row[j] = scale * np.cos(row[j])
+        else:
+            for j in range(m):
+                r, sgn = reduce(row[j])
+                row[j] = (scale * sgn) * cos_r(r * r)

@@ -34,7 +34,8 @@ them, and their error is float32-level anyway.
 When numba is installed (the ``fast`` extra), the same method runs as one
 compiled, vectorised loop over the rows in parallel (see ``USE_NUMBA``): a
 row holding a huge argument goes to libm as a whole, every other row through
-the polynomial.  Same error bound.
+the polynomial.  Same error bound.  :func:`shifted_cos_tiles` is the same loop
+on one thread, for a GEMM whose tiles are already spread over the cores.
 """
 
 from __future__ import annotations
@@ -89,6 +90,33 @@ def _get_numba_kernel():
 
         _numba_kernel = _cosine_numba.kernel
     return _numba_kernel or None
+
+
+def shifted_cos_tiles(shift, scale, dtype, n_elements):
+    """A tile function ``f(T)``: ``T <- scale * cos(T + shift)`` in place on the calling thread, for a fused
+    GEMM + cosine (:func:`~kernelsketch.kernels.tiled_gemm.gemm_map` spreads the tiles over the cores), with
+    :func:`fast_cos_sin`'s numbers for ``T``'s dtype; or None where :func:`fast_cos_sin` would run numpy's
+    float64 route (no numba, ``USE_NUMBA`` off, or a call of ``n_elements`` too small to load the kernel).
+
+    The whole ``t`` written by one GEMM and then read and written again by the cosine travels through main
+    memory three times; tile by tile it is written once (``benchmarks/results/rff-intel-host.md``).
+    """
+    shift = np.asarray(shift, dtype=dtype)
+    if np.dtype(dtype) == np.float32:  # numpy's vectorised float32 cos: fast_cos_sin's float32 route, per tile
+
+        def cos32(T):
+            T += shift
+            np.cos(T, out=T)
+            if scale != 1.0:
+                T *= scale
+
+        return cos32
+    if not USE_NUMBA or (_numba_kernel is None and n_elements < NUMBA_MIN_ELEMENTS) or _get_numba_kernel() is None:
+        return None
+    from ._cosine_numba import shifted_cos_rows
+
+    scale = float(scale)
+    return lambda T: shifted_cos_rows(T, shift, scale)
 
 
 def _tiles(shape):

@@ -13,12 +13,13 @@ from sklearn.utils.validation import check_is_fitted
 from .._typing import ArrayLike, BandwidthLike, FloatArray, KernelLike, RandomStateLike
 from ..kernels.kernel_functions import KERNELS, SHIFT_INVARIANT, GaussianKernel, Kernel, ShiftInvariantKernel
 from ..kernels.selection import FEATURE_KERNEL_CONSTRAINT, KERNEL_CONSTRAINTS, KernelEstimatorMixin, make_kernel
+from ..kernels.tiled_gemm import gemm_map
 from ..utils.array_api import array_namespace, fitted_namespace, host_array, move_state_to
 from ..utils.chunking import gen_row_slices, get_chunk_n_rows
 from ..utils.dispatch import maybe_dask_transform
 from ..utils.estimator_checks import Interval, StrOptions, output_dtype
 from ..utils.validation import check_input, check_input_xp, derive_seed
-from .fast_cosine import fast_cos_sin
+from .fast_cosine import fast_cos_sin, shifted_cos_tiles
 
 VARIANTS = ("cos", "paired")
 
@@ -96,9 +97,13 @@ def _orthogonal_frequencies(kernel, rng, d, n_freq):
 def rff_transform(X, W, b, scale, out=None):
     """``scale * cos(X W + b)`` (or ``scale * [cos(X W), sin(X W)]`` when ``b`` is None).
 
-    The hot path: one BLAS product per row chunk written straight into the
-    output rows, then the offset, cosine and scale applied in place, tile by
-    tile in cache (:func:`~kernelsketch.maps.fast_cosine.fast_cos_sin`).
+    The hot path (dense rows, the ``cos`` variant): the BLAS product and the
+    offset, cosine and scale fused tile by tile on every core
+    (:func:`~kernelsketch.kernels.tiled_gemm.gemm_map` with
+    :func:`~kernelsketch.maps.fast_cosine.shifted_cos_tiles`), so each feature
+    is written to memory once.  Otherwise one BLAS product per row chunk written
+    straight into the output rows, then the offset, cosine and scale applied in
+    place (:func:`~kernelsketch.maps.fast_cosine.fast_cos_sin`).
     X must be validated (float32/float64 dense or CSR); the output has X's
     dtype.
     """
@@ -116,6 +121,10 @@ def rff_transform(X, W, b, scale, out=None):
     # variant needs the (rows x n_freq) arguments kept until both halves are
     # written: itemsize * n_freq bytes per row of temporaries.
     sparse = sp.issparse(X)
+    if not sparse and b is not None and X.dtype == dtype:
+        tile_cos = shifted_cos_tiles(bd, scale, dtype, n * m)
+        if tile_cos is not None:  # GEMM and cosine tile by tile in cache: the features written to memory once
+            return gemm_map(X, Wd, func=tile_cos, out=out)
     need_tmp = sparse or b is None
     row_bytes = np.dtype(dtype).itemsize * n_freq if need_tmp else 0
     chunk = get_chunk_n_rows(row_bytes, n) if need_tmp else max(n, 1)

@@ -38,6 +38,7 @@ FILES = (
     "csv.md",
     "memory-npy-file-reads.md",
     "kernel_block.md",
+    "rff-intel-host.md",
     "latest.md",
 )
 

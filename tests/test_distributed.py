@@ -653,3 +653,22 @@ def test_dask_keeps_each_chunks_graph_on_the_workers_and_searches_each_row_once(
     np.testing.assert_array_equal(kept.labels, local)
     assert n_kept == 12000 + 2000 and n_again == 2 * 12000 + 2000  # the fit pass, k-means' sample, (assignment)
     assert released == [True]  # the kept graphs were dropped when the run ended
+
+
+def test_bytes_to_client_counts_the_arrays_without_pickling_them_again():
+    """The engine's ``bytes_to_client`` adds each result's array bytes (what pickling it would cost, to within its
+    small header), through tuples, lists, dicts and CSR; other objects by their pickle."""
+    import pickle
+
+    import scipy.sparse as sp
+
+    from kernelsketch.distributed.engine import _payload_bytes
+
+    G, s = np.random.default_rng(0).random((300, 300)), np.ones(300)
+    part = (G, s, 7)
+    assert _payload_bytes(part) >= G.nbytes + s.nbytes
+    assert abs(_payload_bytes(part) - len(pickle.dumps(part, protocol=5))) <= 0.01 * G.nbytes
+    Z = sp.random(200, 300, density=0.01, format="csr", random_state=0)
+    assert _payload_bytes([Z, {"a": s}]) == Z.data.nbytes + Z.indices.nbytes + Z.indptr.nbytes + s.nbytes
+    labels = np.array(["a", "bb"] * 50, dtype=object)  # object arrays: by their pickle (the strings, not pointers)
+    assert _payload_bytes(labels) == len(pickle.dumps(labels, protocol=pickle.HIGHEST_PROTOCOL))

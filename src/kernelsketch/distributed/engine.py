@@ -35,6 +35,23 @@ def _sketch_block(template, block):
     return _fresh(template).partial_fit(block)
 
 
+def _payload_bytes(value):
+    """About the bytes a result brings back: its arrays' data (NumPy, sparse), summed through tuples, lists and
+    dicts, without pickling the result again to count it; anything else by its pickle."""
+    if isinstance(value, np.ndarray) and value.dtype != object:
+        return value.nbytes
+    if isinstance(value, tuple | list):
+        return sum(_payload_bytes(v) for v in value)
+    if isinstance(value, dict):
+        return sum(_payload_bytes(v) for v in value.values())
+    if all(hasattr(value, a) for a in ("data", "indices", "indptr")):  # scipy CSR / CSC
+        return sum(_payload_bytes(getattr(value, a)) for a in ("data", "indices", "indptr"))
+    try:
+        return len(pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL))
+    except Exception:
+        return 0
+
+
 def _run(fn, block, state):
     return fn(block, state)
 
@@ -157,10 +174,7 @@ class DaskEngine:
         return broadcast(state, self.client)
 
     def _count(self, value):
-        try:
-            self.stats["bytes_to_client"] += len(pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL))
-        except Exception:
-            pass
+        self.stats["bytes_to_client"] += _payload_bytes(value)
 
     def set_preprocess(self, fn):
         """Apply ``fn`` to every chunk from now on (lazily, on the workers: ``X.map_blocks(fn)``).

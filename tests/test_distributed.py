@@ -672,3 +672,22 @@ def test_bytes_to_client_counts_the_arrays_without_pickling_them_again():
     assert _payload_bytes([Z, {"a": s}]) == Z.data.nbytes + Z.indices.nbytes + Z.indptr.nbytes + s.nbytes
     labels = np.array(["a", "bb"] * 50, dtype=object)  # object arrays: by their pickle (the strings, not pointers)
     assert _payload_bytes(labels) == len(pickle.dumps(labels, protocol=pickle.HIGHEST_PROTOCOL))
+
+
+def test_a_local_cluster_started_on_a_thread_serves_connect_with_its_workers_already_importing_the_drivers():
+    """``--workers N`` starts its cluster first thing (LocalClusterStart), and connect(start=...) uses it: its
+    workers import the drivers and scikit-learn as they start (the preload), not on the pass's first task; the
+    cluster is stopped when the block ends."""
+    from kernelsketch.distributed.cluster import LocalClusterStart, connect
+
+    start = LocalClusterStart(2, memory_limit="1GiB")
+    with pytest.raises(ValueError, match="start"):
+        with connect(n_workers=2, start=start):
+            pass
+    with connect(start=start) as client:
+        loaded = client.run(lambda: "kernelsketch.out_of_core.drivers" in __import__("sys").modules)
+        assert list(loaded.values()) == [True, True]
+        assert client.submit(sum, [1, 2, 3]).result() == 6
+    assert start._cluster is None  # closed by connect
+    with pytest.raises(ValueError, match="n_workers must be an int >= 1"):
+        LocalClusterStart(0)

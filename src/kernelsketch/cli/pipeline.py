@@ -110,6 +110,25 @@ def read_options(args):
 
 
 @contextlib.contextmanager
+def early_cluster(args):
+    """For ``--workers N``: the local cluster started at once, on a thread
+    (:class:`~kernelsketch.distributed.cluster.LocalClusterStart`), so that its workers spawn and import while the
+    command imports and checks the rest; :func:`engine_for` connects to it.  Stopped on exit, used or not."""
+    n = getattr(args, "workers", None)
+    if not n or getattr(args, "scheduler", None):
+        yield
+        return
+    from ..distributed.cluster import LocalClusterStart
+
+    start = LocalClusterStart(n, memory_limit=getattr(args, "worker_memory", None) or "auto")
+    args.cluster_start = start
+    try:
+        yield
+    finally:
+        start.close()
+
+
+@contextlib.contextmanager
 def engine_for(args, ui):
     """The engine the command runs on: this process, or a Dask cluster (``--scheduler`` / ``--workers``)."""
     from ..out_of_core import open_engine
@@ -131,6 +150,11 @@ def engine_for(args, ui):
         return
     from ..distributed import connect
 
+    start = getattr(args, "cluster_start", None)
+    if start is not None:  # (--workers N, started by early_cluster)
+        with connect(start=start) as client:
+            yield DaskEngine.open(args.input, client=client, **opts)
+        return
     memory = getattr(args, "worker_memory", None)
     with connect(args.scheduler, args.workers, memory_limit=memory or "auto") as client:
         yield DaskEngine.open(args.input, client=client, **opts)

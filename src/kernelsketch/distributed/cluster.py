@@ -6,11 +6,14 @@ import contextlib
 import logging
 import socket
 import struct
+import threading
 
 from ._dask import import_dask
 
 #: seconds a scheduler has to answer (the probe, then distributed.Client's own connect)
 CONNECT_TIMEOUT = 10.0
+#: the module a local cluster's workers import as they start (:mod:`kernelsketch.distributed.worker_preload`)
+WORKER_PRELOAD = "kernelsketch.distributed.worker_preload"
 
 
 def probe_scheduler(address, *, timeout=CONNECT_TIMEOUT):
@@ -61,9 +64,84 @@ def probe_scheduler(address, *, timeout=CONNECT_TIMEOUT):
         )
 
 
+def _local_cluster(n_workers, threads_per_worker, memory_limit):
+    distributed = import_dask("distributed")
+    return distributed.LocalCluster(
+        n_workers=n_workers,
+        threads_per_worker=threads_per_worker,
+        processes=True,
+        host="127.0.0.1",
+        dashboard_address=":0",
+        memory_limit=memory_limit,
+        # a failed task raises its exception here, with the library's message: the workers'
+        # own log of it ("Compute Failed" and a traceback block on stderr) would repeat it
+        silence_logs=logging.CRITICAL,
+        preload=[WORKER_PRELOAD],
+    )
+
+
+class LocalClusterStart:
+    """A local cluster of ``n_workers`` processes started on a thread: its workers spawn and import
+    (:mod:`~kernelsketch.distributed.worker_preload`) while this process goes on, e.g. importing and checking what
+    the job needs; :func:`connect` (``start=``) then waits for it and closes it on exit.
+
+    The command line starts one first thing for ``--workers N`` (3 processes importing scikit-learn and numba at
+    once, instead of this one and then the workers).  :meth:`close` stops it if it is never used.
+
+    Examples
+    --------
+    >>> from kernelsketch.distributed.cluster import LocalClusterStart, connect  # doctest: +SKIP
+    >>> start = LocalClusterStart(2)  # doctest: +SKIP
+    >>> with connect(start=start) as client:  # doctest: +SKIP
+    ...     print(len(client.scheduler_info()["workers"]))
+    2
+    """
+
+    def __init__(self, n_workers, *, threads_per_worker=1, memory_limit="auto"):
+        if isinstance(n_workers, bool) or not isinstance(n_workers, int) or n_workers < 1:
+            raise ValueError(f"n_workers must be an int >= 1, got {n_workers!r}")
+        import_dask("distributed")  # (the message for a missing extra here, not on the thread)
+        self.n_workers = n_workers
+        self._cluster = None
+        self._error: BaseException | None = None
+        self._used = False
+        self._thread = threading.Thread(
+            target=self._start, args=(n_workers, threads_per_worker, memory_limit), name="kernelsketch-cluster-start"
+        )
+        self._thread.daemon = True
+        self._thread.start()
+
+    def _start(self, n_workers, threads_per_worker, memory_limit):
+        try:
+            self._cluster = _local_cluster(n_workers, threads_per_worker, memory_limit)
+        except BaseException as exc:  # raised again by result(), in the caller's thread
+            self._error = exc
+
+    def result(self):
+        """The started ``distributed.LocalCluster`` (waits for it); its start's exception, if it failed."""
+        self._thread.join()
+        if self._error is not None:
+            raise self._error
+        return self._cluster
+
+    def close(self):
+        """Stop the cluster (after its start has finished); nothing if it failed to start."""
+        self._thread.join()
+        if self._cluster is not None:
+            with contextlib.suppress(Exception):
+                self._cluster.close()
+            self._cluster = None
+
+
 @contextlib.contextmanager
 def connect(
-    scheduler=None, n_workers=None, *, threads_per_worker=1, memory_limit="auto", connect_timeout=CONNECT_TIMEOUT
+    scheduler=None,
+    n_workers=None,
+    *,
+    threads_per_worker=1,
+    memory_limit="auto",
+    connect_timeout=CONNECT_TIMEOUT,
+    start=None,
 ):
     """A ``distributed.Client`` for the ``with`` block, closed afterwards.
 
@@ -81,6 +159,9 @@ def connect(
     memory_limit : str or int, default="auto"
     connect_timeout : float, default=10
         Seconds to wait for ``scheduler`` to answer (see :func:`probe_scheduler`).
+    start : LocalClusterStart, optional
+        A local cluster already being started (:class:`LocalClusterStart`), instead of ``scheduler`` or
+        ``n_workers``: waited for, then closed on exit.
 
     Yields
     ------
@@ -89,10 +170,20 @@ def connect(
     Raises
     ------
     ValueError
-        Both or neither of ``scheduler`` and ``n_workers`` given.
+        Both or neither of ``scheduler`` and ``n_workers`` given (or ``start`` with either).
     ConnectionError
         ``scheduler`` is unreachable or is not a Dask scheduler.
     """
+    if start is not None:
+        if scheduler is not None or n_workers is not None:
+            raise ValueError("give start (a LocalClusterStart) alone, without scheduler or n_workers")
+        try:
+            cluster = start.result()
+            with import_dask("distributed").Client(cluster) as client:
+                yield client
+        finally:
+            start.close()
+        return
     if (scheduler is None) == (n_workers is None):
         raise ValueError("give exactly one of scheduler (an address) or n_workers (to start a local cluster)")
     distributed = import_dask("distributed")
@@ -114,17 +205,7 @@ def connect(
     if isinstance(n_workers, bool) or not isinstance(n_workers, int) or n_workers < 1:
         raise ValueError(f"n_workers must be an int >= 1, got {n_workers!r}")
     with (
-        distributed.LocalCluster(
-            n_workers=n_workers,
-            threads_per_worker=threads_per_worker,
-            processes=True,
-            host="127.0.0.1",
-            dashboard_address=":0",
-            memory_limit=memory_limit,
-            # a failed task raises its exception here, with the library's message: the workers'
-            # own log of it ("Compute Failed" and a traceback block on stderr) would repeat it
-            silence_logs=logging.CRITICAL,
-        ) as cluster,
+        _local_cluster(n_workers, threads_per_worker, memory_limit) as cluster,
         distributed.Client(cluster) as client,
     ):
         yield client

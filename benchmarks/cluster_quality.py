@@ -518,7 +518,7 @@ it, so the references get the same repair (compare their two columns).
 
 
 #: the floor benchmark's latest committed page (the current default's figures)
-FLOOR_PAGE = "cluster-floor-one-recipe.md"
+FLOOR_PAGE = "cluster-floor-dask-rounds.md"
 
 
 def scale_paragraph(path=None):
@@ -536,12 +536,13 @@ def scale_paragraph(path=None):
     rows = dict(re.findall(r"^\| (.+?) \| ([0-9.]+) \| [0-9,.]+", text, flags=re.M))
     ours = next((v for k, v in rows.items() if k.startswith("`kernelsketch cluster X.npy -k 8 -o labels.npy`")), None)
     exact = next((v for k, v in rows.items() if "--search exact" in k), None)
-    mbk = next((v for k, v in rows.items() if "MiniBatchKMeans" in k), None)
+    mbk = next((v for k, v in rows.items() if k.startswith("scikit-learn `MiniBatchKMeans")), None)
     rss = re.search(r"peak RSS ([0-9,]+) MiB \(target", text)
     date = re.search(r"^- date: (.+)$", text, flags=re.M)
     cpu = re.search(r"^- CPU: ([^;]+); cores: (\d+) logical", text, flags=re.M)
     rounds = re.search(r"^Wall: the median of (\d+) fresh-process runs", text, flags=re.M)
-    ratio = re.search(r"the median of the rounds' ratios: \*\*([0-9.]+)x\*\*", text)
+    ratio = re.search(r"Ours / MiniBatchKMeans wall, the median of the rounds' ratios: \*\*([0-9.]+)x\*\*", text)
+    dask = re.search(r"`--workers 2` / the local run, the median of the rounds' ratios: \*\*([0-9.]+)x\*\*", text)
     if not (ours and mbk and rss):
         return ""
     return (
@@ -557,7 +558,8 @@ def scale_paragraph(path=None):
             if rounds and ratio
             else ""
         )
-        + ("; `--workers 2` gives the same labels" if "identical labels: yes" in text else "")
+        + (f"; `--workers 2` takes {dask.group(1)}x the local run" if dask else "")
+        + (f"{' and' if dask else '; `--workers 2`'} gives the same labels" if "identical labels: yes" in text else "")
         + ".\n\n"
     )
 

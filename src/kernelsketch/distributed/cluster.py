@@ -88,13 +88,7 @@ class LocalClusterStart:
     The command line starts one first thing for ``--workers N`` (3 processes importing scikit-learn and numba at
     once, instead of this one and then the workers).  :meth:`close` stops it if it is never used.
 
-    Examples
-    --------
-    >>> from kernelsketch.distributed.cluster import LocalClusterStart, connect  # doctest: +SKIP
-    >>> start = LocalClusterStart(2)  # doctest: +SKIP
-    >>> with connect(start=start) as client:  # doctest: +SKIP
-    ...     print(len(client.scheduler_info()["workers"]))
-    2
+    ``docs/distributed.md`` has a runnable example (its worker processes need a ``__main__`` guard).
     """
 
     def __init__(self, n_workers, *, threads_per_worker=1, memory_limit="auto"):

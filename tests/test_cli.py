@@ -733,3 +733,26 @@ def test_init_size_a_directory_as_model_and_an_unwritable_output_are_named_right
     err = capsys.readouterr().err
     assert f"cannot write output '{blocker / 'l.npy'}'" in err or "does not exist" in err
     assert ".part" not in err
+
+
+def test_cluster_workers_starts_its_cluster_only_after_its_arguments_are_checked(tmp_path, monkeypatch, capsys):
+    """``cluster --workers N`` starts its local cluster early (LocalClusterStart, while the job's modules import),
+    but only once its own arguments are checked: a usage error never starts one; a valid command connects to the
+    one it started (the spy stands for it here)."""
+    import kernelsketch.distributed.cluster as cl
+
+    np.save(tmp_path / "X.npy", np.random.default_rng(0).normal(size=(50, 3)))
+    started = []
+
+    class Spy:
+        def __init__(self, n, **kw):
+            started.append(n)
+            raise RuntimeError("the spy's cluster")
+
+    monkeypatch.setattr(cl, "LocalClusterStart", Spy)
+    common = ["cluster", str(tmp_path / "X.npy"), "-k", "2", "--workers", "2", "-q"]
+    assert main([*common, "--plot", str(tmp_path / "p.png"), "-o", str(tmp_path / "a.npy")]) == 2
+    assert main([*common, "--standardize", "--no-standardize", "-o", str(tmp_path / "a.npy")]) == 2
+    assert started == []
+    assert main([*common, "-o", str(tmp_path / "b.npy")]) != 0
+    assert started == [2] and "the spy's cluster" in capsys.readouterr().err

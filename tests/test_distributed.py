@@ -689,5 +689,8 @@ def test_a_local_cluster_started_on_a_thread_serves_connect_with_its_workers_alr
         assert list(loaded.values()) == [True, True]
         assert client.submit(sum, [1, 2, 3]).result() == 6
     assert start._cluster is None  # closed by connect
+    with pytest.raises(ValueError, match="was closed"):
+        with connect(start=start):
+            pass
     with pytest.raises(ValueError, match="n_workers must be an int >= 1"):
         LocalClusterStart(0)

@@ -409,8 +409,6 @@ def _say_preparation(ui, res, engine, standardize):
 
 
 def cmd_cluster(args, ui):
-    from ..out_of_core import cluster_file
-
     if args.output is not None:
         _check_suffix(args.output)
     _check_outputs(args, [args.output, args.plot, args.save], [args.input])
@@ -422,74 +420,78 @@ def cmd_cluster(args, ui):
     if args.assign_labels != "auto" and args.method != "spectral":
         raise UsageError(f"--assign-labels applies to --method spectral, not {args.method}")
     target = _landmark_target(args)
-    embedding = _cluster_embedding(args, k)
-    with pipeline.engine_for(args, ui) as engine:
-        _say_input(ui, args, engine)
-        if args.standardize and args.no_standardize:
-            raise UsageError("give --standardize or --no-standardize, not both")
-        # (one rule for every method: each measures distances between rows)
-        standardize = True if args.standardize else (False if args.no_standardize else "auto")
-        ui.say(f"k = {k}, method {args.method}, seed {args.seed}")
-        res = cluster_file(
-            engine,
-            k,
-            embedding=embedding,
-            standardize=standardize,
-            output=args.output,
-            force=args.force,
-            keep_labels=False,
-            init_size=args.init_size,
-            lloyd_passes=args.lloyd_passes,
-            fit_rows=args.fit_rows,
-            random_state=args.seed,
-            plot_rows=pipeline.PLOT_ROWS if args.plot else 0,
-            landmark_target=target,
-            missing_codes=args.missing_codes,
-            device=args.device,
-            assign_labels=args.assign_labels,
-            missing=args.missing,
-        )
-        _say_preparation(ui, res, engine, standardize)
-        k = res.n_clusters
-        sec = res.seconds
-        ui.say(
-            f"clustered {res.n_rows} rows into {k} clusters in {sec['total']:.2f} s "
-            f"(fit {sec['fit']:.2f} s, k-means on {res.sample_rows} sampled rows {sec['kmeans']:.2f} s, "
-            f"{res.passes} Lloyd pass(es) {sec['passes']:.2f} s, assignment {sec['assign']:.2f} s); cluster sizes "
-            f"{res.cluster_sizes.tolist()}"
-        )
-        ui.record(command="cluster", method=args.method, engine=engine.name, **res.to_dict())
-        if engine.name == "dask":
-            ui.record(dask=dict(engine.stats))
-        if args.output is not None:
-            ui.wrote(args.output)
-            ui.say(f"labels written to {args.output}")
-        if args.save:
-            from ..persistence import save
+    if args.standardize and args.no_standardize:
+        raise UsageError("give --standardize or --no-standardize, not both")
+    # --workers N: the local cluster starts here, its workers importing while this process imports the rest
+    with pipeline.early_cluster(args):
+        from ..out_of_core import cluster_file
 
-            save(res.model, args.save, overwrite=args.force)
-            ui.wrote(args.save)
-            ui.say(f"model saved to {args.save}; to label rows with it (these or new ones): {_predict_hint(args)}")
-            ui.record(model=str(args.save))
-        if res.rand_index is not None:
-            ui.say(_scores_line(res))
-        if args.plot and res.sample is not None:
-            from .plotting import scatter_png
-
-            points, labels, axes = res.sample
-            scatter_png(
-                args.plot,
-                points,
-                labels,
-                title=f"{Path(args.input).name}: {len(labels)} rows coloured by cluster ({args.method}, k={k})",
-                axes=axes,
+        embedding = _cluster_embedding(args, k)
+        with pipeline.engine_for(args, ui) as engine:
+            _say_input(ui, args, engine)
+            # (one rule for every method: each measures distances between rows)
+            standardize = True if args.standardize else (False if args.no_standardize else "auto")
+            ui.say(f"k = {k}, method {args.method}, seed {args.seed}")
+            res = cluster_file(
+                engine,
+                k,
+                embedding=embedding,
+                standardize=standardize,
+                output=args.output,
                 force=args.force,
-                protect=[args.input],
+                keep_labels=False,
+                init_size=args.init_size,
+                lloyd_passes=args.lloyd_passes,
+                fit_rows=args.fit_rows,
+                random_state=args.seed,
+                plot_rows=pipeline.PLOT_ROWS if args.plot else 0,
+                landmark_target=target,
+                missing_codes=args.missing_codes,
+                device=args.device,
+                assign_labels=args.assign_labels,
+                missing=args.missing,
             )
-            ui.wrote(args.plot)
-            ui.say(f"plot written to {args.plot}")
-            ui.record(plot=str(args.plot))
-    return 0
+            _say_preparation(ui, res, engine, standardize)
+            k = res.n_clusters
+            sec = res.seconds
+            ui.say(
+                f"clustered {res.n_rows} rows into {k} clusters in {sec['total']:.2f} s "
+                f"(fit {sec['fit']:.2f} s, k-means on {res.sample_rows} sampled rows {sec['kmeans']:.2f} s, "
+                f"{res.passes} Lloyd pass(es) {sec['passes']:.2f} s, assignment {sec['assign']:.2f} s); cluster sizes "
+                f"{res.cluster_sizes.tolist()}"
+            )
+            ui.record(command="cluster", method=args.method, engine=engine.name, **res.to_dict())
+            if engine.name == "dask":
+                ui.record(dask=dict(engine.stats))
+            if args.output is not None:
+                ui.wrote(args.output)
+                ui.say(f"labels written to {args.output}")
+            if args.save:
+                from ..persistence import save
+
+                save(res.model, args.save, overwrite=args.force)
+                ui.wrote(args.save)
+                ui.say(f"model saved to {args.save}; to label rows with it (these or new ones): {_predict_hint(args)}")
+                ui.record(model=str(args.save))
+            if res.rand_index is not None:
+                ui.say(_scores_line(res))
+            if args.plot and res.sample is not None:
+                from .plotting import scatter_png
+
+                points, labels, axes = res.sample
+                scatter_png(
+                    args.plot,
+                    points,
+                    labels,
+                    title=f"{Path(args.input).name}: {len(labels)} rows coloured by cluster ({args.method}, k={k})",
+                    axes=axes,
+                    force=args.force,
+                    protect=[args.input],
+                )
+                ui.wrote(args.plot)
+                ui.say(f"plot written to {args.plot}")
+                ui.record(plot=str(args.plot))
+        return 0
 
 
 def cmd_diagnose(args, ui):

@@ -771,9 +771,8 @@ def _dispatch(args, ui):
     if threads is not None and threads < 1:
         raise UsageError(f"--threads must be >= 1, got {threads}")
     from ..utils.threads import thread_limit
-    from .pipeline import early_cluster
 
-    with config_context(**cfg), thread_limit(threads), early_cluster(args):
+    with config_context(**cfg), thread_limit(threads):
         if args.command == "embed":
             return commands.cmd_embed(args, ui)
         if args.command == "fit":

@@ -111,9 +111,10 @@ def read_options(args):
 
 @contextlib.contextmanager
 def early_cluster(args):
-    """For ``--workers N``: the local cluster started at once, on a thread
+    """For ``--workers N``: the local cluster started now, on a thread
     (:class:`~kernelsketch.distributed.cluster.LocalClusterStart`), so that its workers spawn and import while the
-    command imports and checks the rest; :func:`engine_for` connects to it.  Stopped on exit, used or not."""
+    command imports the rest (a command enters this once its own arguments are checked: a usage error never waits
+    for a cluster); :func:`engine_for` connects to it.  Stopped on exit, used or not."""
     n = getattr(args, "workers", None)
     if not n or getattr(args, "scheduler", None):
         yield

@@ -85,8 +85,9 @@ class LocalClusterStart:
     (:mod:`~kernelsketch.distributed.worker_preload`) while this process goes on, e.g. importing and checking what
     the job needs; :func:`connect` (``start=``) then waits for it and closes it on exit.
 
-    The command line starts one first thing for ``--workers N`` (3 processes importing scikit-learn and numba at
-    once, instead of this one and then the workers).  :meth:`close` stops it if it is never used.
+    ``kernelsketch cluster --workers N`` starts one as soon as its arguments are checked (3 processes importing
+    scikit-learn and numba at once, instead of this one and then the workers).  :meth:`close` stops it if it is
+    never used.
 
     ``docs/distributed.md`` has a runnable example (its worker processes need a ``__main__`` guard).
     """
@@ -98,7 +99,7 @@ class LocalClusterStart:
         self.n_workers = n_workers
         self._cluster = None
         self._error: BaseException | None = None
-        self._used = False
+        self._closed = False
         self._thread = threading.Thread(
             target=self._start, args=(n_workers, threads_per_worker, memory_limit), name="kernelsketch-cluster-start"
         )
@@ -116,11 +117,14 @@ class LocalClusterStart:
         self._thread.join()
         if self._error is not None:
             raise self._error
+        if self._closed:
+            raise ValueError("this LocalClusterStart's cluster was closed (connect(start=...) closes it at the end)")
         return self._cluster
 
     def close(self):
         """Stop the cluster (after its start has finished); nothing if it failed to start."""
         self._thread.join()
+        self._closed = True
         if self._cluster is not None:
             with contextlib.suppress(Exception):
                 self._cluster.close()

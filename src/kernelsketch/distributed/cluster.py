@@ -64,6 +64,11 @@ def probe_scheduler(address, *, timeout=CONNECT_TIMEOUT):
         )
 
 
+def _check_n_workers(n_workers):
+    if isinstance(n_workers, bool) or not isinstance(n_workers, int) or n_workers < 1:
+        raise ValueError(f"n_workers must be an int >= 1, got {n_workers!r}")
+
+
 def _local_cluster(n_workers, threads_per_worker, memory_limit):
     distributed = import_dask("distributed")
     return distributed.LocalCluster(
@@ -93,8 +98,7 @@ class LocalClusterStart:
     """
 
     def __init__(self, n_workers, *, threads_per_worker=1, memory_limit="auto"):
-        if isinstance(n_workers, bool) or not isinstance(n_workers, int) or n_workers < 1:
-            raise ValueError(f"n_workers must be an int >= 1, got {n_workers!r}")
+        _check_n_workers(n_workers)
         import_dask("distributed")  # (the message for a missing extra here, not on the thread)
         self.n_workers = n_workers
         self._cluster = None
@@ -200,8 +204,7 @@ def connect(
         with client:
             yield client
         return
-    if isinstance(n_workers, bool) or not isinstance(n_workers, int) or n_workers < 1:
-        raise ValueError(f"n_workers must be an int >= 1, got {n_workers!r}")
+    _check_n_workers(n_workers)
     with (
         _local_cluster(n_workers, threads_per_worker, memory_limit) as cluster,
         distributed.Client(cluster) as client,

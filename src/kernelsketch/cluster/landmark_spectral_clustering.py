@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import numbers
-from typing import Any, ClassVar, Self
+from typing import ClassVar, Self
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClusterMixin, _fit_context
@@ -35,6 +35,13 @@ def kmeans_on_embedding(n_clusters, *, n_init, random_state, **params):
     """
     km = StreamingKMeans(n_clusters, n_init=n_init, random_state=random_state, **params)
     return km, check_random_state(derive_seed(random_state) + 1)
+
+
+def _embed_keeping_graph(X, embedding):
+    """The seeding sample's embedding (transform's numbers), and what the labeling's rule reads of those rows: their
+    graph and the rows themselves (:meth:`LandmarkSpectralClustering.fit_rows`; run where the rows are)."""
+    U, graph = embedding.transform_with_graph(X)
+    return U, (graph, X)
 
 
 class LandmarkSpectralClustering(ClusterMixin, BaseEstimator):
@@ -407,17 +414,11 @@ class LandmarkSpectralClustering(ClusterMixin, BaseEstimator):
         try:
             self.embedding_ = embedding
             self._choose_k(lambda: _stability_sample(rows, self.random_state), km)  # (n_clusters="auto")
-            kept: dict[str, Any] = {}
-
-            def embed(X):  # transform's numbers, the sample's graph and rows kept for the labeling's rule
-                kept["rows"] = X
-                U, kept["graph"] = self.embedding_.transform_with_graph(X)
-                return U
-
-            seeding = seed_on_rows(rows, km, rng, embed)
+            seeding = seed_on_rows(rows, km, rng, _embed_keeping_graph, self.embedding_)
             self._adopt_clusters(km)
-            indices, weights = kept["graph"]
-            self._choose_labeling(indices, weights, km.predict(seeding.embedded), kept["rows"])
+            (indices, weights), X_sample = seeding.kept
+            seeding.kept = None
+            self._choose_labeling(indices, weights, km.predict(seeding.embedded), X_sample)
             if self.labeling_ != "kmeans":  # the sample as the assignment sees it: each row's vote
                 votes, _ = self.assigner()
                 seeding.embedded = votes.embed_graph(indices, weights)

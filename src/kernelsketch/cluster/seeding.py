@@ -24,7 +24,7 @@ class Seeding:
     is a vote), ``labels`` (the source's label column at those rows, or None), ``seconds`` (``embed_sample``,
     ``kmeans``) and ``graphs``: the source of each row's kept graph when the fit kept it (released by whoever
     asked for it), else None.  When ``indices`` is every row, :func:`~kernelsketch.cluster_file` assigns
-    ``embedded`` directly: no second embedding pass.
+    ``embedded`` directly: no second embedding pass.  ``kept``: what ``embed`` returned beside the embedding.
     """
 
     indices: np.ndarray
@@ -32,21 +32,29 @@ class Seeding:
     labels: Any
     seconds: dict
     graphs: Any = None
+    kept: Any = None
 
 
-def seed_on_rows(rows, km, rng, embed) -> Seeding:
-    """k-means++ and Lloyd (``km``, :class:`~kernelsketch.cluster.StreamingKMeans`) on ``embed`` of a uniform
+def seed_on_rows(rows, km, rng, embed, state=None) -> Seeding:
+    """k-means++ and Lloyd (``km``, :class:`~kernelsketch.cluster.StreamingKMeans`) on the embedding of a uniform
     sample of ``rows`` (a row source, :mod:`kernelsketch.utils.row_source`), drawn with ``rng``: a
-    :class:`Seeding`, with the time spent embedding the sample and running k-means on it."""
+    :class:`Seeding`, with the time spent embedding the sample and running k-means on it.
+
+    ``embed(X, state)`` returns ``(embedding, kept)`` of the sample's rows ``X`` (``kept``: anything else the caller
+    wants of them, :attr:`Seeding.kept`).  It runs where the rows are
+    (:func:`~kernelsketch.utils.row_source.gather_mapped`: on a Dask worker, which has the search's kernels loaded
+    from the fit pass), so it must be a module-level function.
+    """
+    from ..utils.row_source import gather_mapped
+
     t0 = time.perf_counter()
-    at: dict[str, Any] = {"labels": None, "embedded": t0}
+    at: dict[str, Any] = {"labels": None, "kept": None, "embedded": t0}
 
     def embedded_rows(idx):
-        X, at["labels"] = rows.gather(idx)
-        out = embed(X)
+        (out, at["kept"]), at["labels"] = gather_mapped(rows, idx, embed, state)
         at["embedded"] = time.perf_counter()
         return out
 
     idx, sample = km.seed_on_sample(rows.n_rows, embedded_rows, rng)
     seconds = {"embed_sample": at["embedded"] - t0, "kmeans": time.perf_counter() - at["embedded"]}
-    return Seeding(idx, sample, at["labels"], seconds)
+    return Seeding(idx, sample, at["labels"], seconds, kept=at["kept"])

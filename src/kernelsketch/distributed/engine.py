@@ -24,6 +24,7 @@ import numpy as np
 from ._dask import check_dask_matrix, import_dask, known_n_rows, persist_in_memory
 from .mapping import broadcast
 from .reduction import compute_reduced, tree_reduce
+from .shards import gather_shard_rows
 
 #: derived chunks (a kept graph) may take at most this share of the workers' memory limits
 KEEP_MEMORY_FRACTION = 0.25
@@ -54,6 +55,15 @@ def _payload_bytes(value):
 
 def _run(fn, block, state):
     return fn(block, state)
+
+
+def _pair(X, y):
+    return X, y
+
+
+def _run_on_rows(fn, rows, state):
+    X, y = rows
+    return fn(X, state), y
 
 
 def _worker_memory(method):
@@ -123,6 +133,10 @@ class DaskEngine:
         #: the files this engine reads (set by :meth:`open`; an output may never be one of them)
         self.input_paths: list = []
         self.split_every = split_every
+        #: where the chunks of shard files come from (:func:`~kernelsketch.distributed.shards.gather_shard_rows`), and
+        #: the row-wise steps applied to them since (:meth:`set_preprocess`): rows by index are read alone
+        self._shards = None
+        self._preprocess: tuple = ()
         workers = len(client.scheduler_info()["workers"]) if client is not None else 1
         self.window = window or (2 * max(workers, 1) + 2)
         self.stats = {"tasks": 0, "bytes_to_client": 0, "bytes_broadcast": 0, "passes": 0, "bytes_persisted": sent}
@@ -142,7 +156,7 @@ class DaskEngine:
     def open(cls, data, *, client=None, chunk_rows=None, columns=None, label_column=None, dtype=None, **unused):
         """An engine for a dask array, or for ``.npy`` / Parquet shards read by the workers."""
         from ..utils.dispatch import is_dask_array
-        from .shards import read_shards
+        from .shards import _open_shards
 
         bad = sorted(k for k, v in unused.items() if v is not None and k not in ("format",))
         if unused.get("format") not in (None, "npy", "parquet"):
@@ -154,10 +168,9 @@ class DaskEngine:
             )
         if is_dask_array(data):
             return cls(data, client=client)
-        X, y = read_shards(
-            data, columns=columns, label_column=label_column, dtype=dtype, chunk_rows=chunk_rows, return_labels=True
-        )
+        X, y, shards = _open_shards(data, columns, label_column, dtype, chunk_rows)
         engine = cls(X, y, client=client)
+        engine._shards = shards
         engine.input_paths = [data]  # the shard directory (or file): outputs may never be in it
         return engine
 
@@ -185,6 +198,7 @@ class DaskEngine:
         probe = np.asarray(fn(np.zeros((1, self.X.shape[1]), dtype=self.X.dtype)))
         width = probe.shape[1]  # (a column selection by name changes it)
         self.X = self.X.map_blocks(fn, dtype=probe.dtype, chunks=(self.X.chunks[0], (width,)))
+        self._preprocess = (*self._preprocess, fn)
         self.dtype = probe.dtype
         self.n_features = int(width)
 
@@ -195,12 +209,37 @@ class DaskEngine:
         if idx.size == 0:
             return np.empty((0, self.n_features), dtype=self.dtype), None
         dask = import_dask("dask")
-        parts = [self.X[idx]] + ([self.y[idx]] if self.y is not None else [])
-        out = dask.compute(*parts)
-        self.stats["tasks"] += self.X.numblocks[0]
-        self._count(out)
-        X = np.asarray(out[0])
-        return X, (np.asarray(out[1]) if self.y is not None else None)
+        (X, y), tasks = dask.compute(self._rows(idx))[0], self._rows_tasks
+        self.stats["tasks"] += tasks
+        self._count((X, y))
+        return np.asarray(X), (None if y is None else np.asarray(y))
+
+    def _rows(self, idx):
+        """A delayed ``(X, y)`` of the rows at sorted distinct ``idx``: from shard files, each chunk that holds one
+        reads only its rows (:func:`~kernelsketch.distributed.shards.gather_shard_rows`); from any other dask array,
+        ``X[idx]`` (dask's take, which computes every chunk that holds one).  Sets ``_rows_tasks``."""
+        dask = import_dask("dask")
+        if self._shards is not None:
+            rows, self._rows_tasks = gather_shard_rows(self._shards, idx, self._preprocess)
+            return rows
+        self._rows_tasks = self.X.numblocks[0] + 1
+        return dask.delayed(_pair, pure=True)(self.X[idx], self.y[idx] if self.y is not None else None)
+
+    @_worker_memory
+    def gather_mapped(self, indices, fn, state=None):
+        """``(fn(X, state), y)`` of the rows at sorted distinct ``indices``, ``fn`` run on the worker that collects
+        them (:func:`~kernelsketch.utils.row_source.gather_mapped`): the seeding sample's embedding, where the
+        workers have the search's kernels loaded and this process has not."""
+        idx = np.asarray(indices, dtype=np.int64)
+        if idx.size == 0:
+            X, y = self.gather(idx)
+            return fn(X, state), y
+        dask = import_dask("dask")
+        handle = self._state(state)
+        out, y = dask.compute(dask.delayed(_run_on_rows, pure=False)(fn, self._rows(idx), handle))[0]
+        self.stats["tasks"] += self._rows_tasks + 1
+        self._count((out, y))
+        return out, (None if y is None else np.asarray(y))
 
     def reservoir(self, m, seed, desc="sample"):
         """A seeded uniform sample of ``m`` rows: ``(X, y)`` (the rows are known: a seeded draw, then :meth:`gather`).

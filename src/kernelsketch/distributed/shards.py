@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -91,6 +92,23 @@ def read_shards(directory, *, columns=None, label_column=None, dtype=None, chunk
     >>> X.shape, X.numblocks, float(X.sum().compute())
     ((12, 2), (3, 1), 24.0)
     """
+    X, y, _ = _open_shards(directory, columns, label_column, dtype, chunk_rows)
+    return (X, y) if return_labels else X
+
+
+@dataclass(frozen=True)
+class ShardChunks:
+    """Where each row chunk of :func:`read_shards`' array comes from (``(path, format, start, stop)`` a chunk, the
+    rows ``start:stop`` of a ``.npy`` shard or row groups of a Parquet one) and how it is read: so that a few rows
+    (:func:`gather_shard_rows`) are read from the files alone, not with every chunk that holds one."""
+
+    chunks: tuple
+    offsets: np.ndarray  # first row of each chunk, then the row count
+    read_options: tuple  # (columns, label_column, dtype)
+
+
+def _open_shards(directory, columns, label_column, dtype, chunk_rows):
+    """``(X, y or None, ShardChunks)``: :func:`read_shards` and where its chunks come from."""
     from ..io import open_matrix
 
     da = import_dask("dask.array")
@@ -114,7 +132,7 @@ def read_shards(directory, *, columns=None, label_column=None, dtype=None, chunk
     if len(formats) > 1:
         raise ValueError(f"{str(root)!r} mixes .npy and Parquet shards; keep one format per directory")
     fmt = formats.pop()
-    blocks, labels, first = [], [], None
+    blocks, labels, first, specs, sizes = [], [], None, [], []
     for path in files:
         src = open_matrix(path, format=fmt, columns=columns, label_column=label_column, dtype=dtype)
         if first is None:
@@ -130,6 +148,8 @@ def read_shards(directory, *, columns=None, label_column=None, dtype=None, chunk
         else:
             ranges = _row_group_ranges(src.row_group_rows, 8 * len(src._names), chunk_rows)
         for start, stop, rows in ranges:
+            specs.append((str(path), fmt, start, stop))
+            sizes.append(rows)
             pair = dask.delayed(_read_shard, pure=True)(str(path), fmt, columns, label_column, dtype, start, stop)
             X_part = dask.delayed(_part, pure=True)(pair, 0)
             blocks.append(
@@ -141,6 +161,47 @@ def read_shards(directory, *, columns=None, label_column=None, dtype=None, chunk
                 y_part = dask.delayed(_part, pure=True)(pair, 1)
                 labels.append(da.from_delayed(y_part, shape=(rows,), dtype=object, meta=np.empty((0,), object)))
     X = da.concatenate(blocks, axis=0)
-    if not return_labels:
-        return X
-    return X, (da.concatenate(labels, axis=0) if labels else None)
+    y = da.concatenate(labels, axis=0) if labels else None
+    offsets = np.concatenate([[0], np.cumsum(sizes, dtype=np.int64)])
+    return X, y, ShardChunks(tuple(specs), offsets, (columns, label_column, dtype))
+
+
+def _read_shard_rows(path, fmt, columns, label_column, dtype, start, stop, rows):
+    """``(X, y)`` of the chunk's rows at ``rows`` (sorted, 0-based in the chunk): a ``.npy`` shard's read from its
+    memory map alone (:meth:`~kernelsketch.io.binary.NpySource.take`); a Parquet chunk's from its row groups."""
+    from ..io import open_matrix
+
+    if fmt == "npy":
+        src = open_matrix(path, format=fmt, columns=columns, label_column=label_column, dtype=dtype)
+        return src.take(np.asarray(rows, dtype=np.int64) + (start or 0))
+    X, y = _read_shard(path, fmt, columns, label_column, dtype, start, stop)
+    return X[rows], (None if y is None else y[rows])
+
+
+def _stack_rows(parts, preprocess):
+    """The chunks' selected rows in order, as ``(X, y)``, through the engine's row-wise steps (``preprocess``)."""
+    X = np.concatenate([p[0] for p in parts]) if len(parts) > 1 else parts[0][0]
+    ys = [p[1] for p in parts]
+    y = None if ys[0] is None else (np.concatenate(ys) if len(ys) > 1 else ys[0])
+    for fn in preprocess:
+        X = fn(X)
+    return X, y
+
+
+def gather_shard_rows(shards, indices, preprocess=()):
+    """A delayed ``(X, y)`` of the rows at sorted distinct ``indices`` (at least one) of :func:`read_shards`'
+    array: one task a chunk that holds any, reading only those rows (a ``.npy`` shard's through its memory map), then
+    one that stacks them and applies ``preprocess`` (row-wise functions, in order).
+
+    ``X[indices]`` of the dask array would read each such chunk whole: the file, for a uniform sample.
+    """
+    dask = import_dask("dask")
+    idx = np.asarray(indices, dtype=np.int64)
+    cuts = np.searchsorted(idx, shards.offsets)
+    parts = []
+    for c, (path, fmt, start, stop) in enumerate(shards.chunks):
+        a, b = int(cuts[c]), int(cuts[c + 1])
+        if b > a:
+            local = idx[a:b] - shards.offsets[c]
+            parts.append(dask.delayed(_read_shard_rows, pure=True)(path, fmt, *shards.read_options, start, stop, local))
+    return dask.delayed(_stack_rows, pure=True)(parts, tuple(preprocess)), len(parts) + 1

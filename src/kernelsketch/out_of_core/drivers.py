@@ -559,6 +559,11 @@ def _embed_block(X, embedding):
     return X if embedding is None else _transform_block(embedding, X)
 
 
+def _embed_sample(X, embedding):
+    """The seeding sample's embedding (:func:`~kernelsketch.cluster.seeding.seed_on_rows`), nothing kept beside."""
+    return _embed_block(X, embedding), None
+
+
 def _assignment_source(engine, embedding, centers, graphs):
     """``(source, state)`` of a pass that assigns every row: each row's graph kept by the fit (``graphs``, read
     back without a second search, the labels with it), else the engine's rows."""
@@ -918,7 +923,7 @@ def _seeded(model, fit, engine, n_clusters, *, n_init, init_size, tol, random_st
         search=user_searcher(getattr(model, "search", None)),
     )
     km._validate_params()
-    return None, model, km, seed_on_rows(engine, km, rng, lambda rows: _embed_block(rows, model))
+    return None, model, km, seed_on_rows(engine, km, rng, _embed_sample, model)
 
 
 def _keeps_graph(keep_graph, engine, model, init_size=None) -> bool:

@@ -40,6 +40,7 @@ from ..kernels.bandwidth import bandwidth_of_rows
 from ..kernels.kernel_functions import KERNELS, Kernel, ShiftInvariantKernel
 from ..kernels.selection import make_kernel
 from ..maps.landmark_selection import rows_in_order
+from ..utils.row_source import gather_mapped
 from ..utils.validation import check_input, check_random_state, derive_seed
 from .engine import _dense_if_needed, open_engine, record_feature_names
 from .params import driver_params
@@ -319,6 +320,11 @@ class _Counted:
         X, y = self.rows.gather(indices)
         self.n_read += X.shape[0]
         return X, y
+
+    def gather_mapped(self, indices, fn, state=None):
+        out = gather_mapped(self.rows, indices, fn, state)
+        self.n_read += len(indices)
+        return out
 
 
 def _fit_rows(est, engine, keep_graph, strategy):

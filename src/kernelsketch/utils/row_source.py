@@ -8,6 +8,8 @@ in-memory array, a file read block by block and a Dask array alike:
 ``n_rows``           rows of the source (``None`` until a pass has counted a text file's)
 ``n_features``       columns
 ``gather(idx)``      ``(X, y)``: the rows at sorted distinct indices (``y`` None without labels)
+``gather_mapped``    ``(fn(X, state), y)`` of those rows, ``fn`` run where the rows are (optional:
+                     :func:`gather_mapped` runs it here after ``gather`` for a source without it)
 ``reduce(fn, merge)``  ``merge([fn(block, state) for every block])``, a left fold in block order
 ``foreach(fn, c)``   ``c(fn(block, state), y_block)`` for every block, in row order
 ``map(fn, keep=)``   a source over the same rows whose blocks are ``fn(block, state)``; with
@@ -37,7 +39,7 @@ import scipy.sparse as sp
 
 from .threads import run_pieces
 
-__all__ = ["ArrayRows", "BlockFolds", "KeptRows", "RowSource", "count_rows", "sum_parts"]
+__all__ = ["ArrayRows", "BlockFolds", "KeptRows", "RowSource", "count_rows", "gather_mapped", "sum_parts"]
 
 
 @runtime_checkable
@@ -64,6 +66,18 @@ def count_rows(rows) -> int:
     if rows.n_rows is None:
         rows.reduce(lambda X, _: X.shape[0], sum, desc="count rows")
     return int(rows.n_rows)
+
+
+def gather_mapped(rows, indices, fn, state=None):
+    """``(fn(X, state), y)`` of the rows at sorted distinct ``indices``: ``fn`` of what ``rows.gather`` returns,
+    run where the rows are when the source offers it (``rows.gather_mapped``: a Dask worker, so that this process
+    neither loads ``fn``'s kernels nor waits for them; ``fn`` a module-level function), else here.  The
+    same numbers either way."""
+    own = getattr(rows, "gather_mapped", None)
+    if own is not None:
+        return own(indices, fn, state)
+    X, y = rows.gather(indices)
+    return fn(X, state), y
 
 
 def sum_parts(parts):

@@ -377,8 +377,14 @@ def machine_info() -> dict:
         "blas": blas_info(),
         "env": env,
         "load_average": os.getloadavg() if hasattr(os, "getloadavg") else None,
-        "command": " ".join([os.path.basename(sys.executable), "-m", "benchmarks.run", *sys.argv[1:]]),
+        "command": " ".join([os.path.basename(sys.executable), "-m", _main_module(), *sys.argv[1:]]),
     }
+
+
+def _main_module():
+    """The module this process runs as ``python -m`` (``benchmarks.cluster_floor``, ...): the page's command."""
+    spec = getattr(sys.modules.get("__main__"), "__spec__", None)
+    return spec.name if spec is not None and spec.name.startswith("benchmarks.") else "benchmarks.run"
 
 
 # ---------------------------------------------------------------------------

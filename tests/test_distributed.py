@@ -779,36 +779,46 @@ class _MarksTeardown:
         self.path = path
 
     def __del__(self):
-        with open(self.path, "w") as f:
-            f.write("module teardown ran")
+        _write_mark(self.path, "module teardown ran")
+
+
+def _write_mark(path, text):
+    with open(path, "w") as f:
+        f.write(text)
+
+
+def _set_marks(teardown_path, handler_path):
+    """In a worker: a file written by module teardown, and one by an exit handler registered before the preload's
+    (weak-reference finalizers, as logging's flush or a coverage tool's save)."""
+    import weakref
+
+    import kernelsketch
+
+    kernelsketch._teardown_mark = _MarksTeardown(teardown_path)
+    kernelsketch._handler_mark = holder = _MarksTeardown(os.devnull)
+    weakref.finalize(holder, _write_mark, handler_path, "exit handler ran")
 
 
 def test_a_local_clusters_workers_end_without_module_teardown_after_a_normal_close(tmp_path):
-    """A worker of connect's local cluster, once closed normally, ends its process at once (no teardown of every
-    module it imported, which held the close up by 0.5-0.7 s); before a normal close it would not."""
+    """A worker of connect's local cluster, once closed normally, runs every exit handler and ends its process
+    without the teardown of every module (which held the close up by 0.5-0.7 s); before a normal close it would not."""
+    import cloudpickle
+
     from kernelsketch.distributed import worker_preload
     from kernelsketch.distributed.cluster import connect
 
     assert worker_preload._closed_normally is False
     assert worker_preload._exit_without_teardown() is None  # (not closed: the ordinary ending, here in pytest)
-    import cloudpickle
-
-    marks = [tmp_path / "w0", tmp_path / "w1"]
     here = sys.modules[__name__]
     registered = __name__ in cloudpickle.list_registry_pickle_by_value()  # (by the client fixture, if it ran)
     if not registered:
-        cloudpickle.register_pickle_by_value(here)  # (_MarksTeardown, to the workers)
+        cloudpickle.register_pickle_by_value(here)  # (the marks' code, to the workers)
     with connect(n_workers=2, memory_limit="1GiB") as c:
         workers = sorted(c.scheduler_info()["workers"])
-        for worker, mark in zip(workers, marks, strict=True):
-            # an object that writes its file when its module's globals are torn down
-            c.run(
-                lambda path: setattr(__import__("kernelsketch").distributed, "_mark", _MarksTeardown(path)),
-                str(mark),
-                workers=[worker],
-            )
+        for w, worker in enumerate(workers):
+            c.run(_set_marks, str(tmp_path / f"teardown{w}"), str(tmp_path / f"handler{w}"), workers=[worker])
         dirs = list(c.run(lambda dask_worker: dask_worker.local_directory).values())
     if not registered:
         cloudpickle.unregister_pickle_by_value(here)
-    assert not any(m.exists() for m in marks)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["handler0", "handler1"]  # handlers ran; no teardown
     assert not any(os.path.exists(d) for d in dirs)  # the workers' scratch directories were still removed

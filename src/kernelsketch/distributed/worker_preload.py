@@ -5,15 +5,14 @@ critical path, while the client waits; with it they are imported while the worke
 command line overlaps with its own imports (:class:`~kernelsketch.distributed.cluster.LocalClusterStart`).
 
 A worker that was closed normally (its ``dask_teardown`` ran: the cluster's close, its scratch directory already
-removed) ends its process without Python's teardown of every module it imported, which took 0.5-0.7 s per close
-on the 2-core host and held up the cluster's close (the nanny waits for it).  Any other ending (an error, a
-signal) takes the ordinary path.
+removed) runs every exit handler and then ends its process without Python's teardown of every module it imported,
+which took 0.5-0.7 s per close on the 2-core host and held up the cluster's close (the nanny waits for it).  Any
+other ending (an error, a signal) takes the ordinary path.
 """
 
 from __future__ import annotations
 
 import atexit
-import logging
 import os
 import sys
 
@@ -37,9 +36,14 @@ def dask_teardown(worker):
 
 
 def _exit_without_teardown():
-    if not _closed_normally:
+    """Every other exit handler (logging's flush, weak-reference finalizers, a coverage or profiling tool's save),
+    then the process's end without the teardown of its modules; nothing but the ordinary path unless closed
+    normally."""
+    run_others = getattr(atexit, "_run_exitfuncs", None)
+    if not _closed_normally or run_others is None:
         return
-    logging.shutdown()
+    atexit.unregister(_exit_without_teardown)
+    run_others()
     for stream in (sys.stdout, sys.stderr):
         try:
             stream.flush()

@@ -209,21 +209,21 @@ class DaskEngine:
         if idx.size == 0:
             return np.empty((0, self.n_features), dtype=self.dtype), None
         dask = import_dask("dask")
-        (X, y), tasks = dask.compute(self._rows(idx))[0], self._rows_tasks
+        rows, tasks = self._rows(idx)
+        X, y = dask.compute(rows)[0]
         self.stats["tasks"] += tasks
         self._count((X, y))
         return np.asarray(X), (None if y is None else np.asarray(y))
 
     def _rows(self, idx):
-        """A delayed ``(X, y)`` of the rows at sorted distinct ``idx``: from shard files, each chunk that holds one
-        reads only its rows (:func:`~kernelsketch.distributed.shards.gather_shard_rows`); from any other dask array,
-        ``X[idx]`` (dask's take, which computes every chunk that holds one).  Sets ``_rows_tasks``."""
+        """``(a delayed (X, y), its task count)`` of the rows at sorted distinct ``idx``: from shard files, each
+        chunk that holds one reads only its rows (:func:`~kernelsketch.distributed.shards.gather_shard_rows`); from
+        any other dask array, ``X[idx]`` (dask's take, which computes every chunk that holds one)."""
         dask = import_dask("dask")
         if self._shards is not None:
-            rows, self._rows_tasks = gather_shard_rows(self._shards, idx, self._preprocess)
-            return rows
-        self._rows_tasks = self.X.numblocks[0] + 1
-        return dask.delayed(_pair, pure=True)(self.X[idx], self.y[idx] if self.y is not None else None)
+            return gather_shard_rows(self._shards, idx, self._preprocess)
+        rows = dask.delayed(_pair, pure=True)(self.X[idx], self.y[idx] if self.y is not None else None)
+        return rows, self.X.numblocks[0] + 1
 
     @_worker_memory
     def gather_mapped(self, indices, fn, state=None):
@@ -236,8 +236,9 @@ class DaskEngine:
             return fn(X, state), y
         dask = import_dask("dask")
         handle = self._state(state)
-        out, y = dask.compute(dask.delayed(_run_on_rows, pure=False)(fn, self._rows(idx), handle))[0]
-        self.stats["tasks"] += self._rows_tasks + 1
+        rows, tasks = self._rows(idx)
+        out, y = dask.compute(dask.delayed(_run_on_rows, pure=False)(fn, rows, handle))[0]
+        self.stats["tasks"] += tasks + 1
         self._count((out, y))
         return out, (None if y is None else np.asarray(y))
 

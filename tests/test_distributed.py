@@ -804,11 +804,11 @@ def test_a_local_clusters_workers_end_without_module_teardown_after_a_normal_clo
     without the teardown of every module (which held the close up by 0.5-0.7 s); before a normal close it would not."""
     import cloudpickle
 
-    from kernelsketch.distributed import worker_preload
     from kernelsketch.distributed.cluster import connect
+    from kernelsketch.utils import process_exit
 
-    assert worker_preload._closed_normally is False
-    assert worker_preload._exit_without_teardown() is None  # (not closed: the ordinary ending, here in pytest)
+    assert process_exit._code is None
+    assert process_exit._exit_now() is None  # (not asked for: the ordinary ending, here in pytest)
     here = sys.modules[__name__]
     registered = __name__ in cloudpickle.list_registry_pickle_by_value()  # (by the client fixture, if it ran)
     if not registered:
@@ -822,3 +822,28 @@ def test_a_local_clusters_workers_end_without_module_teardown_after_a_normal_clo
         cloudpickle.unregister_pickle_by_value(here)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["handler0", "handler1"]  # handlers ran; no teardown
     assert not any(os.path.exists(d) for d in dirs)  # the workers' scratch directories were still removed
+
+
+def test_a_statistics_sample_is_summed_on_the_workers_with_the_local_numbers(client):
+    """More rows than ``statistics_rows``: the sample's chunks are gathered and their statistics computed on the
+    workers (:func:`~kernelsketch.utils.row_source.gather_mapped`); the same statistics and labels as locally."""
+    import kernelsketch as ks
+    from kernelsketch.maps import LandmarkSpectralEmbedding
+
+    X = _data(n=6000, d=3, seed=5)
+    emb = LandmarkSpectralEmbedding(statistics_rows=2500)
+    local = ks.cluster_file(X, 3, embedding=emb, init_size=1000, random_state=0, missing_codes=None)
+    on_dask = ks.cluster_file(
+        da.from_array(X, chunks=(700, 3)),
+        3,
+        embedding=emb,
+        init_size=1000,
+        random_state=0,
+        client=client,
+        missing_codes=None,
+    )
+    assert local.statistics_rows == on_dask.statistics_rows == 2500
+    a, b = local.clusterer.embedding_, on_dask.clusterer.embedding_
+    np.testing.assert_array_equal(a.graph_gram_.toarray(), b.graph_gram_.toarray())
+    np.testing.assert_array_equal(a.landmark_degrees_, b.landmark_degrees_)
+    np.testing.assert_array_equal(on_dask.labels, local.labels)

@@ -616,7 +616,21 @@ def _raise_interrupt(signum, frame):
 
 
 def main(argv=None):
-    """Entry point of the ``kernelsketch`` console script; returns the exit code."""
+    """Entry point of the ``kernelsketch`` console script; returns the exit code.
+
+    The console script (``argv`` None), once the command has returned (its outputs written and closed, its
+    temporary files removed), ends its process without the teardown of every imported module
+    (:func:`~kernelsketch.utils.process_exit.end_without_teardown`: 0.4 s on the 2-core host) after every
+    exit handler has run."""
+    code = _main(argv)
+    if argv is None:
+        from ..utils.process_exit import end_without_teardown
+
+        end_without_teardown(code if isinstance(code, int) else 1)
+    return code
+
+
+def _main(argv=None):
     console = argv is None  # the console script (not a caller in a Python process of its own)
     if console:
         gc.disable()  # the imports make ~1e6 objects and no garbage: no collection while they load

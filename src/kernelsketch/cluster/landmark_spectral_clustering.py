@@ -13,6 +13,7 @@ from .._typing import ArrayLike, NDArray, RandomStateLike
 from ..maps.landmark_eigen import landmark_spectrum
 from ..maps.landmark_spectral import (
     _HEURISTICS,
+    STATISTICS_ROWS,
     LandmarkSpectralEmbedding,
     graph_warnings_deferred,
     rows_in_memory,
@@ -95,6 +96,12 @@ class LandmarkSpectralClustering(ClusterMixin, BaseEstimator):
         How each row's nearest landmarks are found (see :class:`~kernelsketch.maps.LandmarkSpectralEmbedding`):
         U-SPEC's approximate search for data of at most 40 columns, the exact one otherwise; or any object
         with ``build(points)`` and ``search(X, r)`` (:mod:`kernelsketch.kernels.search`).
+    statistics_rows : int or None, default=1_000_000
+        The embedding's graph statistics are summed over a seeded uniform sample of this many rows when there
+        are more (see :class:`~kernelsketch.maps.LandmarkSpectralEmbedding`); None: every row.  Then no row's
+        graph is kept, and the rows are labelled by a second search whose second sweep is skipped for rows
+        whose cell settles their label (:meth:`~kernelsketch.maps.LandmarkSpectralEmbedding.settled_cells`):
+        the same labels as a full search.
     random_state : int, Generator or None
         Seeds the landmarks, the bandwidth heuristic and k-means.
     n_jobs : int or None, default=None
@@ -164,6 +171,7 @@ class LandmarkSpectralClustering(ClusterMixin, BaseEstimator):
     #: a model file written before ``search`` existed searched exactly: it loads as ``search="exact"``
     _before_parameter_added: ClassVar[dict] = {
         "search": ("exact", {}),
+        "statistics_rows": (None, {}),  # (fitted on every row)
         "init_size": (None, {}),
         "tol": (1e-4, {}),
         "n_jobs": (None, {}),
@@ -190,6 +198,7 @@ class LandmarkSpectralClustering(ClusterMixin, BaseEstimator):
         "init_size": [Interval(numbers.Integral, 1, None, closed="left"), None],
         "tol": [Interval(numbers.Real, 0, None, closed="left")],
         "search": [StrOptions({"auto", "exact", "approximate"}), HasMethods(["build", "search"])],
+        "statistics_rows": [Interval(numbers.Integral, 1, None, closed="left"), None],
         "random_state": ["random_state", np.random.Generator],
         "n_jobs": [Interval(numbers.Integral, None, None, closed="neither"), None],
     }
@@ -209,6 +218,7 @@ class LandmarkSpectralClustering(ClusterMixin, BaseEstimator):
         init_size: int | None = None,
         tol: float = 1e-4,
         search: str = "auto",
+        statistics_rows: int | None = STATISTICS_ROWS,
         random_state: RandomStateLike = None,
         n_jobs: int | None = None,
     ) -> None:
@@ -224,6 +234,7 @@ class LandmarkSpectralClustering(ClusterMixin, BaseEstimator):
         self.init_size = init_size
         self.tol = tol
         self.search = search
+        self.statistics_rows = statistics_rows
         self.random_state = random_state
         self.n_jobs = n_jobs
 
@@ -244,6 +255,7 @@ class LandmarkSpectralClustering(ClusterMixin, BaseEstimator):
             unit_rows=self.unit_rows,
             trivial=self.trivial,
             search=self.search,
+            statistics_rows=self.statistics_rows,
             random_state=rs,
         )
         km, rng = kmeans_on_embedding(
@@ -378,14 +390,21 @@ class LandmarkSpectralClustering(ClusterMixin, BaseEstimator):
             refuse_label_like_frame(X)
             X = check_input(X, accept_sparse=("csr",), estimator=self, reset=True)
             names = vars(self).get("feature_names_in_")
-            seeding = self.fit_rows(rows_in_memory(X, self.n_landmarks), keep_graph=True)
+            rows = rows_in_memory(X, self.n_landmarks)
+            seeding = self.fit_rows(rows, keep_graph=True)
             labels: list = []
-            try:  # (each row's graph, kept by the fit: embedded and labelled without a second search)
-                embedding, km = self.assigner()
-                cast = X.dtype == np.float32 and self.labeling_ == "kmeans"  # (transform's float32 rows)
-                seeding.graphs.foreach(_graph_labels, lambda out, _y: labels.append(out), state=(embedding, km, cast))
-            finally:
-                seeding.graphs.release()
+            embedding, km = self.assigner()
+            if seeding.graphs is None:  # (statistics of a sample: every row searched again, settled cells skipped)
+                dtype = np.float32 if X.dtype == np.float32 else np.float64
+                state = (embedding, km.cluster_centers_, dtype, embedding.settled_cells(km.cluster_centers_))
+                rows.foreach(_rows_labels, lambda out, _y: labels.append(out), state=state)
+            else:
+                try:  # (each row's graph, kept by the fit: embedded and labelled without a second search)
+                    cast = X.dtype == np.float32 and self.labeling_ == "kmeans"  # (transform's float32 rows)
+                    kept = (embedding, km, cast)
+                    seeding.graphs.foreach(_graph_labels, lambda out, _y: labels.append(out), state=kept)
+                finally:
+                    seeding.graphs.release()
             self.labels_ = np.concatenate(labels)
             if names is not None:
                 self.feature_names_in_ = names
@@ -509,6 +528,12 @@ def _stability_sample(rows, random_state):
     idx = np.arange(N) if N <= STABILITY_SAMPLE else np.sort(rng.choice(N, STABILITY_SAMPLE, replace=False))
     X = rows.gather(idx)[0]
     return X.toarray() if sp.issparse(X) else np.asarray(X)
+
+
+def _rows_labels(X, state):
+    """The labels of a block of rows searched again (:meth:`LandmarkSpectralEmbedding.assign_rows`)."""
+    embedding, centers, dtype, settled = state
+    return embedding.assign_rows(X, centers, dtype, settled)[0]
 
 
 def _graph_labels(graph, state):

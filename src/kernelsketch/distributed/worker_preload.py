@@ -12,41 +12,18 @@ other ending (an error, a signal) takes the ordinary path.
 
 from __future__ import annotations
 
-import atexit
-import os
-import sys
-
 from ..kernels.neighbors import _numba_kernel
 from ..out_of_core import drivers  # noqa: F401  (the estimators, the engine's pass functions, scikit-learn)
+from ..utils.process_exit import end_without_teardown
 
 _numba_kernel()  # (numba and the search kernels, from its disk cache)
 
-_closed_normally = False
-
 
 def dask_setup(worker):
-    """In a worker process, as it starts: end the process at once after a normal close."""
-    atexit.register(_exit_without_teardown)
+    """In a worker process, as it starts (nothing to do: :func:`dask_teardown` decides how it ends)."""
 
 
 def dask_teardown(worker):
-    """In a worker process, as its close begins."""
-    global _closed_normally
-    _closed_normally = True
-
-
-def _exit_without_teardown():
-    """Every other exit handler (logging's flush, weak-reference finalizers, a coverage or profiling tool's save),
-    then the process's end without the teardown of its modules; nothing but the ordinary path unless closed
-    normally."""
-    run_others = getattr(atexit, "_run_exitfuncs", None)
-    if not _closed_normally or run_others is None:
-        return
-    atexit.unregister(_exit_without_teardown)
-    run_others()
-    for stream in (sys.stdout, sys.stderr):
-        try:
-            stream.flush()
-        except (OSError, ValueError, AttributeError):
-            pass
-    os._exit(0)
+    """In a worker process, as its close begins: the process then ends without module teardown
+    (:func:`~kernelsketch.utils.process_exit.end_without_teardown`)."""
+    end_without_teardown(0)

@@ -208,7 +208,7 @@ def _argmin_key(sq, acc, n):  # pragma: no cover - compiled
 
 @numba.njit(nogil=True, cache=CACHE)
 def coarse_to_fine(  # pragma: no cover - compiled
-    X, L, l_sq, CT, c_sq, groupT, widths, members, offsets, candidates, candT, cand_sq, r, keys, idx
+    X, L, l_sq, CT, c_sq, groupT, widths, members, offsets, candidates, candT, cand_sq, r, keys, idx, settled, nearest_p
 ):
     """U-SPEC's approximate ``r`` nearest landmarks of each row of ``X``, ascending by (key, index).
 
@@ -227,6 +227,10 @@ def coarse_to_fine(  # pragma: no cover - compiled
     Rows go two at a time where they share what they are compared with (the centres; ``p``'s block):
     :func:`_dots_columns2` reads each value once for both, and sums each row's products as for one row.
     Ties keep the lower index at every step, as the numpy version does.
+
+    ``nearest_p`` (n,) int64 receives each row's ``p``.  ``settled`` (m,) int64, or empty: a row whose ``p`` has
+    ``settled[p] >= 0`` skips the second sweep (its ``keys`` and ``idx`` are left as they were), for a caller
+    whose answer for such a row follows from ``p`` alone.
     """
     n = X.shape[0]
     m = L.shape[0]
@@ -238,7 +242,7 @@ def coarse_to_fine(  # pragma: no cover - compiled
     buf_idx = np.empty(c, dtype=idx.dtype)
     probe = np.empty(1, dtype=X.dtype)
     blocks = candT.shape[0] > 0
-    nearest_p = np.empty(n, dtype=np.int64)
+    skip = settled.shape[0] > 0
     acc_next = np.empty(z, dtype=X.dtype)
     g_next = 0
     for i in range(n):
@@ -275,8 +279,11 @@ def coarse_to_fine(  # pragma: no cover - compiled
     t = 0
     while t < n:
         i = order[t]
-        x = X[i]
         p = nearest_p[i]
+        if skip and settled[p] >= 0:  # (rows in order of p: a settled p's rows are skipped together)
+            t += 1
+            continue
+        x = X[i]
         cand = candidates[p]
         csq = cand_sq[p]
         if blocks and t + 1 < n and nearest_p[order[t + 1]] == p:  # two rows of the same p: its block read once

@@ -41,6 +41,7 @@ __all__ = [
     "BACKENDS",
     "SearchIndex",
     "approximate_nearest",
+    "approximate_nearest_settled",
     "build_search_index",
     "graph_csr",
     "graph_embed",
@@ -519,6 +520,34 @@ def approximate_nearest(
     >>> float(np.mean([len(set(a) & set(b)) / 5 for a, b in zip(approx, exact)])) > 0.9
     True
     """
+    keys, idx, _ = _approximate(X, L, r, index, backend, n_threads, also, None)
+    return keys, idx
+
+
+def approximate_nearest_settled(X, L, r: int, index: SearchIndex, settled, *, n_threads=None):
+    """:func:`approximate_nearest` with each row's first-sweep landmark ``p``: ``(sq_distances, indices, p)``; a
+    row whose ``p`` has ``settled[p] >= 0`` skips the second sweep, and its distances and indices are
+    undefined (its caller needs ``p`` alone).  ``settled``: ``(m,)`` int64.  None without numba (the
+    numpy backend finds no ``p``): the caller searches every row in full instead.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from kernelsketch.kernels.neighbors import build_search_index
+    >>> rng = np.random.default_rng(0)
+    >>> L, X = rng.normal(size=(400, 3)), rng.normal(size=(1000, 3))
+    >>> index = build_search_index(L, 5)
+    >>> d2, idx, p = approximate_nearest_settled(X, L, 5, index, np.full(400, -1))
+    >>> bool((idx == approximate_nearest(X, L, 5, index)[1]).all())
+    True
+    """
+    if _numba_kernel() is None:
+        return None
+    return _approximate(X, L, r, index, "numba", n_threads, (), np.ascontiguousarray(settled, dtype=np.int64))
+
+
+def _approximate(X, L, r, index, backend, n_threads, also, settled):
+    """:func:`approximate_nearest`'s work: ``(keys, indices, p)``, ``p`` None on the numpy backend."""
     if sp.issparse(X):
         raise TypeError("the approximate nearest-landmark search takes dense rows; use the exact search for CSR")
     dtype = np.float32 if X.dtype == np.float32 else np.float64
@@ -537,9 +566,13 @@ def approximate_nearest(
     if origin is not None:  # far from the origin: rows, landmarks and group centres measured from their mean
         X, L, C = _moved(X, origin, dtype), _moved(L, origin, dtype), _moved(C, origin, dtype)
     l_sq = (L * L).sum(axis=1)
-    keys = np.empty((n, r), dtype=dtype)
-    idx = np.empty((n, r), dtype=np.int32)
+    skipping = settled is not None  # (a skipped row's keys stay 0, its indices 0: defined, never read)
+    keys = np.zeros((n, r), dtype=dtype) if skipping else np.empty((n, r), dtype=dtype)
+    idx = np.zeros((n, r), dtype=np.int32) if skipping else np.empty((n, r), dtype=np.int32)
     use_numba = resolve_backend(backend, float(n) * m) == "numba"
+    nearest_p = np.empty(n, dtype=np.int64) if use_numba else None
+    if settled is None:
+        settled = np.empty(0, dtype=np.int64)
     if use_numba:
         kernel = _numba_coarse
         CT, c_sq, groupT, widths, candidates, candT, cand_sq = _kernel_layout(index, L, C)
@@ -569,6 +602,8 @@ def approximate_nearest(
                 r,
                 keys[s],
                 idx[s],
+                settled,
+                nearest_p[s],
             )
 
         n_pieces = len(extra) + n_tiles
@@ -582,7 +617,7 @@ def approximate_nearest(
         )
     keys += np.einsum("ij,ij->i", X, X)[:, None]
     np.maximum(keys, 0.0, out=keys)
-    return keys, idx
+    return keys, idx, nearest_p
 
 
 # -- few points: k-means' nearest centre -----------------------------------------------------------

@@ -31,7 +31,14 @@ from typing import Any, Protocol, runtime_checkable
 import numpy as np
 import scipy.sparse as sp
 
-from .neighbors import SearchIndex, approximate_nearest, build_search_index, nearest, search_origin
+from .neighbors import (
+    SearchIndex,
+    approximate_nearest,
+    approximate_nearest_settled,
+    build_search_index,
+    nearest,
+    search_origin,
+)
 
 __all__ = [
     "ApproximateSearch",
@@ -118,6 +125,14 @@ class ApproximateSearch:
 
     def search(self, X, r, also=()):
         return approximate_nearest(X, self.points_, r, self.index(r), backend=self.backend, also=also)
+
+    def search_settled(self, X, r, settled):
+        """:func:`~kernelsketch.kernels.neighbors.approximate_nearest_settled`: ``(sq_distances, indices, p)``, the
+        second sweep skipped for rows whose ``p`` is settled; None where that search cannot run (no numba, or
+        the numpy backend asked for)."""
+        if self.backend == "numpy":
+            return None
+        return approximate_nearest_settled(X, self.points_, r, self.index(r), settled)
 
 
 #: the largest centred coordinate whose squared distances float32 holds apart (below: they underflow; above,

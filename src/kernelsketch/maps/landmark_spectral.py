@@ -63,6 +63,12 @@ def user_searcher(search):
 
 #: ``n_landmarks``'s default
 DEFAULT_N_LANDMARKS = 1000
+#: the default ``statistics_rows``: the graph statistics of more rows than this are summed over a uniform sample
+#: of this many (fixed before any timing or score of it: above every clustering-quality pool set's size, and
+#: about 10,000 weights in each of 1,000 landmarks' degree with 10 neighbours a row)
+STATISTICS_ROWS = 1_000_000
+#: rows of the statistics' sample drawn a chunk at a time (:func:`uniform_sorted_indices`' memory)
+_SAMPLE_CHUNK = 1 << 20
 #: peak bytes per squared landmark of a fit (the ``m x m`` graph statistics, their normalization and eigenvectors,
 #: Genie's merges), measured: 3.5 GB at m = 8,000 on 8,000 rows of 16 columns
 BYTES_PER_LANDMARK_PAIR = 50
@@ -170,8 +176,14 @@ class LandmarkSpectralEmbedding(ClassNamePrefixFeaturesOutMixin, TransformerMixi
         Or a searcher object: anything with ``build(points)`` and ``search(X, r) -> (squared distances,
         indices)`` (:mod:`kernelsketch.kernels.search`: e.g. :class:`~kernelsketch.kernels.search.FaissSearch`,
         or your own), used on a copy for the fit, ``transform`` and ``cluster_file``'s assignment pass.
+    statistics_rows : int or None, default=1_000_000
+        Rows the graph statistics (``Z^T Z``, ``Z^T 1``) are summed over: a seeded uniform sample of this many
+        rows when there are more (each of ``m`` landmarks' degrees then sums about ``statistics_rows r / m``
+        weights: 10,000 with the defaults), else every row; None: every row.  Chosen above every set of the
+        clustering-quality pool, so none of their results depends on it.  With a sample the fit pass
+        reads only those rows (by index), keeps no row's graph, and ``n_samples_seen_`` is the sample's size.
     random_state : int, Generator or None
-        Seeds the landmarks and the bandwidth heuristic.
+        Seeds the landmarks, the bandwidth heuristic and the statistics' sample.
     n_jobs : int or None, default=None
         Threads for ``fit`` and ``transform`` (BLAS, OpenMP, the compiled searches; -1 every usable core, 1 one
         core); None: the process's current limits.  The embedding does not depend on it.
@@ -262,7 +274,11 @@ class LandmarkSpectralEmbedding(ClassNamePrefixFeaturesOutMixin, TransformerMixi
     #: caches never saved (rebuilt from the landmarks by whoever needs them)
     _transient_state: ClassVar[tuple[str, ...]] = ("_searcher_cache",)
     #: a model file written before ``search`` existed searched exactly: it loads as ``search="exact"``
-    _before_parameter_added: ClassVar[dict] = {"search": ("exact", {}), "n_jobs": (None, {})}
+    _before_parameter_added: ClassVar[dict] = {
+        "search": ("exact", {}),
+        "n_jobs": (None, {}),
+        "statistics_rows": (None, {}),  # (fitted on every row)
+    }
     #: how the out-of-core driver fits it: landmark rows by index, then one pass of block statistics
     _fit_strategy: ClassVar[str] = "landmarks_then_pass"
     _dim_param: ClassVar[str | None] = "n_components"
@@ -280,6 +296,7 @@ class LandmarkSpectralEmbedding(ClassNamePrefixFeaturesOutMixin, TransformerMixi
         "unit_rows": ["boolean"],
         "trivial": [StrOptions({"keep", "drop"})],
         "search": [StrOptions(set(SEARCHES)), HasMethods(["build", "search"])],
+        "statistics_rows": [Interval(numbers.Integral, 1, None, closed="left"), None],
         "random_state": ["random_state", np.random.Generator],
         "n_jobs": [Interval(numbers.Integral, None, None, closed="neither"), None],
     }
@@ -295,6 +312,7 @@ class LandmarkSpectralEmbedding(ClassNamePrefixFeaturesOutMixin, TransformerMixi
         unit_rows: bool = False,
         trivial: str = "keep",
         search: str = "auto",
+        statistics_rows: int | None = STATISTICS_ROWS,
         random_state: RandomStateLike = None,
         n_jobs: int | None = None,
     ) -> None:
@@ -306,6 +324,7 @@ class LandmarkSpectralEmbedding(ClassNamePrefixFeaturesOutMixin, TransformerMixi
         self.unit_rows = unit_rows
         self.trivial = trivial
         self.search = search
+        self.statistics_rows = statistics_rows
         self.random_state = random_state
         self.n_jobs = n_jobs
 
@@ -443,7 +462,10 @@ class LandmarkSpectralEmbedding(ClassNamePrefixFeaturesOutMixin, TransformerMixi
     def _searcher(self, X):
         """The searcher of :meth:`_search_kind`, built on ``landmarks_`` once (every process builds the same
         one from the same landmarks), kept with the estimator but never saved."""
-        kind = self._search_kind(X)
+        return self._searcher_of(self._search_kind(X))
+
+    def _searcher_of(self, kind):
+        """:meth:`_searcher` of a resolved kind."""
         key = kind if isinstance(kind, str) else id(kind)
         cache = vars(self).get("_searcher_cache")
         if cache is None or cache[0] is not self.landmarks_:
@@ -484,6 +506,69 @@ class LandmarkSpectralEmbedding(ClassNamePrefixFeaturesOutMixin, TransformerMixi
             E = self.embed_graph(indices, weights).astype(dtype, copy=False)
             return assign_with_statistics(E, centers, user_searcher(self.search))
         return assign_graph_with_statistics(indices, weights, self.projection_, centers, dtype)
+
+    def settled_cells(self, centers):
+        """Which rows :meth:`assign_rows` labels from the approximate search's first sweep alone: ``(m,)`` int64,
+        landmark ``p``'s entry the label of every row whose nearest landmark found by the first sweep is ``p``,
+        or -1; None where no row can be (unit rows, a user's searcher, no numba).
+
+        A row's embedding ``u = sum_a w_a P[j_a]`` is a convex combination (weights >= 0 summing to 1) of the
+        projection's rows of its ``r`` neighbours, which the approximate search takes from ``p``'s candidates.
+        The cells of the nearest-centre assignment are convex, so when the rows of every candidate of ``p``
+        have the same nearest centre ``h``, with each key ``|c|^2 - 2 c.v`` of another centre ahead of ``h``'s
+        by more than the rounding of an assignment in float32 or float64 (bounded below), so has ``u``: the label is
+        ``h`` whichever neighbours and weights the second sweep would find.  The votes' assigner (one-hot rows,
+        the identity's centres) settles a cell whose candidates share one landmark label.
+        """
+        from ..kernels.neighbors import _numba_kernel
+
+        check_is_fitted(self)
+        if self.unit_rows or user_searcher(self.search) is not None or _numba_kernel() is None:
+            return None
+        m = self.landmarks_.shape[0]
+        candidates = self._searcher_of("approximate").index(min(self.n_neighbors, m)).candidates
+        P = np.asarray(self.projection_, dtype=np.float64)
+        C = np.asarray(centers, dtype=np.float64)
+        c_sq = (C * C).sum(axis=1)
+        keys = c_sq[None, :] - 2.0 * (P @ C.T)  # (m, n_centres): each landmark's own row's keys
+        if C.shape[0] == 1:
+            return np.zeros(m, dtype=np.int64)
+        two = np.partition(keys, 1, axis=1)[:, :2]
+        nearest = np.argmin(keys, axis=1)
+        # the assignment's rounding (in float32 at worst): u and the centres rounded, a k-term dot product in
+        # float32, the weights' sum 1 to rounding; |u| <= max |P_j| (a convex combination)
+        eps = float(np.finfo(np.float32).eps)
+        scale = float(c_sq.max()) + 2.0 * float(np.sqrt(c_sq.max())) * float(np.sqrt((P * P).sum(axis=1).max()))
+        tol = 8.0 * (P.shape[1] + candidates.shape[1] + 4) * eps * scale
+        clear = (two[:, 1] - two[:, 0]) > tol
+        first = nearest[candidates[:, 0]]
+        same = (nearest[candidates] == first[:, None]).all(axis=1) & clear[candidates].all(axis=1)
+        return np.where(same, first, -1).astype(np.int64)
+
+    def assign_rows(self, X, centers, dtype, settled=None):
+        """:meth:`assign_graph` of the rows of ``X`` (validated) searched again, rows of a settled cell
+        (:meth:`settled_cells`) labelled without the search's second sweep: ``(labels, squared distances, sums,
+        counts)``, where ``labels`` and ``counts`` cover every row and the distances and sums only the rows
+        embedded (the others' embedding is never formed).  The labels are :meth:`assign_graph`'s."""
+        searcher = self._searcher(X)
+        found = None
+        if settled is not None and isinstance(searcher, ApproximateSearch):
+            found = searcher.search_settled(X, min(self.n_neighbors, self.landmarks_.shape[0]), settled)
+        if found is None:
+            return self.assign_graph(*self.graph(X), centers, dtype)
+        d2, indices, p = found
+        labels = settled[p]
+        counts = np.bincount(labels[labels >= 0], minlength=np.asarray(centers).shape[0]).astype(np.float64)
+        rest = np.flatnonzero(labels < 0)
+        if rest.size == 0:
+            k = self.projection_.shape[1]
+            return labels, np.zeros(0), np.zeros((counts.size, k)), counts
+        d2 = d2[rest]
+        weights = np.empty(d2.shape, dtype=np.float32 if d2.dtype == np.float32 else np.float64)
+        parallel_rows(self._weights_into, d2, weights)
+        out, sq, sums, counts_rest = self.assign_graph(indices[rest], weights, centers, dtype)
+        labels[rest] = out
+        return labels, sq, sums, counts + counts_rest
 
     def statistics(self, X) -> GraphStatistics:
         """The graph statistics ``(Z^T Z, Z^T 1, rows)`` of the rows of ``X`` to the fitted landmarks (what
@@ -600,6 +685,10 @@ class LandmarkSpectralEmbedding(ClassNamePrefixFeaturesOutMixin, TransformerMixi
         self._choose_landmarks(LandmarkData(N, gather), m, rng, h)
         self.n_features_in_ = int(self.landmarks_.shape[1])
         name = type(self).__name__
+        if self.statistics_rows is not None and N > self.statistics_rows:
+            idx = uniform_sorted_indices(np.random.default_rng([seed, 0x5354]), N, self.statistics_rows)
+            self._finish(self._sample_statistics(rows, idx))
+            return None
         graphs = rows.map(_block_graph, self, desc=f"{name} graph", keep=keep_graph)
         try:
             stats = graphs.reduce(_block_statistics, GraphStatistics.add, state=self, desc=f"{name} statistics")
@@ -608,6 +697,23 @@ class LandmarkSpectralEmbedding(ClassNamePrefixFeaturesOutMixin, TransformerMixi
             graphs.release()
             raise
         return graphs if keep_graph else None
+
+    def _sample_statistics(self, rows, idx):
+        """The graph statistics of the rows at sorted ``idx``, gathered a chunk at a time (each chunk's graph and
+        statistics computed where its rows are: :func:`~kernelsketch.utils.row_source.gather_mapped`), summed in
+        row order: the same numbers on every engine."""
+        from ..utils.progress import progress
+        from ..utils.row_source import gather_mapped
+
+        d, r = int(self.n_features_in_), min(self.n_neighbors, self.landmarks_.shape[0])
+        step = max(1, get_chunk_n_rows(8 * (d + 4 * r), idx.size))
+        parts = []
+        with progress(total=idx.size, desc=f"{type(self).__name__} statistics (sample)", unit="rows") as bar:
+            for start in range(0, idx.size, step):
+                part, _ = gather_mapped(rows, idx[start : start + step], _rows_statistics, self)
+                parts.append(part)
+                bar.update(min(step, idx.size - start))
+        return GraphStatistics.add(parts)
 
     def transform(self, X: ArrayLike) -> FloatArray:
         """The spectral coordinates ``sqrt(N) Zh(x) V_k Lambda_k^{-1/2}`` of each row."""
@@ -637,6 +743,34 @@ def _block_graph(X, embedding, also=()):
     whether X is float32)``; ``also`` run beside the search (the previous block's statistics)."""
     indices, weights = embedding.graph(X, also=also)
     return indices, weights, X.dtype == np.float32
+
+
+def _rows_statistics(X, embedding):
+    """The graph statistics of gathered rows (:meth:`LandmarkSpectralEmbedding._sample_statistics`)."""
+    X = check_input(X, accept_sparse=("csr",))
+    return GraphStatistics(*embedding._graph_statistics(*embedding.graph(X)))
+
+
+def uniform_sorted_indices(rng, n_rows: int, n: int, chunk: int = _SAMPLE_CHUNK) -> np.ndarray:
+    """A uniform sample of ``n`` of ``range(n_rows)`` without replacement, sorted, in ``O(n + chunk)`` memory:
+    how many fall in each ``chunk`` of rows (one multivariate hypergeometric draw), then that many of the chunk.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> idx = uniform_sorted_indices(np.random.default_rng(0), 10_000_000, 5)
+    >>> idx.size, bool((np.diff(idx) > 0).all())
+    (5, True)
+    """
+    sizes = np.full(-(-n_rows // chunk), chunk, dtype=np.int64)
+    sizes[-1] = n_rows - chunk * (sizes.size - 1)
+    counts = rng.multivariate_hypergeometric(sizes, n, method="marginals")
+    parts = [
+        start + np.sort(rng.choice(size, k, replace=False))
+        for start, size, k in zip(np.arange(sizes.size) * chunk, sizes, counts, strict=True)
+        if k
+    ]
+    return np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64)
 
 
 def _block_statistics(graph, embedding):

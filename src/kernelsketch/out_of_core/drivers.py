@@ -417,16 +417,21 @@ class ClusterResult:
     embedding : fitted transformer or None (raw features)
     kmeans : fitted :class:`~kernelsketch.cluster.StreamingKMeans`
     inertia : float
-        Sum of squared distances of every row's embedding to its centre.
+        Sum of squared distances of every row's embedding to its centre; when the graph statistics were summed
+        over a sample (``statistics_rows``), estimated from k-means' uniform sample (its mean, times ``n_rows``):
+        the assignment pass then labels rows of settled cells without forming their embedding.
     cluster_sizes : ndarray (n_clusters,)
     passes : int
         Lloyd passes over all rows made after the sample (0: centres from the sample).
     sample_rows : int
         Rows of the sample k-means was seeded and refined on.
-    center_shift : float
+    center_shift : float or None
         Squared shift the centres would make on one more Lloyd pass, relative to
         the squared norm of the centres: how far the sample's centres are from a
-        full-data fixed point.
+        full-data fixed point.  None when the statistics were summed over a sample (see ``inertia``).
+    statistics_rows : int or None
+        The rows of the spectral embedding's statistics' sample when there were more rows than its
+        ``statistics_rows`` (:class:`~kernelsketch.maps.LandmarkSpectralEmbedding`), else None (every row).
     rand_index, adjusted_rand_index : float or None
         Against the label column, when the source has one.
     fit : FitResult or None
@@ -463,7 +468,7 @@ class ClusterResult:
     inertia: float
     cluster_sizes: np.ndarray
     passes: int
-    center_shift: float
+    center_shift: float | None
     rand_index: float | None = None
     adjusted_rand_index: float | None = None
     fit: FitResult | None = None
@@ -475,6 +480,7 @@ class ClusterResult:
     k_choice: Any = None
     clusterer: Any = None
     missing_cells: dict | None = None
+    statistics_rows: int | None = None
 
     @property
     def model(self):
@@ -527,6 +533,7 @@ class ClusterResult:
             "cluster_sizes": [int(c) for c in self.cluster_sizes],
             "lloyd_passes": self.passes,
             "center_shift": self.center_shift,
+            "statistics_rows": self.statistics_rows,
             "seconds": {k: round(v, 4) for k, v in self.seconds.items()},
         }
         if self.rand_index is not None:
@@ -564,12 +571,14 @@ def _embed_sample(X, embedding):
     return _embed_block(X, embedding), None
 
 
-def _assignment_source(engine, embedding, centers, graphs):
+def _assignment_source(engine, embedding, centers, graphs, settled=None):
     """``(source, state)`` of a pass that assigns every row: each row's graph kept by the fit (``graphs``, read
-    back without a second search, the labels with it), else the engine's rows."""
+    back without a second search, the labels with it), else the engine's rows (``settled``: the cells whose rows
+    are labelled without the search's second sweep, :meth:`~kernelsketch.maps.LandmarkSpectralEmbedding.
+    settled_cells`)."""
     if graphs is not None:
-        return graphs, (embedding, centers, True)
-    return engine, (embedding, centers, False)
+        return graphs, (embedding, centers, True, None)
+    return engine, (embedding, centers, False, settled)
 
 
 def _block_assignment(X, state):
@@ -578,10 +587,11 @@ def _block_assignment(X, state):
     A block that is a kept graph (``state[2]``) is assigned straight from it
     (:meth:`~kernelsketch.maps.LandmarkSpectralEmbedding.assign_graph`: one compiled sweep, the embedding never
     stored), a block of rows of a landmark spectral embedding from its graph searched again (the same numbers);
-    any other is embedded, then assigned."""
+    any other is embedded, then assigned.  With settled cells (``state[3]``) the rows of those cells are labelled
+    from the search's first sweep alone, and the distances and sums cover the other rows only."""
     from ..kernels.lloyd import assign_with_statistics
 
-    embedding, centers, kept = state
+    embedding, centers, kept, settled = state
     if kept:
         indices, weights, single = X
         return embedding.assign_graph(indices, weights, centers, np.float32 if single else np.float64)
@@ -589,6 +599,8 @@ def _block_assignment(X, state):
         with _block_names_ignored():
             X = check_input(_dense_if_needed(embedding, X), accept_sparse=("csr",), estimator=embedding, reset=False)
         dtype = np.float32 if X.dtype == np.float32 else np.float64
+        if settled is not None:
+            return embedding.assign_rows(X, centers, dtype, settled)
         return embedding.assign_graph(*embedding.graph(X), centers, dtype)
     return assign_with_statistics(_embed_block(X, embedding), centers)
 
@@ -818,11 +830,16 @@ def cluster_file(
         drop = _MissingRows(getattr(shown, "source", None)) if cells is not None and cells["action"] == "drop" else None
         labels = _Assignment(sink, PairCounts() if engine.has_labels else None, drop)
         in_memory = (seeding.embedded, seeding.labels) if whole else None
+        sampled = None if whole or clusterer is None else _statistics_sample(clusterer, N)
+        settled = None if sampled is None else embedding.settled_cells(km.cluster_centers_)
+        inertia = None if sampled is None else _inertia_of_sample(seeding.embedded, km.cluster_centers_, N)
         seeding.embedded = None  # (not held through a streamed assignment pass)
-        written = labels.run(engine, embedding, km.cluster_centers_, in_memory, graphs)
+        written = labels.run(engine, embedding, km.cluster_centers_, in_memory, graphs, settled)
         seconds["assign"] = time.perf_counter() - t4
         seconds["total"] = time.perf_counter() - t0
-        km.inertia_, km.n_iter_, km.counts_ = labels.inertia, passes, labels.counts
+        if inertia is None:
+            inertia = labels.inertia
+        km.inertia_, km.n_iter_, km.counts_ = inertia, passes, labels.counts
         if drop is not None:
             cells["dropped"] = labels.dropped
         res = ClusterResult(
@@ -832,10 +849,11 @@ def cluster_file(
             n_clusters=int(km.n_clusters),
             embedding=embedding,
             kmeans=km,
-            inertia=labels.inertia,
+            inertia=inertia,
             cluster_sizes=labels.counts.astype(np.int64),
             passes=passes,
-            center_shift=labels.center_shift(km.cluster_centers_),
+            center_shift=None if sampled is not None else labels.center_shift(km.cluster_centers_),
+            statistics_rows=sampled,
             fit=fit,
             seconds=seconds,
             sample=plot,
@@ -853,6 +871,22 @@ def cluster_file(
         else:
             _warn_empty_clusters(res.cluster_sizes, km.n_clusters)
         return res
+
+
+def _statistics_sample(clusterer, n_rows):
+    """The rows of the spectral embedding's statistics' sample when it summed a sample
+    (``statistics_rows`` < ``n_rows``), else None."""
+    seen = int(clusterer.embedding_.n_samples_seen_)
+    return seen if seen < n_rows else None
+
+
+def _inertia_of_sample(E, centers, n_rows):
+    """k-means' inertia of ``n_rows`` rows estimated from the uniform sample ``E`` of their embedding: its mean
+    squared distance to the nearest centre, times ``n_rows``."""
+    from ..kernels.lloyd import assign_with_statistics
+
+    dist = assign_with_statistics(E, centers)[1]
+    return float(dist.sum()) * n_rows / max(1, dist.size)
 
 
 def _plot_sample(plot_rows, seeding, km, given, clustered):
@@ -1078,17 +1112,18 @@ class _Assignment:
         if self.pairs is not None and y is not None:
             self.pairs.add(y, labels)
 
-    def run(self, engine, embedding, centers, in_memory=None, graphs=None):
+    def run(self, engine, embedding, centers, in_memory=None, graphs=None, settled=None):
         """Assign every row (``in_memory``: the whole data's embedding and labels, else one streamed pass).
 
-        ``graphs``: each row's graph kept by the fit pass (embedded without a second search).  Returns
-        what the sink wrote; a failure aborts the sink (no partial output file).
+        ``graphs``: each row's graph kept by the fit pass (embedded without a second search); ``settled``: see
+        :func:`_assignment_source`.  Returns what the sink wrote; a failure aborts the sink (no partial output
+        file).
         """
         try:
             if in_memory is not None:
                 self.assign_in_memory(*in_memory, centers)
             else:
-                source, state = _assignment_source(engine, embedding, centers, graphs)
+                source, state = _assignment_source(engine, embedding, centers, graphs, settled)
                 source.foreach(_assign_block, self.consume, state=state, desc="assign clusters")
             return self.sink.close()
         except BaseException:
@@ -1102,7 +1137,7 @@ class _Assignment:
         for start in range(0, N, step):
             stop = min(N, start + step)
             self.consume(
-                _assign_block(sample[start:stop], (None, centers, False)),
+                _assign_block(sample[start:stop], (None, centers, False, None)),
                 None if y_rows is None else y_rows[start:stop],
             )
 

@@ -268,8 +268,13 @@ def _render_job(jobs, n_rows, n_cols):
             + f"; target <= 1.5x: {'met' if dratio <= 1.5 else 'NOT met'}). (Its peak: the largest process of the "
             "job's tree, the "
             "command or one of the Dask workers it started: `os.wait4` reports the largest of a process and the "
-            "descendants it waited for. Each worker holds its chunks' landmark graphs, kept from the fit pass for "
-            "the assignment pass.)",
+            "descendants it waited for. "
+            + (
+                "No worker keeps a row's graph: the statistics were summed over a sample, and the assignment pass "
+                "searches each chunk again.)"
+                if ours.get("statistics_rows")
+                else "Each worker holds its chunks' landmark graphs, kept from the fit pass for the assignment pass.)"
+            ),
         ]
     lines += [
         "",
@@ -286,7 +291,13 @@ def _render_job(jobs, n_rows, n_cols):
         f"medians: {wall / mb_wall:.2f}x; target <= {TARGET_RATIO}x: {'met' if ratio <= TARGET_RATIO else 'NOT met'}); "
         f"peak RSS {rss:,.0f} MiB (target <= 1,024: {'met' if rss <= 1024 else 'NOT met'}). Phases of ours in its "
         f"first run (s): {ours.get('seconds')}; its labels from {ours.get('labeling', '?')} "
-        f"(normalized cuts {ours.get('normalized_cuts')}).",
+        f"(normalized cuts {ours.get('normalized_cuts')})"
+        + (
+            f"; its graph statistics summed over a uniform sample of {ours['statistics_rows']:,} rows "
+            "(`statistics_rows`), the rows of settled cells labelled from the search's first sweep."
+            if ours.get("statistics_rows")
+            else "."
+        ),
         "",
     ]
     return lines

@@ -824,11 +824,15 @@ def test_a_local_clusters_workers_end_without_module_teardown_after_a_normal_clo
     assert not any(os.path.exists(d) for d in dirs)  # the workers' scratch directories were still removed
 
 
-def test_a_statistics_sample_is_summed_on_the_workers_with_the_local_numbers(client):
-    """More rows than ``statistics_rows``: the sample's chunks are gathered and their statistics computed on the
-    workers (:func:`~kernelsketch.utils.row_source.gather_mapped`); the same statistics and labels as locally."""
+def test_a_statistics_sample_is_summed_on_the_workers_with_the_local_numbers(client, monkeypatch):
+    """More rows than ``statistics_rows``: the sample's pieces are gathered and their statistics computed on the
+    workers side by side (:func:`~kernelsketch.utils.row_source.gather_mapped_pieces`); the same statistics and
+    labels as locally."""
     import kernelsketch as ks
-    from kernelsketch.maps import LandmarkSpectralEmbedding
+    from kernelsketch.maps import LandmarkSpectralEmbedding, landmark_spectral
+
+    monkeypatch.setattr(landmark_spectral, "_SAMPLE_PIECE_ROWS", 700)  # (4 pieces of the 2,500 rows)
+    monkeypatch.setattr(landmark_spectral, "_SAMPLE_STATISTICS_BYTES", 3 * 8 * 1000 * 1000)  # (batches of 3)
 
     X = _data(n=6000, d=3, seed=5)
     emb = LandmarkSpectralEmbedding(statistics_rows=2500)

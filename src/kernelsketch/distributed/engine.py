@@ -242,6 +242,24 @@ class DaskEngine:
         self._count((out, y))
         return out, (None if y is None else np.asarray(y))
 
+    @_worker_memory
+    def gather_mapped_pieces(self, pieces, fn, state=None):
+        """``[fn(X, state) for X of each piece]`` of pieces of sorted distinct indices, each run on the worker that
+        collects its rows, all in one computation (:func:`~kernelsketch.utils.row_source.gather_mapped_pieces`:
+        the spectral embedding's statistics of a sample, its pieces on the workers side by side)."""
+        dask = import_dask("dask")
+        handle = self._state(state)
+        calls, tasks = [], 0
+        for piece in pieces:
+            rows, n = self._rows(np.asarray(piece, dtype=np.int64))
+            calls.append(dask.delayed(_run_on_rows, pure=False)(fn, rows, handle))
+            tasks += n + 1
+        outs = dask.compute(*calls)
+        self.stats["tasks"] += tasks
+        for out in outs:
+            self._count(out)
+        return [out for out, _ in outs]
+
     def reservoir(self, m, seed, desc="sample"):
         """A seeded uniform sample of ``m`` rows: ``(X, y)`` (the rows are known: a seeded draw, then :meth:`gather`).
 

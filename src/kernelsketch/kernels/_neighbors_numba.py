@@ -208,7 +208,24 @@ def _argmin_key(sq, acc, n):  # pragma: no cover - compiled
 
 @numba.njit(nogil=True, cache=CACHE)
 def coarse_to_fine(  # pragma: no cover - compiled
-    X, L, l_sq, CT, c_sq, groupT, widths, members, offsets, candidates, candT, cand_sq, r, keys, idx, settled, nearest_p
+    X,
+    L,
+    l_sq,
+    CT,
+    c_sq,
+    groupT,
+    widths,
+    members,
+    offsets,
+    candidates,
+    candT,
+    cand_sq,
+    r,
+    keys,
+    idx,
+    settled,
+    group_settled,
+    nearest_p,
 ):
     """U-SPEC's approximate ``r`` nearest landmarks of each row of ``X``, ascending by (key, index).
 
@@ -230,7 +247,8 @@ def coarse_to_fine(  # pragma: no cover - compiled
 
     ``nearest_p`` (n,) int64 receives each row's ``p``.  ``settled`` (m,) int64, or empty: a row whose ``p`` has
     ``settled[p] >= 0`` skips the second sweep (its ``keys`` and ``idx`` are left as they were), for a caller
-    whose answer for such a row follows from ``p`` alone.
+    whose answer for such a row follows from ``p`` alone; ``group_settled`` (z,) int64: a group whose landmarks are
+    all settled alike (``>= 0``) is not scanned, its first landmark standing for the nearest (``settled`` the same).
     """
     n = X.shape[0]
     m = L.shape[0]
@@ -257,6 +275,9 @@ def coarse_to_fine(  # pragma: no cover - compiled
             _dots_columns(x, CT, 0, z, acc)
             g = _argmin_key(c_sq, acc, z)
         lo, hi = offsets[g], offsets[g + 1]
+        if skip and group_settled[g] >= 0:  # (every landmark of the group settled alike: any one answers)
+            nearest_p[i] = members[lo]
+            continue
         _dots_columns(x, groupT[g], 0, widths[g], acc)
         best = l_sq[members[lo]] - (acc[0] + acc[0])
         q_best = 0

@@ -527,7 +527,8 @@ def approximate_nearest(
 def approximate_nearest_settled(X, L, r: int, index: SearchIndex, settled, *, n_threads=None):
     """:func:`approximate_nearest` with each row's first-sweep landmark ``p``: ``(sq_distances, indices, p)``; a
     row whose ``p`` has ``settled[p] >= 0`` skips the second sweep, and its distances and indices are
-    undefined (its caller needs ``p`` alone).  ``settled``: ``(m,)`` int64.  None without numba (the
+    undefined (its caller needs ``p`` alone); a row whose nearest group has every landmark settled alike skips
+    the scan of the group too, and its ``p`` is the group's first landmark (settled as the nearest one is).  ``settled``: ``(m,)`` int64.  None without numba (the
     numpy backend finds no ``p``): the caller searches every row in full instead.
 
     Examples
@@ -572,7 +573,11 @@ def _approximate(X, L, r, index, backend, n_threads, also, settled):
     use_numba = resolve_backend(backend, float(n) * m) == "numba"
     nearest_p = np.empty(n, dtype=np.int64) if use_numba else None
     if settled is None:
-        settled = np.empty(0, dtype=np.int64)
+        settled = group_settled = np.empty(0, dtype=np.int64)
+    else:  # a group whose landmarks are all settled alike: its rows need no scan of the group
+        ranks = settled[index.members]
+        low = np.minimum.reduceat(ranks, index.offsets[:-1])
+        group_settled = np.where(low == np.maximum.reduceat(ranks, index.offsets[:-1]), low, -1).astype(np.int64)
     if use_numba:
         kernel = _numba_coarse
         CT, c_sq, groupT, widths, candidates, candT, cand_sq = _kernel_layout(index, L, C)
@@ -603,6 +608,7 @@ def _approximate(X, L, r, index, backend, n_threads, also, settled):
                 keys[s],
                 idx[s],
                 settled,
+                group_settled,
                 nearest_p[s],
             )
 

@@ -69,6 +69,10 @@ DEFAULT_N_LANDMARKS = 1000
 STATISTICS_ROWS = 1_000_000
 #: rows of the statistics' sample drawn a chunk at a time (:func:`uniform_sorted_indices`' memory)
 _SAMPLE_CHUNK = 1 << 20
+#: rows of one piece of the statistics' sample at most (pieces run side by side on Dask's workers)
+_SAMPLE_PIECE_ROWS = 1 << 17
+#: bytes of the pieces' ``m x m`` statistics held at once (the pieces run together in batches within it)
+_SAMPLE_STATISTICS_BYTES = 1 << 28
 #: peak bytes per squared landmark of a fit (the ``m x m`` graph statistics, their normalization and eigenvectors,
 #: Genie's merges), measured: 3.5 GB at m = 8,000 on 8,000 rows of 16 columns
 BYTES_PER_LANDMARK_PAIR = 50
@@ -699,21 +703,25 @@ class LandmarkSpectralEmbedding(ClassNamePrefixFeaturesOutMixin, TransformerMixi
         return graphs if keep_graph else None
 
     def _sample_statistics(self, rows, idx):
-        """The graph statistics of the rows at sorted ``idx``, gathered a chunk at a time (each chunk's graph and
-        statistics computed where its rows are: :func:`~kernelsketch.utils.row_source.gather_mapped`), summed in
-        row order: the same numbers on every engine."""
+        """The graph statistics of the rows at sorted ``idx``, in pieces of consecutive sample rows (each piece's
+        graph and statistics computed where its rows are, the pieces of a batch side by side on Dask:
+        :func:`~kernelsketch.utils.row_source.gather_mapped_pieces`), summed piece by piece in order: the same
+        pieces and numbers on every engine."""
         from ..utils.progress import progress
-        from ..utils.row_source import gather_mapped
+        from ..utils.row_source import gather_mapped_pieces
 
-        d, r = int(self.n_features_in_), min(self.n_neighbors, self.landmarks_.shape[0])
-        step = max(1, get_chunk_n_rows(8 * (d + 4 * r), idx.size))
-        parts = []
+        m = self.landmarks_.shape[0]
+        d, r = int(self.n_features_in_), min(self.n_neighbors, m)
+        step = max(1, min(_SAMPLE_PIECE_ROWS, get_chunk_n_rows(8 * (d + 4 * r), idx.size)))
+        pieces = [idx[start : start + step] for start in range(0, idx.size, step)]
+        batch = max(1, _SAMPLE_STATISTICS_BYTES // (8 * m * m))
+        total = None
         with progress(total=idx.size, desc=f"{type(self).__name__} statistics (sample)", unit="rows") as bar:
-            for start in range(0, idx.size, step):
-                part, _ = gather_mapped(rows, idx[start : start + step], _rows_statistics, self)
-                parts.append(part)
-                bar.update(min(step, idx.size - start))
-        return GraphStatistics.add(parts)
+            for b in range(0, len(pieces), batch):
+                parts = gather_mapped_pieces(rows, pieces[b : b + batch], _rows_statistics, self)
+                total = GraphStatistics.add([total, *parts])
+                bar.update(sum(len(piece) for piece in pieces[b : b + batch]))
+        return total
 
     def transform(self, X: ArrayLike) -> FloatArray:
         """The spectral coordinates ``sqrt(N) Zh(x) V_k Lambda_k^{-1/2}`` of each row."""

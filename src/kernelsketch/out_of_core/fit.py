@@ -40,7 +40,7 @@ from ..kernels.bandwidth import bandwidth_of_rows
 from ..kernels.kernel_functions import KERNELS, Kernel, ShiftInvariantKernel
 from ..kernels.selection import make_kernel
 from ..maps.landmark_selection import rows_in_order
-from ..utils.row_source import gather_mapped
+from ..utils.row_source import gather_mapped, gather_mapped_pieces
 from ..utils.validation import check_input, check_random_state, derive_seed
 from .engine import _dense_if_needed, open_engine, record_feature_names
 from .params import driver_params
@@ -324,6 +324,11 @@ class _Counted:
     def gather_mapped(self, indices, fn, state=None):
         out = gather_mapped(self.rows, indices, fn, state)
         self.n_read += len(indices)
+        return out
+
+    def gather_mapped_pieces(self, pieces, fn, state=None):
+        out = gather_mapped_pieces(self.rows, pieces, fn, state)
+        self.n_read += sum(len(piece) for piece in pieces)
         return out
 
 

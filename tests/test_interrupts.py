@@ -108,3 +108,25 @@ def test_the_console_script_runs_the_command_line(tmp_path):
         [sys.executable, "-m", "kernelsketch.cli.console", "--version"], capture_output=True, text=True, timeout=120
     )
     assert proc.returncode == 0 and "kernelsketch" in proc.stdout
+
+
+def test_a_ctrl_c_while_the_output_is_being_opened_leaves_no_temporary_file(tmp_path, monkeypatch):
+    """Interrupted between the writer's temporary file being made and the sink holding the writer, the sink's abort
+    still removes that file (this process's ``.part`` of the output), and leaves other processes' alone."""
+    from kernelsketch.out_of_core import sinks
+
+    real = sinks.open_writer
+
+    def opened_then_interrupted(*args, **kwargs):
+        real(*args, **kwargs)  # (the .part exists; its writer never reaches the sink)
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(sinks, "open_writer", opened_then_interrupted)
+    other = tmp_path / f".labels.npy.{os.getppid()}.abc.part"  # (a live process's part: not this one's to remove)
+    other.write_bytes(b"")
+    sink = sinks._FileSink(tmp_path / "labels.npy", force=False, protect=())
+    with pytest.raises(KeyboardInterrupt):
+        sink.write(np.zeros(3, dtype=np.int64))
+    assert any(p.name.startswith(f".labels.npy.{os.getpid()}.") for p in tmp_path.iterdir())
+    sink.abort()
+    assert sorted(p.name for p in tmp_path.iterdir()) == [other.name]

@@ -8,6 +8,7 @@ removes the temporary file and leaves any previous output untouched.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import stat
@@ -106,6 +107,19 @@ def _pid_alive(pid: int) -> bool:
     return True
 
 
+def remove_own_parts(path) -> None:
+    """Delete the temporary files of output ``path`` that this process made: a writer interrupted (Ctrl-C) while it
+    was being opened, before its caller held it to abort."""
+    path = Path(os.fspath(path))
+    folder = path.parent if str(path.parent) else Path(".")
+    with contextlib.suppress(OSError):
+        for entry in folder.iterdir():
+            m = _PART.match(entry.name)
+            if m and m["name"] == path.name and int(m["pid"]) == os.getpid():
+                with contextlib.suppress(OSError):
+                    entry.unlink()
+
+
 def remove_stale_parts(path) -> list[Path]:
     """Delete the temporary files a killed run left for output ``path``; return them.
 
@@ -177,16 +191,21 @@ class AtomicPath:
             fd, tmp = tempfile.mkstemp(dir=self.path.parent, prefix=f".{self.path.name}.{os.getpid()}.", suffix=".part")
         except OSError as exc:  # named by the output the user gave, not by the temporary file beside it
             raise OSError(exc.errno, f"cannot write output {str(self.path)!r} (its folder): {exc.strerror}") from None
-        os.close(fd)
-        # mkstemp creates the file 0600; give the output the permissions a plain open() would,
-        # or those of the file it replaces (a private model stays private)
-        try:
-            mode = stat.S_IMODE(os.stat(self.path).st_mode)
-        except FileNotFoundError:
-            mode = 0o666 & ~_umask()
-        os.chmod(tmp, mode)
-        self.tmp = Path(tmp)
-        self._done = False
+        try:  # (a Ctrl-C from here on removes the temporary file: nothing is left behind)
+            os.close(fd)
+            # mkstemp creates the file 0600; give the output the permissions a plain open() would,
+            # or those of the file it replaces (a private model stays private)
+            try:
+                mode = stat.S_IMODE(os.stat(self.path).st_mode)
+            except FileNotFoundError:
+                mode = 0o666 & ~_umask()
+            os.chmod(tmp, mode)
+            self.tmp = Path(tmp)
+            self._done = False
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+            raise
 
     def commit(self) -> Path:
         """Rename the temporary file over the target (re-checking ``force``)."""

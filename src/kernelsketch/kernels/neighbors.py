@@ -528,8 +528,9 @@ def approximate_nearest_settled(X, L, r: int, index: SearchIndex, settled, *, n_
     """:func:`approximate_nearest` with each row's first-sweep landmark ``p``: ``(sq_distances, indices, p)``; a
     row whose ``p`` has ``settled[p] >= 0`` skips the second sweep, and its distances and indices are
     undefined (its caller needs ``p`` alone); a row whose nearest group has every landmark settled alike skips
-    the scan of the group too, and its ``p`` is the group's first landmark (settled as the nearest one is).  ``settled``: ``(m,)`` int64.  None without numba (the
-    numpy backend finds no ``p``): the caller searches every row in full instead.
+    the scan of the group too, and its ``p`` is the group's first landmark (settled as the nearest one is).
+    ``settled``: ``(m,)`` int64.  None without numba (the numpy backend finds no ``p``): the caller searches every
+    row in full instead.
 
     Examples
     --------

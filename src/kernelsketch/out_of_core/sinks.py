@@ -54,6 +54,10 @@ class _FileSink:
     def abort(self):
         if self.writer is not None:
             self.writer.abort()
+        else:  # (interrupted while the writer was being opened: its temporary file, if made, goes too)
+            from ..io.atomic import remove_own_parts
+
+            remove_own_parts(self.path)
 
 
 class _CallableSink:

@@ -524,11 +524,11 @@ class LandmarkSpectralEmbedding(ClassNamePrefixFeaturesOutMixin, TransformerMixi
         ``h`` whichever neighbours and weights the second sweep would find.  The votes' assigner (one-hot rows,
         the identity's centres) settles a cell whose candidates share one landmark label.
         """
-        from ..kernels.neighbors import _numba_kernel
+        from ..utils.numba_cache import numba_installed
 
         check_is_fitted(self)
-        if self.unit_rows or user_searcher(self.search) is not None or _numba_kernel() is None:
-            return None
+        if self.unit_rows or user_searcher(self.search) is not None or not numba_installed():
+            return None  # (numba installed but broken: the search finds no p, and every row is searched in full)
         m = self.landmarks_.shape[0]
         candidates = self._searcher_of("approximate").index(min(self.n_neighbors, m)).candidates
         P = np.asarray(self.projection_, dtype=np.float64)

@@ -57,6 +57,14 @@ def _install_cache_locator(numba, source):
     return True
 
 
+def numba_installed() -> bool:
+    """Whether numba can be imported, without importing it (a process that only plans compiled work, such as a Dask
+    client whose workers run it, need not pay numba's import)."""
+    import importlib.util
+
+    return importlib.util.find_spec("numba") is not None
+
+
 def compiled_kernels_cached() -> bool | None:
     """Whether numba's disk cache already holds compiled kernels of this package (None: numba is not installed).
 

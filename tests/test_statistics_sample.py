@@ -115,4 +115,37 @@ def test_cluster_file_with_a_statistics_sample_labels_as_the_estimator_and_estim
     assert res.inertia == pytest.approx(exact, rel=0.05)
     full = ks.cluster_file(str(path), 5, random_state=0, init_size=8000)
     assert full.statistics_rows is None and full.center_shift is not None
+    # k-means' sample is every row: the rows assigned in memory, the inertia exact, the sample still reported
+    whole = ks.cluster_file(str(path), 5, embedding=emb, random_state=0, init_size=40_000)
+    assert whole.statistics_rows == 15_000 and whole.center_shift is not None
+    U = whole.clusterer.embedding_.transform(X)
+    exact = float(((U - whole.kmeans.cluster_centers_[whole.labels]) ** 2).sum())
+    assert whole.inertia == pytest.approx(exact, rel=1e-4)
     assert adjusted_rand_score(full.labels, res.labels) > 0.99
+
+
+def test_pieces_of_rows_from_a_text_file_are_collected_in_one_pass(tmp_path):
+    """A text file's ``take`` is a pass: the pieces of a sample are collected in one pass, with the rows ``take``
+    gives, where a pass per piece would read the file again and again; a memory map takes each piece by index."""
+    from kernelsketch.out_of_core.engine import open_engine
+
+    X = np.random.default_rng(3).normal(size=(5000, 3)).round(4)
+    path = tmp_path / "X.csv"
+    np.savetxt(path, X, delimiter=",", fmt="%.4f")
+    np.save(tmp_path / "X.npy", X)
+    idx = np.sort(np.random.default_rng(4).choice(5000, 1200, replace=False))
+    pieces = [idx[:100], idx[100:700], idx[700:701], idx[701:]]
+    engine = open_engine(str(path), block_rows=256)
+    assert not engine.source.random_access
+    before = engine.stats["passes"]
+    got = engine.gather_mapped_pieces(pieces, lambda R, s: (R, s), "state")
+    assert engine.stats["passes"] == before + 1
+    for (R, s), piece in zip(got, pieces, strict=True):
+        assert s == "state"
+        np.testing.assert_array_equal(R, X[piece])
+    npy = open_engine(str(tmp_path / "X.npy"))
+    assert npy.source.random_access
+    for R, piece in zip(npy.gather_mapped_pieces(pieces, lambda R, s: R), pieces, strict=True):
+        np.testing.assert_array_equal(R, X[piece])
+    with pytest.raises(ValueError, match="out of range"):
+        open_engine(str(path), block_rows=256).gather_mapped_pieces([np.array([4999, 5000])], lambda R, s: R)

@@ -30,6 +30,7 @@ class NpySource(MatrixSource):
     """
 
     format = "npy"
+    random_access = True
 
     def __init__(self, path, *, columns=None, label_column=None, dtype=None):
         self.path = Path(os.fspath(path))

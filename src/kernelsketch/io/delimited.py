@@ -408,6 +408,11 @@ class DelimitedSource(MatrixSource):
             y = None if kept[0][1] is None else np.concatenate([np.asarray(b[1]) for b in kept])
             self._parsed = (X, y)
 
+    @property
+    def random_access(self):
+        """A small file once parsed (its rows in memory); else :meth:`take` is a pass."""
+        return self._parsed is not None
+
     def take(self, indices):
         """Rows at sorted distinct ``indices``: from memory once a pass has parsed a small file, else one pass."""
         if self._parsed is None:

@@ -81,6 +81,9 @@ class MatrixSource:
     sparse = False
     has_labels = False
     format = "?"
+    #: whether :meth:`take` reads only the rows asked for (a memory map, an array); False: it is a pass over the
+    #: file up to the last row asked for, so a caller with several sets of rows collects them in one pass instead
+    random_access = False
 
     def iter_blocks(self, block_rows=None):  # pragma: no cover - abstract
         """Yield ``(X_block, y_block or None)`` in file order."""
@@ -148,6 +151,8 @@ class ArraySource(MatrixSource):
     >>> [X.shape[0] for X, _ in src.iter_blocks(2)], src.take([1, 4])[0].tolist()
     ([2, 2, 1], [[2.0, 3.0], [8.0, 9.0]])
     """
+
+    random_access = True
 
     format = "array"
 

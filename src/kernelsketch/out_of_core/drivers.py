@@ -418,8 +418,9 @@ class ClusterResult:
     kmeans : fitted :class:`~kernelsketch.cluster.StreamingKMeans`
     inertia : float
         Sum of squared distances of every row's embedding to its centre; when the graph statistics were summed
-        over a sample (``statistics_rows``), estimated from k-means' uniform sample (its mean, times ``n_rows``):
-        the assignment pass then labels rows of settled cells without forming their embedding.
+        over a sample (``statistics_rows``) and k-means' sample is not every row, estimated from that uniform
+        sample (its mean, times ``n_rows``): the assignment pass then labels rows of settled cells without forming
+        their embedding.
     cluster_sizes : ndarray (n_clusters,)
     passes : int
         Lloyd passes over all rows made after the sample (0: centres from the sample).
@@ -428,7 +429,7 @@ class ClusterResult:
     center_shift : float or None
         Squared shift the centres would make on one more Lloyd pass, relative to
         the squared norm of the centres: how far the sample's centres are from a
-        full-data fixed point.  None when the statistics were summed over a sample (see ``inertia``).
+        full-data fixed point.  None when ``inertia`` is estimated.
     statistics_rows : int or None
         The rows of the spectral embedding's statistics' sample when there were more rows than its
         ``statistics_rows`` (:class:`~kernelsketch.maps.LandmarkSpectralEmbedding`), else None (every row).
@@ -830,9 +831,10 @@ def cluster_file(
         drop = _MissingRows(getattr(shown, "source", None)) if cells is not None and cells["action"] == "drop" else None
         labels = _Assignment(sink, PairCounts() if engine.has_labels else None, drop)
         in_memory = (seeding.embedded, seeding.labels) if whole else None
-        sampled = None if whole or clusterer is None else _statistics_sample(clusterer, N)
-        settled = None if sampled is None else embedding.settled_cells(km.cluster_centers_)
-        inertia = None if sampled is None else _inertia_of_sample(seeding.embedded, km.cluster_centers_, N)
+        sampled = None if clusterer is None else _statistics_sample(clusterer, N)
+        unkept = sampled is not None and not whole  # (no row's graph kept, and the rows are not all in memory)
+        settled = embedding.settled_cells(km.cluster_centers_) if unkept else None
+        inertia = _inertia_of_sample(seeding.embedded, km.cluster_centers_, N) if unkept else None
         seeding.embedded = None  # (not held through a streamed assignment pass)
         written = labels.run(engine, embedding, km.cluster_centers_, in_memory, graphs, settled)
         seconds["assign"] = time.perf_counter() - t4
@@ -852,7 +854,7 @@ def cluster_file(
             inertia=inertia,
             cluster_sizes=labels.counts.astype(np.int64),
             passes=passes,
-            center_shift=None if sampled is not None else labels.center_shift(km.cluster_centers_),
+            center_shift=None if unkept else labels.center_shift(km.cluster_centers_),
             statistics_rows=sampled,
             fit=fit,
             seconds=seconds,

@@ -165,6 +165,35 @@ class LocalEngine(BlockFolds):
         X, y = self.source.take(np.asarray(indices, dtype=np.int64))
         return (X if self.preprocess is None else self.preprocess(X)), y
 
+    def gather_mapped_pieces(self, pieces, fn, state=None):
+        """``[fn(X, state) for X of each piece]`` of consecutive pieces of sorted distinct indices
+        (:func:`~kernelsketch.utils.row_source.gather_mapped_pieces`): each piece by :meth:`gather` where the source
+        reads rows at random (a memory map, an array), else one pass that collects each piece's rows as it reads
+        them (a text file's ``take`` is a pass: one per piece would read the file again and again)."""
+        if getattr(self.source, "random_access", False):
+            return [fn(self.gather(piece)[0], state) for piece in pieces]
+        out, held, k, start = [], [], 0, 0
+        pieces = [np.asarray(piece, dtype=np.int64) for piece in pieces]
+        if any(piece.size == 0 for piece in pieces):
+            raise ValueError("gather_mapped_pieces: every piece needs at least one row")
+        for X, _ in self._blocks("rows by index"):
+            stop = start + X.shape[0]
+            while k < len(pieces):
+                piece = pieces[k]
+                lo, hi = np.searchsorted(piece, [start, stop])
+                if hi > lo:
+                    held.append(X[piece[lo:hi] - start])
+                if hi < piece.size:  # (the piece goes on in the next block)
+                    break
+                out.append(fn(sp.vstack(held, format="csr") if sp.issparse(held[0]) else np.concatenate(held), state))
+                held, k = [], k + 1
+            start = stop
+            if k == len(pieces):
+                break
+        if k != len(pieces):
+            raise ValueError(f"{self.source.path}: row index {int(pieces[k][-1])} is out of range ({start} rows)")
+        return out
+
     def reservoir(self, m, seed, desc="sample"):
         """A seeded uniform sample of ``m`` rows in one pass: ``(X, y)``; counts the rows."""
         res = RowReservoir(m, seed=seed)

@@ -234,12 +234,7 @@ class DaskEngine:
         if idx.size == 0:
             X, y = self.gather(idx)
             return fn(X, state), y
-        dask = import_dask("dask")
-        handle = self._state(state)
-        rows, tasks = self._rows(idx)
-        out, y = dask.compute(dask.delayed(_run_on_rows, pure=False)(fn, rows, handle))[0]
-        self.stats["tasks"] += tasks + 1
-        self._count((out, y))
+        out, y = self._mapped([idx], fn, state)[0]
         return out, (None if y is None else np.asarray(y))
 
     @_worker_memory
@@ -247,6 +242,11 @@ class DaskEngine:
         """``[fn(X, state) for X of each piece]`` of pieces of sorted distinct indices, each run on the worker that
         collects its rows, all in one computation (:func:`~kernelsketch.utils.row_source.gather_mapped_pieces`:
         the spectral embedding's statistics of a sample, its pieces on the workers side by side)."""
+        return [out for out, _ in self._mapped(pieces, fn, state)]
+
+    def _mapped(self, pieces, fn, state):
+        """``[(fn(X, state), y)]`` of each piece's rows (:meth:`_rows`), each run where its rows are, in one
+        computation; its tasks and the bytes sent back are counted."""
         dask = import_dask("dask")
         handle = self._state(state)
         calls, tasks = [], 0
@@ -258,7 +258,7 @@ class DaskEngine:
         self.stats["tasks"] += tasks
         for out in outs:
             self._count(out)
-        return [out for out, _ in outs]
+        return outs
 
     def reservoir(self, m, seed, desc="sample"):
         """A seeded uniform sample of ``m`` rows: ``(X, y)`` (the rows are known: a seeded draw, then :meth:`gather`).

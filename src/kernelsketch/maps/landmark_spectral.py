@@ -39,7 +39,7 @@ from ..utils.validation import check_input, check_random_state, derive_seed
 from ..utils.warnings import warn as _warn
 from .landmark_eigen import GraphStatistics, landmark_embedding
 from .landmark_selection import KMeansLandmarks, LandmarkData, UniformLandmarks, select_landmarks
-from .landmarks import resolve_n_landmarks
+from .landmarks import resolve_n_landmarks, uniform_sorted_indices
 
 #: bandwidth heuristics resolved on the data, as for the other estimators (``"local"`` is per row)
 _HEURISTICS = ("median", "percentile", "mean_sq")
@@ -67,8 +67,6 @@ DEFAULT_N_LANDMARKS = 1000
 #: of this many (fixed before any timing or score of it: above every clustering-quality pool set's size, and
 #: about 10,000 weights in each of 1,000 landmarks' degree with 10 neighbours a row)
 STATISTICS_ROWS = 1_000_000
-#: rows of the statistics' sample drawn a chunk at a time (:func:`uniform_sorted_indices`' memory)
-_SAMPLE_CHUNK = 1 << 20
 #: rows of one piece of the statistics' sample at most (pieces run side by side on Dask's workers)
 _SAMPLE_PIECE_ROWS = 1 << 17
 #: bytes of the pieces' ``m x m`` statistics held at once (the pieces run together in batches within it)
@@ -427,9 +425,14 @@ class LandmarkSpectralEmbedding(ClassNamePrefixFeaturesOutMixin, TransformerMixi
                 X = X.toarray()
             dtype = np.float32 if X.dtype == np.float32 else np.float64
             d2, indices = checked_search(searcher, X, r, m, dtype)  # ascending: d2[:, -1] is the r-th nearest
+        return indices, self._weights(d2)
+
+    def _weights(self, d2):
+        """The Gaussian weights of rows at squared distances ``d2`` (:meth:`_weights_into`), float32 for float32
+        distances, row by row: the same weights on any number of threads."""
         weights = np.empty(d2.shape, dtype=np.float32 if d2.dtype == np.float32 else np.float64)
-        parallel_rows(self._weights_into, d2, weights)  # row by row: the same weights on any number of threads
-        return indices, weights
+        parallel_rows(self._weights_into, d2, weights)
+        return weights
 
     def _weights_into(self, d2, weights):
         """The Gaussian weights of rows at squared distances ``d2`` (ascending), each row summing to 1, into
@@ -564,13 +567,7 @@ class LandmarkSpectralEmbedding(ClassNamePrefixFeaturesOutMixin, TransformerMixi
         labels = settled[p]
         counts = np.bincount(labels[labels >= 0], minlength=np.asarray(centers).shape[0]).astype(np.float64)
         rest = np.flatnonzero(labels < 0)
-        if rest.size == 0:
-            k = self.projection_.shape[1]
-            return labels, np.zeros(0), np.zeros((counts.size, k)), counts
-        d2 = d2[rest]
-        weights = np.empty(d2.shape, dtype=np.float32 if d2.dtype == np.float32 else np.float64)
-        parallel_rows(self._weights_into, d2, weights)
-        out, sq, sums, counts_rest = self.assign_graph(indices[rest], weights, centers, dtype)
+        out, sq, sums, counts_rest = self.assign_graph(indices[rest], self._weights(d2[rest]), centers, dtype)
         labels[rest] = out
         return labels, sq, sums, counts + counts_rest
 
@@ -754,31 +751,10 @@ def _block_graph(X, embedding, also=()):
 
 
 def _rows_statistics(X, embedding):
-    """The graph statistics of gathered rows (:meth:`LandmarkSpectralEmbedding._sample_statistics`)."""
+    """The graph statistics of gathered rows (:meth:`LandmarkSpectralEmbedding._sample_statistics`): the fit pass's
+    :func:`_block_graph` and :func:`_block_statistics` of them."""
     X = check_input(X, accept_sparse=("csr",))
-    return GraphStatistics(*embedding._graph_statistics(*embedding.graph(X)))
-
-
-def uniform_sorted_indices(rng, n_rows: int, n: int, chunk: int = _SAMPLE_CHUNK) -> np.ndarray:
-    """A uniform sample of ``n`` of ``range(n_rows)`` without replacement, sorted, in ``O(n + chunk)`` memory:
-    how many fall in each ``chunk`` of rows (one multivariate hypergeometric draw), then that many of the chunk.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> idx = uniform_sorted_indices(np.random.default_rng(0), 10_000_000, 5)
-    >>> idx.size, bool((np.diff(idx) > 0).all())
-    (5, True)
-    """
-    sizes = np.full(-(-n_rows // chunk), chunk, dtype=np.int64)
-    sizes[-1] = n_rows - chunk * (sizes.size - 1)
-    counts = rng.multivariate_hypergeometric(sizes, n, method="marginals")
-    parts = [
-        start + np.sort(rng.choice(size, k, replace=False))
-        for start, size, k in zip(np.arange(sizes.size) * chunk, sizes, counts, strict=True)
-        if k
-    ]
-    return np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64)
+    return GraphStatistics(*_block_statistics(_block_graph(X, embedding), embedding))
 
 
 def _block_statistics(graph, embedding):

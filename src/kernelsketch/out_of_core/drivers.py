@@ -885,10 +885,9 @@ def _statistics_sample(clusterer, n_rows):
 def _inertia_of_sample(E, centers, n_rows):
     """k-means' inertia of ``n_rows`` rows estimated from the uniform sample ``E`` of their embedding: its mean
     squared distance to the nearest centre, times ``n_rows``."""
-    from ..kernels.lloyd import assign_with_statistics
+    from ..kernels.lloyd import lloyd_statistics
 
-    dist = assign_with_statistics(E, centers)[1]
-    return float(dist.sum()) * n_rows / max(1, dist.size)
+    return lloyd_statistics(E, centers)[2] * n_rows / max(1, E.shape[0])
 
 
 def _plot_sample(plot_rows, seeding, km, given, clustered):

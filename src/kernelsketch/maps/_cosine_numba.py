@@ -11,6 +11,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
+from ..utils.numba_cache import _load_without_refresh
 from ._cosine_constants import _COS, _INV_PI, _K_MAX, _PI_HI, _PI_LO, _SIN, _install_cache_locator
 
 CACHE = _install_cache_locator(numba, __file__)
@@ -90,3 +91,6 @@ def shifted_cos_rows(t, shift, scale):  # pragma: no cover - compiled
             for j in range(m):
                 r, sgn = reduce(row[j])
                 row[j] = (scale * sgn) * cos_r(r * r)
+
+
+_load_without_refresh(globals())  # (the cached kernels above load without numba's registry refresh)

@@ -57,6 +57,41 @@ def _install_cache_locator(numba, source):
     return True
 
 
+def _load_without_refresh(namespace) -> bool:
+    """Make the disk-cached kernels among ``namespace``'s numba dispatchers load without numba's registry refresh.
+
+    numba's ``FunctionCache.load_overload`` refreshes the typing and target contexts before it unpickles a cached
+    function: it imports and registers every built-in implementation (``numba.cpython``, ``numba.np``, ...), about
+    0.3 s of a process's first kernel load, all of it for compiling, none for linking machine code that is already
+    compiled.  A cached kernel needs only the runtime's symbols (``rtsys.initialize``: what the refresh would have
+    installed first); the registries are loaded as before by the first real compile (numba's compiler refreshes the
+    contexts itself).  Only this package's dispatchers are changed, not numba's class.
+
+    Returns False, changing nothing, when this numba lacks the (private) names: its own loads then apply.
+    """
+    try:
+        from numba.core.caching import FunctionCache
+        from numba.core.dispatcher import Dispatcher
+        from numba.core.runtime import rtsys
+    except ImportError:
+        return False
+    if not all(hasattr(FunctionCache, name) for name in ("_load_overload", "_guard_against_spurious_io_errors")):
+        return False
+
+    class QuickLoadCache(FunctionCache):
+        def load_overload(self, sig, target_context):
+            rtsys.initialize(target_context)  # (NRT's symbols: a kernel allocating arrays links against them)
+            with self._guard_against_spurious_io_errors():
+                return self._load_overload(sig, target_context)
+            return None  # (an I/O error swallowed by the guard: compiled instead, as numba's own load does)
+
+    for obj in list(namespace.values()):
+        cache = getattr(obj, "_cache", None) if isinstance(obj, Dispatcher) else None
+        if type(cache) is FunctionCache:  # (not a subclass of another library's, not NullCache: cache=False)
+            cache.__class__ = QuickLoadCache
+    return True
+
+
 def numba_installed() -> bool:
     """Whether numba can be imported, without importing it (a process that only plans compiled work, such as a Dask
     client whose workers run it, need not pay numba's import)."""

@@ -23,6 +23,7 @@ from ..io.source import ArraySource, MatrixSource
 from ..utils.dispatch import is_dask_array
 from ..utils.progress import progress
 from ..utils.row_source import BlockFolds
+from ..utils.threads import map_prefetched
 from ..utils.validation import label_like_names
 from ..utils.warnings import warn as _warn
 
@@ -170,8 +171,8 @@ class LocalEngine(BlockFolds):
         (:func:`~kernelsketch.utils.row_source.gather_mapped_pieces`): each piece by :meth:`gather` where the source
         reads rows at random (a memory map, an array), else one pass that collects each piece's rows as it reads
         them (a text file's ``take`` is a pass: one per piece would read the file again and again)."""
-        if getattr(self.source, "random_access", False):
-            return [fn(self.gather(piece)[0], state) for piece in pieces]
+        if getattr(self.source, "random_access", False):  # (the next piece read while this one's fn runs)
+            return map_prefetched(lambda X: fn(X, state), lambda piece: self.gather(piece)[0], pieces)
         out, held, k, start = [], [], 0, 0
         pieces = [np.asarray(piece, dtype=np.int64) for piece in pieces]
         if any(piece.size == 0 for piece in pieces):

@@ -114,9 +114,10 @@ def job(n_rows, k, dask, repeats=3, n_cols=20, extras=True):
     """The job's commands, each in a fresh process: the default ``cluster`` and MiniBatchKMeans alternated
     ``repeats`` times (ours, theirs, ours, theirs, ...: this machine's speed moves +-20 % from one minute to
     the next, so each pair shares its minute), with ``--workers 2`` (when ``dask``) after them in every round,
-    ``--search exact`` once after the first round.  Nothing is loaded here until every command has run: a child
-    inherits this process's RSS high-water mark (ru_maxrss survives fork and exec), so each command's peak is its
-    own."""
+    ``--search exact`` once after the first round.  Returns a function that scores the labels (and removes the
+    files): call it once every job's commands have run.  Nothing is loaded here until then: a child inherits this
+    process's RSS high-water mark (ru_maxrss survives fork and exec), so each command's peak is its own (a second
+    shape's commands run before the first shape's labels are read)."""
     tmp = tempfile.mkdtemp(prefix="ks-floor-")
     try:
         X, y = os.path.join(tmp, "X.npy"), os.path.join(tmp, "y.npy")
@@ -138,8 +139,6 @@ def job(n_rows, k, dask, repeats=3, n_cols=20, extras=True):
                 lab_d = os.path.join(tmp, f"labels_dask{rep}.npy")
                 _, dwall, drss = _json_of([*_cli(), "cluster", X, "-k", str(k), "-o", lab_d, "--workers", "2"])
                 out["rounds"][-1]["dask"] = (dwall, drss)
-                same = np.array_equal(np.load(lab_d), np.load(labels[rep]))
-                out["same_dask"] = out.get("same_dask", True) and bool(same)
                 print(f"round {rep + 1}: --workers 2 {dwall:.1f} s", flush=True)
             if rep == 0:
                 out["ours"] = (summary, wall, rss)
@@ -154,6 +153,16 @@ def job(n_rows, k, dask, repeats=3, n_cols=20, extras=True):
                 out["kmeans"] = _json_of([*_cli(), "cluster", X, "-k", str(k), "-o", lab_k, *kmeans_only])
                 if _have("faiss"):  # every search of the run in faiss (the bench extra)
                     out["faiss"] = _json_of([*_cli(), "cluster", X, "-k", str(k), "-o", lab_f, "--search", "faiss"])
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    dask_labels = [os.path.join(tmp, f"labels_dask{rep}.npy") for rep in range(repeats)] if dask else []
+    return lambda: _scored(out, tmp, y, labels, mb, dask_labels, lab_e, lab_k, lab_f, extras)
+
+
+def _scored(out, tmp, y, labels, mb, dask_labels, lab_e, lab_k, lab_f, extras):
+    """The job's labels read and scored (:func:`job`'s commands all run), its files removed: ``out``."""
+    try:
         out["ari_ours"] = _ari(y, labels[0])
         out["ari_minibatch"] = _ari(y, mb[0])
         if extras:
@@ -165,6 +174,10 @@ def job(n_rows, k, dask, repeats=3, n_cols=20, extras=True):
         first = np.load(labels[0])
         if not all(np.array_equal(first, np.load(lab)) for lab in labels[1:]):
             raise RuntimeError("the default cluster gave other labels on a rerun of the same command")
+        if dask_labels:  # each round's --workers 2 labels against that round's local run
+            out["same_dask"] = all(
+                np.array_equal(np.load(d), np.load(lab)) for d, lab in zip(dask_labels, labels, strict=True)
+            )
         return out
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
@@ -316,9 +329,11 @@ def main(argv=None):
     args = ap.parse_args(argv)
     # the job first: a child inherits its parent's RSS high-water mark (ru_maxrss survives fork and exec),
     # so the measured commands start from a parent that has allocated nothing yet
-    jobs = {(args.rows, 20): job(args.rows, 8, dask=not args.no_dask, repeats=args.repeats)}
+    # (and every shape's commands before any labels are read: job() hands back their scoring)
+    pending = {(args.rows, 20): job(args.rows, 8, dask=not args.no_dask, repeats=args.repeats)}
     if args.small_rows:
-        jobs[(args.small_rows, 2)] = job(args.small_rows, 8, False, repeats=args.repeats, n_cols=2, extras=False)
+        pending[(args.small_rows, 2)] = job(args.small_rows, 8, False, repeats=args.repeats, n_cols=2, extras=False)
+    jobs = {shape: scored() for shape, scored in pending.items()}
     print(jobs, flush=True)
     search = search_floor(args.search_rows)
     write_page(render_header(machine_info(), False) + "\n" + render(search, jobs, args), args.output)

@@ -447,3 +447,46 @@ def test_every_clustering_path_seeds_k_means_through_one_step(tmp_path, monkeypa
         np.testing.assert_array_equal(idx, calls[0][1])  # the same seeding sample on every path
     for other in labels[1:]:
         np.testing.assert_array_equal(other, labels[0])
+
+
+def test_a_pass_reads_the_next_block_while_the_current_one_is_worked_on():
+    """A local engine's pass takes each block from its source on a thread while the block before is worked on
+    (:func:`~kernelsketch.utils.threads.iter_prefetched`): the same blocks in order, the source's error raised at its
+    block, and a pass stopped early waits for the block being read and closes the source's reader."""
+    import threading
+
+    from kernelsketch.utils.threads import iter_prefetched
+
+    produced = [threading.Event() for _ in range(4)]
+    closed = []
+
+    def source(fail_at=None):
+        try:
+            for i in range(4):
+                if i == fail_at:
+                    raise ValueError(f"block {i}: value nan is not finite")
+                produced[i].set()
+                yield i, threading.get_ident()
+        finally:
+            closed.append(True)
+
+    seen = []
+    for i, reader in iter_prefetched(source()):
+        if i + 1 < len(produced):  # (taken one after the other, this wait would time out)
+            assert produced[i + 1].wait(5), f"block {i + 1} was not read while block {i} was worked on"
+        assert reader != threading.get_ident()
+        seen.append(i)
+    assert seen == [0, 1, 2, 3] and closed == [True]
+
+    seen.clear()
+    with pytest.raises(ValueError, match="block 2: value nan"):
+        for i, _ in iter_prefetched(source(fail_at=2)):
+            seen.append(i)
+    assert seen == [0, 1]
+
+    closed.clear()
+    blocks = iter_prefetched(source())
+    assert next(blocks)[0] == 0
+    blocks.close()  # (a caller that stopped after its first block: the reader is closed, nothing left running)
+    assert closed == [True]
+    assert not any(t.name.startswith("kernelsketch-read") for t in threading.enumerate())

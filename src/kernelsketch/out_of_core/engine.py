@@ -23,7 +23,7 @@ from ..io.source import ArraySource, MatrixSource
 from ..utils.dispatch import is_dask_array
 from ..utils.progress import progress
 from ..utils.row_source import BlockFolds
-from ..utils.threads import map_prefetched
+from ..utils.threads import iter_prefetched, map_prefetched
 from ..utils.validation import label_like_names
 from ..utils.warnings import warn as _warn
 
@@ -148,18 +148,25 @@ class LocalEngine(BlockFolds):
         self.stats["passes"] += 1
         bar = progress(total=self.n_rows, desc=desc, unit="rows")
         n = 0
-        try:
-            for X, y in self.source.iter_blocks(self.block_rows):
-                yield (X if self.preprocess is None else self.preprocess(X)), y
+        blocks = iter_prefetched(self._read_blocks())  # (each block read, checked and preprocessed on a thread
+        try:  # while the one before is worked on)
+            for X, y in blocks:
+                yield X, y
                 n += X.shape[0]
                 bar.update(X.shape[0])
         except BaseException:  # (an error, Ctrl-C, or a caller that stopped early: no "done" line)
             getattr(bar, "abort", bar.close)()
             raise
+        finally:
+            blocks.close()  # (the block being read waited for, the source's reader closed)
         bar.close()
         if n == 0:
             raise ValueError(f"{self.source.path}: no data rows")
         self.n_rows = n
+
+    def _read_blocks(self):
+        for X, y in self.source.iter_blocks(self.block_rows):
+            yield (X if self.preprocess is None else self.preprocess(X)), y
 
     def gather(self, indices):
         """Rows at sorted distinct ``indices``: ``(X, y)``."""

@@ -266,6 +266,26 @@ def map_prefetched(fn, load, items) -> list:
     return out
 
 
+def iter_prefetched(iterable):
+    """The items of ``iterable`` in order, each taken from it on a thread of its own while the caller works on the
+    item before (the next block read and checked while the current one is searched): one item ahead at most.
+    ``iterable``'s errors are raised here when their item is due.  When the caller stops early (an error, a
+    ``break``, Ctrl-C), the item being taken is waited for and ``iterable``'s iterator is closed, as a plain
+    loop's would be."""
+    it = iter(iterable)
+    end = object()
+    try:
+        with ThreadPoolExecutor(max_workers=1, thread_name_prefix="kernelsketch-read") as pool:
+            ahead = pool.submit(next, it, end)
+            while (item := ahead.result()) is not end:
+                ahead = pool.submit(next, it, end)
+                yield item
+    finally:
+        close = getattr(it, "close", None)
+        if close is not None:
+            close()
+
+
 def parallel_rows(func, *arrays, n_threads: int | None = None) -> None:
     """Call ``func(*row_slices)`` on contiguous row ranges of ``arrays``, on several threads.
 

@@ -518,7 +518,7 @@ it, so the references get the same repair (compare their two columns).
 
 
 #: the floor benchmark's latest committed page (the current default's figures)
-FLOOR_PAGE = "cluster-floor-quick-load-rerun.md"
+FLOOR_PAGE = "cluster-floor-passes-read-ahead.md"
 
 
 def scale_paragraph(path=None):

@@ -153,10 +153,11 @@ def test_pieces_of_rows_from_a_text_file_are_collected_in_one_pass(tmp_path):
 
 def test_the_next_piece_is_read_while_the_current_one_is_worked_on():
     """A memory map's pieces: each piece's rows are read on a thread while the piece before is searched
-    (:func:`~kernelsketch.utils.threads.map_prefetched`), the results in order, an error from either side raised."""
+    (:func:`~kernelsketch.utils.threads.iter_prefetched` over ``map(gather, pieces)``), the results in order, an
+    error from either side raised."""
     import threading
 
-    from kernelsketch.utils.threads import map_prefetched
+    from kernelsketch.utils.threads import iter_prefetched
 
     loaded = [threading.Event() for _ in range(4)]
 
@@ -170,7 +171,7 @@ def test_the_next_piece_is_read_while_the_current_one_is_worked_on():
             assert loaded[i + 1].wait(5), f"piece {i + 1} was not read while piece {i} was worked on"
         return 10 * i, reader
 
-    out = map_prefetched(work, load, range(4))
+    out = [work(x) for x in iter_prefetched(map(load, range(4)))]
     assert [o[0] for o in out] == [0, 10, 20, 30]
     assert all(o[1] != threading.get_ident() for o in out)  # (read on the other thread)
 
@@ -180,7 +181,7 @@ def test_the_next_piece_is_read_while_the_current_one_is_worked_on():
         return i
 
     with pytest.raises(ValueError, match="row 2 is unreadable"):
-        map_prefetched(lambda x: x, unreadable, range(4))
+        list(iter_prefetched(map(unreadable, range(4))))
     with pytest.raises(ZeroDivisionError):
-        map_prefetched(lambda x: 1 / (x - 1), lambda i: i, range(4))
-    assert map_prefetched(lambda x: x + 1, lambda i: i, [5]) == [6]
+        [1 / (x - 1) for x in iter_prefetched(map(int, range(4)))]
+    assert [x + 1 for x in iter_prefetched(map(int, [5]))] == [6]

@@ -23,7 +23,7 @@ from ..io.source import ArraySource, MatrixSource
 from ..utils.dispatch import is_dask_array
 from ..utils.progress import progress
 from ..utils.row_source import BlockFolds
-from ..utils.threads import iter_prefetched, map_prefetched
+from ..utils.threads import iter_prefetched
 from ..utils.validation import label_like_names
 from ..utils.warnings import warn as _warn
 
@@ -179,7 +179,7 @@ class LocalEngine(BlockFolds):
         reads rows at random (a memory map, an array), else one pass that collects each piece's rows as it reads
         them (a text file's ``take`` is a pass: one per piece would read the file again and again)."""
         if getattr(self.source, "random_access", False):  # (the next piece read while this one's fn runs)
-            return map_prefetched(lambda X: fn(X, state), lambda piece: self.gather(piece)[0], pieces)
+            return [fn(X, state) for X, _ in iter_prefetched(map(self.gather, pieces))]
         out, held, k, start = [], [], 0, 0
         pieces = [np.asarray(piece, dtype=np.int64) for piece in pieces]
         if any(piece.size == 0 for piece in pieces):

@@ -247,28 +247,10 @@ def run_pieces(pieces, n_threads: int | None = None) -> None:
         run_claim_loops(lambda t, _state: pieces[t](), len(pieces), n_workers)
 
 
-def map_prefetched(fn, load, items) -> list:
-    """``[fn(load(item)) for item in items]``, the loads on a thread of their own, each item's while ``fn`` runs on
-    the item before (the next rows read while the current ones are searched): the same results in the same order,
-    one loaded item ahead at most.  ``load`` must not share state with ``fn``.  An exception from either
-    is raised here once the loading thread is idle."""
-    items = list(items)
-    if len(items) < 2:
-        return [fn(load(item)) for item in items]
-    out = []
-    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="kernelsketch-prefetch") as pool:
-        ahead = pool.submit(load, items[0])
-        for i in range(len(items)):
-            loaded = ahead.result()
-            if i + 1 < len(items):
-                ahead = pool.submit(load, items[i + 1])
-            out.append(fn(loaded))
-    return out
-
-
 def iter_prefetched(iterable):
     """The items of ``iterable`` in order, each taken from it on a thread of its own while the caller works on the
-    item before (the next block read and checked while the current one is searched): one item ahead at most.
+    item before (the next block read and checked while the current one is searched; with ``map(load, items)``, each
+    item loaded while the one before is worked on): one item ahead at most.
     ``iterable``'s errors are raised here when their item is due.  When the caller stops early (an error, a
     ``break``, Ctrl-C), the item being taken is waited for and ``iterable``'s iterator is closed, as a plain
     loop's would be."""

@@ -316,6 +316,36 @@ def _git_commit() -> str:
         return "unknown"
 
 
+#: what :func:`byte_compile_package` did (None: not called in this run), for the page's header
+_BYTE_CODE: str | None = None
+
+
+def byte_compile_package() -> str:
+    """Byte-compile kernelsketch's modules before fresh processes are timed, as an installed wheel has them.
+
+    ``pip install`` compiles a wheel's modules (scikit-learn's, SciPy's, numpy's), so a fresh process loads them
+    from ``__pycache__``.  An editable install (``pip install -e .``, the dev venv) has none until an import writes
+    it, and where ``PYTHONDONTWRITEBYTECODE`` is set (this workplace's shells set it) none is ever written: every
+    fresh process of ours then compiled the package's modules from source (about 80 for a ``cluster`` run: 0.2-0.45 s
+    of the 5M x 20 job, measured 2026-11-29) while the reference loaded its byte-code.  Pages written before that date
+    include that cost.  Returns the line the header prints (also kept for :func:`machine_info`).
+    """
+    import compileall
+
+    import kernelsketch
+
+    global _BYTE_CODE
+    root = os.path.dirname(os.path.abspath(kernelsketch.__file__))
+    ok = compileall.compile_dir(root, quiet=1)
+    dont_write = os.environ.get("PYTHONDONTWRITEBYTECODE", "unset")
+    _BYTE_CODE = (
+        f"kernelsketch's modules byte-compiled before the timings (`compileall`, as `pip install` leaves a wheel; "
+        f"`PYTHONDONTWRITEBYTECODE={dont_write or 'unset'}`)"
+        + ("" if ok else "; compileall reported an error: some modules compiled from source in each process")
+    )
+    return _BYTE_CODE
+
+
 def blas_info() -> list:
     """threadpoolctl's view of the loaded BLAS / OpenMP libraries (numpy and scipy imported first)."""
     import numpy  # noqa: F401  (loads numpy's OpenBLAS)
@@ -377,6 +407,7 @@ def machine_info() -> dict:
         "blas": blas_info(),
         "env": env,
         "load_average": os.getloadavg() if hasattr(os, "getloadavg") else None,
+        "byte_code": _BYTE_CODE,
         "command": " ".join([os.path.basename(sys.executable), "-m", _main_module(), *sys.argv[1:]]),
     }
 
@@ -488,6 +519,7 @@ def render_header(info: dict, quick: bool) -> str:
             if info.get("load_average_end")
             else ""
         ),
+        *([f"- {info['byte_code']}"] if info.get("byte_code") else []),
         "- threadpools (threadpoolctl):",
     ]
     for b in info["blas"]:

@@ -38,7 +38,7 @@ import time
 
 import numpy as np
 
-from ._harness import MiB, call_in_child, machine_info, render_header, time_interleaved, write_page
+from ._harness import MiB, byte_compile_package, call_in_child, machine_info, render_header, time_interleaved, write_page
 from .approximate_search import recall
 from .cluster_scale import _ari, _cli, _json_of
 
@@ -327,6 +327,7 @@ def main(argv=None):
     ap.add_argument("--repeats", type=int, default=3, help="alternated runs of ours and MiniBatchKMeans")
     ap.add_argument("--output", default=os.path.join(RESULTS, "cluster-floor.md"))
     args = ap.parse_args(argv)
+    byte_compile_package()  # (ours loads its byte-code as MiniBatchKMeans' scikit-learn does)
     # the job first: a child inherits its parent's RSS high-water mark (ru_maxrss survives fork and exec),
     # so the measured commands start from a parent that has allocated nothing yet
     # (and every shape's commands before any labels are read: job() hands back their scoring)

@@ -454,7 +454,9 @@ def main(argv=None):
     )
     parser.add_argument("--no-dask", action="store_true")
     args = parser.parse_args(argv)
-    from ._harness import machine_info, render_case, render_header
+    from ._harness import byte_compile_package, machine_info, render_case, render_header
+
+    byte_compile_package()  # (each command loads our byte-code, as an installed copy does)
 
     cfg = RunConfig()
     if args.default_only:

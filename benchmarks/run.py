@@ -144,6 +144,8 @@ def main(argv=None) -> int:
     cfg = RunConfig(quick=args.quick, repeats=args.repeats, measure_memory=not args.no_memory, plots_dir=args.plots_dir)
     if args.quick:  # a smoke test measures nothing: no settling pauses
         _harness.SETTLE_S = 0.0
+    elif not args.worker_json:  # (fresh processes load our byte-code, as an installed copy does)
+        _harness.byte_compile_package()
 
     if args.worker_json:  # child of a subprocess run: one case, result as JSON
         res = run_case(names[0], cfg)

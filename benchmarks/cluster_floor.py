@@ -38,7 +38,15 @@ import time
 
 import numpy as np
 
-from ._harness import MiB, byte_compile_package, call_in_child, machine_info, render_header, time_interleaved, write_page
+from ._harness import (
+    MiB,
+    byte_compile_package,
+    call_in_child,
+    machine_info,
+    render_header,
+    time_interleaved,
+    write_page,
+)
 from .approximate_search import recall
 from .cluster_scale import _ari, _cli, _json_of
 

@@ -320,7 +320,7 @@ def _git_commit() -> str:
 _BYTE_CODE: str | None = None
 
 
-def byte_compile_package() -> str:
+def byte_compile_package(root=None) -> str:
     """Byte-compile kernelsketch's modules before fresh processes are timed, as an installed wheel has them.
 
     ``pip install`` compiles a wheel's modules (scikit-learn's, SciPy's, numpy's), so a fresh process loads them
@@ -328,14 +328,16 @@ def byte_compile_package() -> str:
     it, and where ``PYTHONDONTWRITEBYTECODE`` is set (this workplace's shells set it) none is ever written: every
     fresh process of ours then compiled the package's modules from source (about 80 for a ``cluster`` run: 0.2-0.45 s
     of the 5M x 20 job, measured 2026-11-29) while the reference loaded its byte-code.  Pages written before that date
-    include that cost.  Returns the line the header prints (also kept for :func:`machine_info`).
+    include that cost.  ``root``: the package's folder (default: kernelsketch's).  Returns the line the header prints
+    (also kept for :func:`machine_info`).
     """
     import compileall
 
-    import kernelsketch
-
     global _BYTE_CODE
-    root = os.path.dirname(os.path.abspath(kernelsketch.__file__))
+    if root is None:
+        import kernelsketch
+
+        root = os.path.dirname(os.path.abspath(kernelsketch.__file__))
     ok = compileall.compile_dir(root, quiet=1)
     dont_write = os.environ.get("PYTHONDONTWRITEBYTECODE", "unset")
     _BYTE_CODE = (

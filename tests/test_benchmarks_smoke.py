@@ -114,6 +114,26 @@ def test_main_writes_report_with_machine_description(tmp_path, capsys):
     assert "## Summary of targets" in text and "exact KernelPCA fit (arpack)" in text
 
 
+def test_fresh_process_benchmarks_byte_compile_the_package_and_say_so(tmp_path, monkeypatch):
+    """Fresh processes of ours must load byte-code as an installed wheel's do (pip compiles a wheel; with
+    PYTHONDONTWRITEBYTECODE an editable install has none): every module gets a current .pyc, and the header says so."""
+    import importlib.util
+
+    package = tmp_path / "pkg"
+    (package / "sub").mkdir(parents=True)
+    sources = [package / "__init__.py", package / "sub" / "__init__.py", package / "sub" / "mod.py"]
+    for path in sources:
+        path.write_text("VALUE = 1\n")
+    monkeypatch.setattr(_harness, "_BYTE_CODE", None)
+    line = _harness.byte_compile_package(str(package))
+    for path in sources:
+        cached = importlib.util.cache_from_source(str(path))
+        assert os.path.exists(cached) and os.path.getmtime(cached) >= os.path.getmtime(path), path
+    assert "byte-compiled" in line and "compileall reported an error" not in line
+    info = _harness.machine_info()
+    assert info["byte_code"] == line and f"- {line}" in _harness.render_header(info, quick=False)
+
+
 def test_the_gpu_benchmark_runs_on_a_cpu_array_api_library(tmp_path):
     # issue 16: benchmarks/gpu.py is meant for torch on a GPU; array_api_strict exercises every row here
     pytest.importorskip("array_api_strict")

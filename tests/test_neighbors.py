@@ -223,6 +223,28 @@ def test_approximate_backends_agree_bit_for_bit_whatever_the_tiles_and_threads(m
     assert (b[0][:50, 0] < (1e-4 if dtype == np.float32 else 1e-12)).all()  # at distance 0, up to rounding
 
 
+@pytest.mark.parametrize("tile", [64, 4096])
+def test_the_settled_search_answers_the_rows_it_does_not_skip_as_the_full_search(monkeypatch, tile):
+    """``approximate_nearest_settled``: a row whose first-sweep landmark is not settled gets the full search's
+    distances and neighbours, bit for bit (each tile adds its rows' norms on its own thread), and a skipped
+    row's neighbours are landmark 0 (defined indices: a caller may index with them before masking)."""
+    if nb._numba_kernel() is None:
+        pytest.skip("no numba")
+    rng = np.random.default_rng(12)
+    X, L = rng.normal(size=(5000, 5)).astype(np.float32), rng.normal(size=(300, 5)).astype(np.float32)
+    index = nb.build_search_index(L, 6)
+    monkeypatch.setattr(nb, "APPROXIMATE_TILE_ROWS", tile)
+    full = nb.approximate_nearest(X, L, 6, index, backend="numba", n_threads=2)
+    settled = np.where(rng.random(300) < 0.5, 0, -1).astype(np.int64)
+    d2, idx, p = nb.approximate_nearest_settled(X, L, 6, index, settled, n_threads=2)
+    searched = settled[p] < 0
+    assert 0 < searched.sum() < X.shape[0]
+    np.testing.assert_array_equal(idx[searched], full[1][searched])
+    np.testing.assert_array_equal(d2[searched], full[0][searched])
+    assert (idx[~searched] == 0).all()
+    np.testing.assert_array_equal(d2[~searched], np.einsum("ij,ij->i", X, X)[~searched, None].repeat(6, axis=1))
+
+
 def test_the_search_index_is_the_same_in_every_process_and_refuses_others():
     rng = np.random.default_rng(7)
     L = rng.normal(size=(200, 4))

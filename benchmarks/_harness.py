@@ -326,10 +326,10 @@ def byte_compile_package(root=None) -> str:
     ``pip install`` compiles a wheel's modules (scikit-learn's, SciPy's, numpy's), so a fresh process loads them
     from ``__pycache__``.  An editable install (``pip install -e .``, the dev venv) has none until an import writes
     it, and where ``PYTHONDONTWRITEBYTECODE`` is set (this workplace's shells set it) none is ever written: every
-    fresh process of ours then compiled the package's modules from source (about 80 for a ``cluster`` run: 0.2-0.45 s
-    of the 5M x 20 job, measured 2026-11-29) while the reference loaded its byte-code.  Pages written before that date
-    include that cost.  ``root``: the package's folder (default: kernelsketch's).  Returns the line the header prints
-    (also kept for :func:`machine_info`).
+    fresh process of ours then compiled the package's modules from source (about 80 for a ``cluster`` run;
+    ``benchmarks/byte_code.py`` measures what that costs) while the reference loaded its byte-code.  Pages written
+    before 2026-11-29 10:00 UTC include that cost.  ``root``: the package's folder (default: kernelsketch's).
+    Returns the line the header prints (also kept for :func:`machine_info`).
     """
     import compileall
 

@@ -134,6 +134,18 @@ def test_fresh_process_benchmarks_byte_compile_the_package_and_say_so(tmp_path, 
     assert info["byte_code"] == line and f"- {line}" in _harness.render_header(info, quick=False)
 
 
+def test_the_byte_code_benchmark_runs_both_copies_and_keeps_the_plain_one_plain(tmp_path):
+    """``benchmarks.byte_code``: the committed package from a copy without byte-code and a compiled one, the same
+    labels from both, and the plain copy still without byte-code after its runs (else the comparison is void)."""
+    from benchmarks import byte_code
+
+    out = tmp_path / "byte-code.md"
+    assert byte_code.main(["--rows", "3000", "--repeats", "1", "--output", str(out)]) == 0
+    text = out.read_text()
+    assert "| from source |" in text and "| byte-compiled |" in text
+    assert "Labels identical in every run: yes" in text and "stayed without byte-code" in text
+
+
 def test_the_gpu_benchmark_runs_on_a_cpu_array_api_library(tmp_path):
     # issue 16: benchmarks/gpu.py is meant for torch on a GPU; array_api_strict exercises every row here
     pytest.importorskip("array_api_strict")

@@ -3,6 +3,7 @@ implementation and single linkage, the cut and the vote against dense computatio
 choice on a pool set where the two labelings differ, and every assignment path giving the same labels."""
 
 import gzip
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -46,6 +47,34 @@ def test_genie_gives_the_reference_implementations_labels():
         g = (0.1, 0.3, 0.5, 1.0)[i % 4]
         ref = genieclust.Genie(n_clusters=k, gini_threshold=g).fit_predict(X)
         assert adjusted_rand_score(ref, genie_labels(X, k, gini_threshold=g)) == 1.0, (i, X.shape, k, g)
+
+
+def test_the_compiled_merges_are_the_numpy_loops_including_ties(monkeypatch):
+    """Genie's compiled merge loop (used where numba is loaded) makes the NumPy loop's merges, in its order: the same
+    owners and sizes on random trees, with tied weights and every threshold; without numba loaded, the NumPy loop."""
+    pytest.importorskip("numba")
+    import kernelsketch.cluster.genie as genie
+    from kernelsketch.cluster._genie_numba import merges
+
+    rng = np.random.default_rng(5)
+    for trial in range(120):
+        m, d = int(rng.integers(2, 300)), int(rng.integers(1, 4))
+        X = rng.normal(size=(m, d))
+        if trial % 3 == 0:
+            X = np.round(X, 1)  # tied edge weights and coincident rows
+        k, g = int(rng.integers(1, m + 1)), float((0.0, 0.1, 0.3, 0.5, 1.0)[trial % 5])
+        u, v, _ = minimum_spanning_tree(X)
+        loops = [(np.arange(m), np.ones(m, dtype=np.int64)) for _ in range(2)]
+        genie._merges(u, v, k, g, *loops[0])
+        merges(u, v, k, g, *loops[1])
+        for a, b in zip(*loops, strict=True):
+            np.testing.assert_array_equal(a, b, err_msg=f"trial {trial}: m={m}, k={k}, g={g}")
+    X = rng.normal(size=(200, 3))
+    assert genie._compiled_merges() is merges  # (numba is loaded here)
+    compiled = genie_labels(X, 4)
+    monkeypatch.delitem(sys.modules, "numba")
+    assert genie._compiled_merges() is None
+    np.testing.assert_array_equal(genie_labels(X, 4), compiled)
 
 
 def test_genie_at_threshold_one_is_single_linkage():

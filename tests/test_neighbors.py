@@ -253,6 +253,27 @@ def test_the_settled_search_answers_the_rows_it_does_not_skip_as_the_full_search
     assert (idx[~searched] == 0).all()
 
 
+def test_the_settled_search_with_every_row_settled_ends_after_the_first_sweep():
+    """Every landmark settled: no row is searched in full (indices 0, distances 0), and each row's ``p`` is the full
+    first sweep's (landmarks settled with distinct values), or its nearest group's first landmark (all alike: the
+    group is not scanned); the nearest group is the one numpy's coordinate-order sums find."""
+    if nb._numba_kernel() is None:
+        pytest.skip("no numba")
+    rng = np.random.default_rng(3)
+    X, L = rng.normal(size=(3000, 6)).astype(np.float32), rng.normal(size=(400, 6)).astype(np.float32)
+    index = nb.build_search_index(L, 5)
+    _, _, p_full = nb.approximate_nearest_settled(X, L, 5, index, np.full(400, -1), n_threads=2)
+    d2, idx, p = nb.approximate_nearest_settled(X, L, 5, index, np.arange(400), n_threads=2)
+    np.testing.assert_array_equal(p, p_full)
+    assert not idx.any() and not d2.any()
+    _, _, p_alike = nb.approximate_nearest_settled(X, L, 5, index, np.zeros(400, dtype=np.int64), n_threads=2)
+    C = index.centres.astype(np.float32)
+    S = nb._seq_dots(X, np.ascontiguousarray(C.T))
+    groups = np.argmin((C * C).sum(axis=1)[None, :] - (S + S), axis=1)
+    np.testing.assert_array_equal(p_alike, index.members[index.offsets[groups]])
+    assert (p_alike != p_full).any()  # (the group's first landmark is not always the nearest)
+
+
 def test_the_search_index_is_the_same_in_every_process_and_refuses_others():
     rng = np.random.default_rng(7)
     L = rng.normal(size=(200, 4))

@@ -193,17 +193,55 @@ def _dots_columns2(x, y, PT, lo, hi, acc, acc2):  # pragma: no cover - compiled
             acc2[q - lo] += yk * PT[k, q]
 
 
-@numba.njit(nogil=True, cache=CACHE, inline="always")
-def _argmin_key(sq, acc, n):  # pragma: no cover - compiled
-    """The first ``h < n`` with the smallest ``sq[h] - (acc[h] + acc[h])`` (branch-free: a select per value)."""
-    g = 0
-    best = sq[0] - (acc[0] + acc[0])
-    for h in range(1, n):
-        v = sq[h] - (acc[h] + acc[h])
-        less = v < best
-        g = h if less else g
-        best = v if less else best
-    return g
+#: bytes of the transposed tile of rows :func:`_nearest_columns` compares with every column at once (in L1 cache)
+_COLUMN_TILE_BYTES = 16384
+
+
+@numba.njit(nogil=True, cache=CACHE)
+def _nearest_columns(X, rows, PT, sq, z, out):  # pragma: no cover - compiled
+    """``out[a]``: the first ``h < z`` with the smallest ``sq[h] - (x . PT[:, h] + x . PT[:, h])``, ``x`` the row
+    ``X[rows[a]]``.
+
+    Many rows at a time: a tile of rows is transposed (its ``d x t`` values in L1 cache), then each column
+    ``h`` of ``PT`` is compared with every row of the tile at once, the products summed in coordinate order
+    for each row and the running smallest kept per row, so that the compiled loops run across rows (vector
+    lanes) and no row waits on its own chain of comparisons.  The same arithmetic, each row's sum in the
+    same order, as one row against the columns (:func:`_dots_columns`, then the first smallest key).
+    """
+    n = rows.shape[0]
+    d = X.shape[1]
+    t = max(16, min(256, (_COLUMN_TILE_BYTES // max(1, d * X.itemsize)) // 16 * 16))
+    XT = np.zeros((d, t), dtype=X.dtype)  # (a last tile's unused columns: the tile before's, finite)
+    acc = np.empty(t, dtype=X.dtype)
+    best = np.empty(t, dtype=X.dtype)
+    arg = np.empty(t, dtype=np.int64)
+    for s in range(0, n, t):
+        e = min(n, s + t)
+        for i in range(e - s):
+            x = X[rows[s + i]]
+            for k in range(d):
+                XT[k, i] = x[k]
+        for h in range(z):
+            p0 = PT[0, h]
+            for i in range(t):
+                acc[i] = XT[0, i] * p0
+            for k in range(1, d):
+                pk = PT[k, h]
+                for i in range(t):
+                    acc[i] += XT[k, i] * pk
+            sh = sq[h]
+            if h == 0:
+                for i in range(t):
+                    best[i] = sh - (acc[i] + acc[i])
+                    arg[i] = 0
+            else:
+                for i in range(t):
+                    v = sh - (acc[i] + acc[i])
+                    less = v < best[i]
+                    arg[i] = h if less else arg[i]
+                    best[i] = v if less else best[i]
+        for i in range(e - s):
+            out[s + i] = arg[i]
 
 
 @numba.njit(nogil=True, cache=CACHE)
@@ -214,7 +252,6 @@ def coarse_to_fine(  # pragma: no cover - compiled
     CT,
     c_sq,
     groupT,
-    widths,
     members,
     offsets,
     candidates,
@@ -229,21 +266,20 @@ def coarse_to_fine(  # pragma: no cover - compiled
 ):
     """U-SPEC's approximate ``r`` nearest landmarks of each row of ``X``, ascending by (key, index).
 
-    ``CT`` (d, z'): the group centres, transposed, zero-padded to a multiple of 32 columns with
-    ``c_sq`` ``+inf`` there (never nearest); ``groupT`` (z, d, w): each group's landmarks
-    (``members[offsets[g]:offsets[g + 1]]``), transposed and padded, of which the first
-    ``widths[g]`` (the group's size rounded up to 32) are used; ``candidates`` (m, c'): each
-    landmark's candidates, padded to a multiple of 32 with ``cand_sq`` ``+inf`` (never kept);
-    ``candT`` (m, d, c'): their coordinates (or empty: gathered from ``L`` instead, for large
-    ``d``).  Widths that are multiples of 32 keep every dot product in the compiled vector loop.
+    ``CT`` (d, z): the group centres, transposed, and ``c_sq`` their squared norms; ``groupT`` (z, d, w): each
+    group's landmarks (``members[offsets[g]:offsets[g + 1]]``), transposed and padded to the largest group;
+    ``candidates`` (m, c'): each landmark's candidates, padded to a multiple of 32 with ``cand_sq`` ``+inf``
+    (never kept); ``candT`` (m, d, c'): their coordinates (or empty: gathered from ``L`` instead, for large
+    ``d``).  Widths that are multiples of 32 keep every dot product with the candidates in the compiled vector
+    loop.
 
-    Two sweeps: each row's nearest group centre and that group's nearest landmark ``p``; then the
-    rows in order of ``p`` (a counting sort), so that rows sharing ``p`` read its candidate block
-    while it is in cache: the keys ``l_sq[j] - 2 x.l_j`` of ``p``'s candidates and the ``r``
-    smallest by :func:`_select`.  The order only changes when a row is visited, never its answer.
-    Rows go two at a time where they share what they are compared with (the centres; ``p``'s block):
-    :func:`_dots_columns2` reads each value once for both, and sums each row's products as for one row.
-    Ties keep the lower index at every step, as the numpy version does.
+    Two sweeps: each row's nearest group centre (:func:`_nearest_columns`, many rows at a time) and that
+    group's nearest landmark ``p``; then the rows in order of ``p`` (a counting sort), so that rows sharing
+    ``p`` read its candidate block while it is in cache: the keys ``l_sq[j] - 2 x.l_j`` of ``p``'s candidates
+    and the ``r`` smallest by :func:`_select`.  The order only changes when a row is visited, never its answer.
+    Two rows of the same ``p`` go together: :func:`_dots_columns2` reads each value of the block once for both,
+    and sums each row's products as for one row.  Ties keep the lower index at every step, as the numpy
+    version does.
 
     ``nearest_p`` (n,) int64 receives each row's ``p``.  ``settled`` (m,) int64, or empty: a row whose ``p`` has
     ``settled[p] >= 0`` skips the second sweep (its ``keys`` and ``idx`` are left as they were), for a caller
@@ -251,42 +287,68 @@ def coarse_to_fine(  # pragma: no cover - compiled
     all settled alike (``>= 0``) is not scanned, its first landmark standing for the nearest (``settled`` the same).
     """
     n = X.shape[0]
+    groups = np.empty(n, dtype=np.int64)
+    _nearest_columns(X, np.arange(n), CT, c_sq, CT.shape[1], groups)
+    pending = _group_sweep(X, l_sq, groupT, members, offsets, groups, settled, group_settled, nearest_p)
+    if pending:
+        _candidate_sweep(X, L, candidates, candT, cand_sq, r, keys, idx, settled, nearest_p)
+
+
+@numba.njit(nogil=True, cache=CACHE)
+def _group_sweep(X, l_sq, groupT, members, offsets, groups, settled, group_settled, nearest_p):
+    """:func:`coarse_to_fine`'s first sweep after the groups: each row's nearest landmark ``p`` in its group
+    ``groups[i]`` (into ``nearest_p``), the rows of a group together (:func:`_nearest_columns`); returns how many
+    rows the second sweep searches (those whose ``p`` is not settled)."""
+    n = X.shape[0]
+    z = offsets.shape[0] - 1
+    skip = settled.shape[0] > 0
+    start = np.zeros(z + 1, dtype=np.int64)  # rows by group: a counting sort
+    for i in range(n):
+        start[groups[i] + 1] += 1
+    for g in range(z):
+        start[g + 1] += start[g]
+    order = np.empty(n, dtype=np.int64)
+    fill = start[:-1].copy()
+    for i in range(n):
+        order[fill[groups[i]]] = i
+        fill[groups[i]] += 1
+    sq = np.empty(groupT.shape[2], dtype=X.dtype)
+    found = np.empty(n, dtype=np.int64)
+    pending = 0
+    for g in range(z):
+        a, b = start[g], start[g + 1]
+        if b == a:
+            continue
+        lo, hi = offsets[g], offsets[g + 1]
+        rows = order[a:b]
+        if skip and group_settled[g] >= 0:  # (every landmark of the group settled alike: any one answers)
+            for i in rows:
+                nearest_p[i] = members[lo]
+            continue
+        for q in range(hi - lo):
+            sq[q] = l_sq[members[lo + q]]
+        _nearest_columns(X, rows, groupT[g], sq, hi - lo, found[a:b])
+        for t in range(b - a):
+            p = members[lo + found[a + t]]
+            nearest_p[rows[t]] = p
+            pending += not skip or settled[p] < 0
+    return pending
+
+
+@numba.njit(nogil=True, cache=CACHE)
+def _candidate_sweep(X, L, candidates, candT, cand_sq, r, keys, idx, settled, nearest_p):
+    """:func:`coarse_to_fine`'s second sweep: the rows in order of ``p``, each one's ``r`` smallest keys among
+    ``p``'s candidates (rows of a settled ``p`` skipped)."""
+    n = X.shape[0]
     m = L.shape[0]
-    z = CT.shape[1]
     c = candidates.shape[1]
-    w = groupT.shape[2]
-    acc = np.empty(max(z, c, w), dtype=X.dtype)
+    acc = np.empty(c, dtype=X.dtype)
+    acc2 = np.empty(c, dtype=X.dtype)
     buf_keys = np.empty(c, dtype=keys.dtype)
     buf_idx = np.empty(c, dtype=idx.dtype)
     probe = np.empty(1, dtype=X.dtype)
     blocks = candT.shape[0] > 0
     skip = settled.shape[0] > 0
-    acc_next = np.empty(z, dtype=X.dtype)
-    g_next = 0
-    for i in range(n):
-        x = X[i]
-        if i % 2 == 1:  # its nearest centre was found with the row before
-            g = g_next
-        elif i + 1 < n:  # two rows against the centres at once (every row's centres are the same)
-            _dots_columns2(x, X[i + 1], CT, 0, z, acc, acc_next)
-            g_next = _argmin_key(c_sq, acc_next, z)
-            g = _argmin_key(c_sq, acc, z)
-        else:
-            _dots_columns(x, CT, 0, z, acc)
-            g = _argmin_key(c_sq, acc, z)
-        lo, hi = offsets[g], offsets[g + 1]
-        if skip and group_settled[g] >= 0:  # (every landmark of the group settled alike: any one answers)
-            nearest_p[i] = members[lo]
-            continue
-        _dots_columns(x, groupT[g], 0, widths[g], acc)
-        best = l_sq[members[lo]] - (acc[0] + acc[0])
-        q_best = 0
-        for q in range(1, hi - lo):
-            v = l_sq[members[lo + q]] - (acc[q] + acc[q])
-            less = v < best
-            q_best = q if less else q_best
-            best = v if less else best
-        nearest_p[i] = members[lo + q_best]
     start = np.zeros(m + 1, dtype=np.int64)  # rows by p: a counting sort
     for i in range(n):
         start[nearest_p[i] + 1] += 1
@@ -296,7 +358,6 @@ def coarse_to_fine(  # pragma: no cover - compiled
     for i in range(n):
         order[start[nearest_p[i]]] = i
         start[nearest_p[i]] += 1
-    acc2 = np.empty(c, dtype=X.dtype)
     t = 0
     while t < n:
         i = order[t]

@@ -396,26 +396,23 @@ def _round_up(n, k=_KERNEL_LANES):
 
 
 def _kernel_layout(index, L, C):
-    """The numba kernel's copies, made once per index and dtype, every width padded to :data:`_KERNEL_LANES`.
+    """The numba kernel's copies, made once per index and dtype.
 
-    ``(C^T, c_sq, groups^T, widths, candidates, candidates^T, cand_sq)``: the centres and the
-    candidates are padded with ``+inf`` squared norms (never nearest, never kept), each group's
-    used width is its size rounded up.
+    ``(C^T, c_sq, groups^T, candidates, candidates^T, cand_sq)``: each group's landmarks transposed, padded to
+    the largest group (the kernel compares a group's own columns only); the candidates padded to a multiple of
+    :data:`_KERNEL_LANES` with ``+inf`` squared norms (never kept), so that no dot product of a row with its
+    candidates falls to the scalar remainder of the vectorized loop.
     """
     key = (L.dtype.str, L.shape)
     if key not in index.layouts:
         z, d = C.shape
-        CT = np.zeros((d, _round_up(z)), dtype=L.dtype)
-        CT[:, :z] = C.T
-        c_sq = np.full(CT.shape[1], np.inf, dtype=L.dtype)
-        c_sq[:z] = (C * C).sum(axis=1)
+        CT = np.ascontiguousarray(C.T, dtype=L.dtype)
+        c_sq = (C * C).sum(axis=1).astype(L.dtype)
         sizes = np.diff(index.offsets)
-        w = _round_up(sizes.max())
-        padded = np.zeros((z, w), dtype=np.int64)  # (padding: landmark 0, never compared)
+        padded = np.zeros((z, sizes.max()), dtype=np.int64)  # (padding: landmark 0, never compared)
         for g, (lo, size) in enumerate(zip(index.offsets[:-1], sizes, strict=True)):
             padded[g, :size] = index.members[lo : lo + size]
         groupT = np.ascontiguousarray(L[padded].transpose(0, 2, 1))
-        widths = np.minimum(w, [_round_up(s) for s in sizes]).astype(np.int64)
         m, c = index.candidates.shape
         candidates = np.zeros((m, _round_up(c)), dtype=np.int32)  # (padding: landmark 0 at +inf, never kept)
         candidates[:, :c] = index.candidates
@@ -427,7 +424,7 @@ def _kernel_layout(index, L, C):
         else:
             candT = np.empty((0, d, candidates.shape[1]), dtype=L.dtype)
         index.layouts.clear()  # one dtype at a time: the copies are as large as m x (5 r + 1) x d
-        index.layouts[key] = (CT, c_sq, groupT, widths, candidates, candT, cand_sq)
+        index.layouts[key] = (CT, c_sq, groupT, candidates, candT, cand_sq)
     return index.layouts[key]
 
 
@@ -581,7 +578,7 @@ def _approximate(X, L, r, index, backend, n_threads, also, settled):
         group_settled = np.where(low == np.maximum.reduceat(ranks, index.offsets[:-1]), low, -1).astype(np.int64)
     if use_numba:
         kernel = _numba_coarse
-        CT, c_sq, groupT, widths, candidates, candT, cand_sq = _kernel_layout(index, L, C)
+        CT, c_sq, groupT, candidates, candT, cand_sq = _kernel_layout(index, L, C)
         tile = APPROXIMATE_TILE_ROWS
         n_tiles = -(-n // tile)
         extra = list(also)
@@ -599,7 +596,6 @@ def _approximate(X, L, r, index, backend, n_threads, also, settled):
                 CT,
                 c_sq,
                 groupT,
-                widths,
                 index.members,
                 index.offsets,
                 candidates,
@@ -622,6 +618,13 @@ def _approximate(X, L, r, index, backend, n_threads, also, settled):
         _coarse_to_fine_numpy(
             X, L, l_sq, C, c_sq, index.members, index.offsets, index.candidates, r, keys, idx, n_threads
         )
+    if skipping and use_numba:  # the rows searched alone get their norms (a skipped row's keys stay 0)
+        live = np.flatnonzero(settled[nearest_p] < 0)
+        if live.size < n:
+            if live.size:
+                part = keys[live] + np.einsum("ij,ij->i", X[live], X[live])[:, None]
+                keys[live] = np.maximum(part, 0.0, out=part)
+            return keys, idx, nearest_p
     keys += np.einsum("ij,ij->i", X, X)[:, None]
     np.maximum(keys, 0.0, out=keys)
     return keys, idx, nearest_p

@@ -39,10 +39,10 @@ _COMMAND = (
 )
 
 
-def _copy_of_src(folder, compiled):
-    """The committed ``src/`` under ``folder`` (its path returned), byte-compiled when ``compiled``."""
+def _copy_of_src(folder, compiled, revision="HEAD"):
+    """The ``src/`` of the committed ``revision`` under ``folder`` (its path returned), compiled when ``compiled``."""
     os.makedirs(folder)
-    archive = subprocess.run(["git", "archive", "HEAD", "src"], cwd=ROOT, capture_output=True, check=True).stdout
+    archive = subprocess.run(["git", "archive", revision, "src"], cwd=ROOT, capture_output=True, check=True).stdout
     subprocess.run(["tar", "-x", "-C", folder], input=archive, check=True)
     src = os.path.join(folder, "src")
     if compiled and not compileall.compile_dir(os.path.join(src, "kernelsketch"), quiet=1):

@@ -146,6 +146,23 @@ def test_the_byte_code_benchmark_runs_both_copies_and_keeps_the_plain_one_plain(
     assert "Labels identical in every run: yes" in text and "stayed without byte-code" in text
 
 
+def test_the_revisions_benchmark_runs_both_commits_and_the_reference_in_each_round(tmp_path):
+    """``benchmarks.revisions``: two committed revisions' commands and MiniBatchKMeans in every round, the ratios
+    from the rounds, the labels of both compared; a revision git does not know is refused by name."""
+    from benchmarks import revisions
+
+    out = tmp_path / "revisions.md"
+    assert revisions.main(["--base", "HEAD", "--rows", "3000", "--repeats", "2", "--output", str(out)]) == 0
+    text = out.read_text()
+    head = revisions._commit("HEAD")[:7]
+    assert f"(base) and `{head}` (head)" in text and "| MiniBatchKMeans |" in text
+    rows = [line for line in text.splitlines() if line.startswith("| head / base |")]
+    assert len(rows) == 1 and len(rows[0].split("|")[3].split(",")) == 2  # (one ratio a round)
+    assert "labels identical in every run: yes" in text
+    with pytest.raises(ValueError, match="no-such-revision"):
+        revisions.main(["--base", "no-such-revision", "--output", str(out)])
+
+
 def test_the_gpu_benchmark_runs_on_a_cpu_array_api_library(tmp_path):
     # issue 16: benchmarks/gpu.py is meant for torch on a GPU; array_api_strict exercises every row here
     pytest.importorskip("array_api_strict")

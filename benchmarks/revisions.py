@@ -1,0 +1,146 @@
+"""The default ``kernelsketch cluster`` of two committed revisions side by side, with MiniBatchKMeans in every round.
+
+A change to the search or the pass is worth what it saves on the whole command, and this 2-core host's speed drifts
+by tens of percent within an hour: pages measured at different times cannot say what a change did.  Here both
+revisions run in the same rounds.  Two copies of the package (``git archive REV src``, byte-compiled as ``pip
+install`` leaves a wheel); each round runs ``cluster X.npy -k 8 -o labels.npy`` from the base, from the head, then
+scikit-learn's ``MiniBatchKMeans(8)`` (np.load + fit_predict, :mod:`benchmarks.cluster_floor`'s reference), all
+fresh processes with the file in the page cache.  Reports the medians, the rounds' ratios (head / base, each
+/ MiniBatchKMeans) and whether both revisions give the same labels.
+
+Usage (writes ``benchmarks/results/revisions.md``)::
+
+    python -m benchmarks.revisions --base REV [--head HEAD] [--rows 5000000] [--repeats 7]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+import numpy as np
+
+from ._harness import MiB, call_in_child, machine_info, render_header, write_page
+from .byte_code import _COMMAND, _copy_of_src
+
+RESULTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "results")
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+_MBK = (
+    "import sys, numpy as np; from sklearn.cluster import MiniBatchKMeans; X = np.load(sys.argv[1]); "
+    "np.save(sys.argv[2], MiniBatchKMeans(8, random_state=0).fit_predict(X))"
+)
+
+
+def _commit(revision):
+    """The full hash of ``revision`` (a ValueError naming it when git does not know it)."""
+    out = subprocess.run(["git", "rev-parse", "--verify", f"{revision}^{{commit}}"], cwd=ROOT, capture_output=True)
+    if out.returncode != 0:
+        raise ValueError(f"git does not know the revision {revision!r}: {out.stderr.decode().strip()}")
+    return out.stdout.decode().strip()
+
+
+def _run(code, src, X, labels):
+    """(wall seconds, peak MiB) of ``python -c code X labels`` with the package in ``src`` (None: the installed one)."""
+    env = dict(os.environ)
+    if src is not None:
+        env["PYTHONPATH"] = src
+    t0 = time.perf_counter()
+    proc = subprocess.Popen([sys.executable, "-c", code, X, labels], env=env)
+    _, status, usage = os.wait4(proc.pid, 0)
+    wall = time.perf_counter() - t0
+    if os.waitstatus_to_exitcode(status) != 0:
+        raise RuntimeError(f"the command failed ({code[:60]} ...)")
+    return wall, usage.ru_maxrss * 1024 / MiB
+
+
+def measure(base, head, n_rows, repeats):
+    tmp = tempfile.mkdtemp(prefix="ks-revisions-")
+    try:
+        # the floor benchmark's input (cluster_scale's blobs, float32, seed 38), written in a child
+        call_in_child("benchmarks.cluster_scale", "write_input", tmp, int(n_rows), 20, 8, 500_000, "float32", 38)
+        X = os.path.join(tmp, "X.npy")
+        runs = {
+            "base": (_COMMAND, _copy_of_src(os.path.join(tmp, "base"), True, base)),
+            "head": (_COMMAND, _copy_of_src(os.path.join(tmp, "head"), True, head)),
+            "MiniBatchKMeans": (_MBK, None),
+        }
+        for name, (code, src) in runs.items():  # warm-up: the page cache, numba's kernel cache of each copy
+            _run(code, src, X, os.path.join(tmp, f"warm-{name}.npy"))
+        walls = {name: [] for name in runs}
+        peaks = dict.fromkeys(runs, 0.0)
+        for rep in range(repeats):
+            for name, (code, src) in runs.items():
+                wall, peak = _run(code, src, X, os.path.join(tmp, f"{name}-{rep}.npy"))
+                walls[name].append(wall)
+                peaks[name] = max(peaks[name], peak)
+                print(f"round {rep + 1}: {name} {wall:.2f} s", flush=True)
+        first = np.load(os.path.join(tmp, "base-0.npy"))
+        same = all(
+            np.array_equal(first, np.load(os.path.join(tmp, f"{name}-{rep}.npy")))
+            for name in ("base", "head")
+            for rep in range(repeats)
+        )
+        return walls, peaks, same
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _ratios(a, b):
+    return [x / y for x, y in zip(a, b, strict=True)]
+
+
+def render(walls, peaks, same, base, head, args):
+    mbk = walls["MiniBatchKMeans"]
+    pairs = {
+        "head / base": _ratios(walls["head"], walls["base"]),
+        "base / MiniBatchKMeans": _ratios(walls["base"], mbk),
+        "head / MiniBatchKMeans": _ratios(walls["head"], mbk),
+    }
+    lines = [
+        f"## The default `kernelsketch cluster` of {args.rows:,} x 20 float32 rows (8 blobs, k = 8): revision "
+        f"`{base[:7]}` (base) and `{head[:7]}` (head) in the same rounds",
+        "",
+        f"Each of {args.repeats} rounds (after one warm-up run of each): the base's command, the head's, then "
+        "scikit-learn's `MiniBatchKMeans(8)` (np.load + fit_predict); fresh processes, the file in the page cache, "
+        "both packages byte-compiled; wall seconds of the whole process.",
+        "",
+        "| command | median wall (s) | min | max | peak RSS (MiB) |",
+        "|---|---|---|---|---|",
+    ]
+    labels = {"base": f"`cluster` at {base[:7]}", "head": f"`cluster` at {head[:7]}"}
+    for name, w in walls.items():
+        lines.append(
+            f"| {labels.get(name, name)} | {statistics.median(w):.2f} | {min(w):.2f} | {max(w):.2f} | "
+            f"{peaks[name]:,.0f} |"
+        )
+    lines += ["", "| ratio | median of the rounds' ratios | rounds |", "|---|---|---|"]
+    for name, r in pairs.items():
+        lines.append(f"| {name} | **{statistics.median(r):.3f}** | {', '.join(f'{x:.3f}' for x in r)} |")
+    lines += ["", f"The two revisions' labels identical in every run: {'yes' if same else 'NO'}.", ""]
+    return "\n".join(lines)
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--base", required=True, help="the revision to compare with (a commit, tag or branch)")
+    ap.add_argument("--head", default="HEAD")
+    ap.add_argument("--rows", type=int, default=5_000_000)
+    ap.add_argument("--repeats", type=int, default=7)
+    ap.add_argument("--output", default=os.path.join(RESULTS, "revisions.md"))
+    args = ap.parse_args(argv)
+    base, head = _commit(args.base), _commit(args.head)
+    walls, peaks, same = measure(base, head, args.rows, args.repeats)
+    page = render_header(machine_info(), False) + "\n" + render(walls, peaks, same, base, head, args)
+    write_page(page, args.output)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

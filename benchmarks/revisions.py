@@ -5,8 +5,9 @@ by tens of percent within an hour: pages measured at different times cannot say 
 revisions run in the same rounds.  Two copies of the package (``git archive REV src``, byte-compiled as ``pip
 install`` leaves a wheel); each round runs ``cluster X.npy -k 8 -o labels.npy`` from the base, from the head, then
 scikit-learn's ``MiniBatchKMeans(8)`` (np.load + fit_predict, :mod:`benchmarks.cluster_floor`'s reference), all
-fresh processes with the file in the page cache.  Reports the medians, the rounds' ratios (head / base, each
-/ MiniBatchKMeans) and whether both revisions give the same labels.
+fresh processes with the file in the page cache.  Reports the medians of wall and CPU seconds, the rounds' ratios
+(head / base, each / MiniBatchKMeans; head / base of the CPU seconds) and whether both revisions give the same
+labels.
 
 Usage (writes ``benchmarks/results/revisions.md``)::
 
@@ -47,7 +48,8 @@ def _commit(revision):
 
 
 def _run(code, src, X, labels):
-    """(wall seconds, peak MiB) of ``python -c code X labels`` with the package in ``src`` (None: the installed one)."""
+    """(wall seconds, peak MiB, CPU seconds) of ``python -c code X labels`` with the package in ``src`` (None: the
+    installed one); the CPU time is user + system of the process and the children it waited for."""
     env = dict(os.environ)
     if src is not None:
         env["PYTHONPATH"] = src
@@ -57,7 +59,7 @@ def _run(code, src, X, labels):
     wall = time.perf_counter() - t0
     if os.waitstatus_to_exitcode(status) != 0:
         raise RuntimeError(f"the command failed ({code[:60]} ...)")
-    return wall, usage.ru_maxrss * 1024 / MiB
+    return wall, usage.ru_maxrss * 1024 / MiB, usage.ru_utime + usage.ru_stime
 
 
 def measure(base, head, n_rows, repeats):
@@ -74,20 +76,22 @@ def measure(base, head, n_rows, repeats):
         for name, (code, src) in runs.items():  # warm-up: the page cache, numba's kernel cache of each copy
             _run(code, src, X, os.path.join(tmp, f"warm-{name}.npy"))
         walls = {name: [] for name in runs}
+        cpus = {name: [] for name in runs}
         peaks = dict.fromkeys(runs, 0.0)
         for rep in range(repeats):
             for name, (code, src) in runs.items():
-                wall, peak = _run(code, src, X, os.path.join(tmp, f"{name}-{rep}.npy"))
+                wall, peak, cpu = _run(code, src, X, os.path.join(tmp, f"{name}-{rep}.npy"))
                 walls[name].append(wall)
+                cpus[name].append(cpu)
                 peaks[name] = max(peaks[name], peak)
-                print(f"round {rep + 1}: {name} {wall:.2f} s", flush=True)
+                print(f"round {rep + 1}: {name} {wall:.2f} s (CPU {cpu:.2f} s)", flush=True)
         first = np.load(os.path.join(tmp, "base-0.npy"))
         same = all(
             np.array_equal(first, np.load(os.path.join(tmp, f"{name}-{rep}.npy")))
             for name in ("base", "head")
             for rep in range(repeats)
         )
-        return walls, peaks, same
+        return walls, cpus, peaks, same
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 
@@ -96,7 +100,7 @@ def _ratios(a, b):
     return [x / y for x, y in zip(a, b, strict=True)]
 
 
-def render(walls, peaks, same, base, head, args):
+def render(walls, cpus, peaks, same, base, head, args):
     mbk = walls["MiniBatchKMeans"]
     pairs = {
         "head / base": _ratios(walls["head"], walls["base"]),
@@ -109,18 +113,20 @@ def render(walls, peaks, same, base, head, args):
         "",
         f"Each of {args.repeats} rounds (after one warm-up run of each): the base's command, the head's, then "
         "scikit-learn's `MiniBatchKMeans(8)` (np.load + fit_predict); fresh processes, the file in the page cache, "
-        "both packages byte-compiled; wall seconds of the whole process.",
+        "both packages byte-compiled; wall seconds of the whole process, and its CPU seconds (user + system, the "
+        "process and its threads: what a change of work shows where the host's scheduling moves the wall).",
         "",
-        "| command | median wall (s) | min | max | peak RSS (MiB) |",
-        "|---|---|---|---|---|",
+        "| command | median wall (s) | min | max | median CPU (s) | peak RSS (MiB) |",
+        "|---|---|---|---|---|---|",
     ]
     labels = {"base": f"`cluster` at {base[:7]}", "head": f"`cluster` at {head[:7]}"}
     for name, w in walls.items():
         lines.append(
             f"| {labels.get(name, name)} | {statistics.median(w):.2f} | {min(w):.2f} | {max(w):.2f} | "
-            f"{peaks[name]:,.0f} |"
+            f"{statistics.median(cpus[name]):.2f} | {peaks[name]:,.0f} |"
         )
     lines += ["", "| ratio | median of the rounds' ratios | rounds |", "|---|---|---|"]
+    pairs["head / base, CPU"] = _ratios(cpus["head"], cpus["base"])
     for name, r in pairs.items():
         lines.append(f"| {name} | **{statistics.median(r):.3f}** | {', '.join(f'{x:.3f}' for x in r)} |")
     lines += ["", f"The two revisions' labels identical in every run: {'yes' if same else 'NO'}.", ""]
@@ -136,8 +142,8 @@ def main(argv=None):
     ap.add_argument("--output", default=os.path.join(RESULTS, "revisions.md"))
     args = ap.parse_args(argv)
     base, head = _commit(args.base), _commit(args.head)
-    walls, peaks, same = measure(base, head, args.rows, args.repeats)
-    page = render_header(machine_info(), False) + "\n" + render(walls, peaks, same, base, head, args)
+    walls, cpus, peaks, same = measure(base, head, args.rows, args.repeats)
+    page = render_header(machine_info(), False) + "\n" + render(walls, cpus, peaks, same, base, head, args)
     write_page(page, args.output)
     return 0
 

@@ -158,6 +158,8 @@ def test_the_revisions_benchmark_runs_both_commits_and_the_reference_in_each_rou
     assert f"(base) and `{head}` (head)" in text and "| MiniBatchKMeans |" in text
     rows = [line for line in text.splitlines() if line.startswith("| head / base |")]
     assert len(rows) == 1 and len(rows[0].split("|")[3].split(",")) == 2  # (one ratio a round)
+    cpu = [line for line in text.splitlines() if line.startswith("| head / base, CPU |")]
+    assert len(cpu) == 1 and all(float(x) > 0 for x in cpu[0].split("|")[3].split(","))
     assert "labels identical in every run: yes" in text
     with pytest.raises(ValueError, match="no-such-revision"):
         revisions.main(["--base", "no-such-revision", "--output", str(out)])

@@ -295,6 +295,24 @@ def coarse_to_fine(  # pragma: no cover - compiled
 
 
 @numba.njit(nogil=True, cache=CACHE)
+def _counting_sort(keys, n_keys):  # pragma: no cover - compiled
+    """``(start, order)``: the positions ``i`` in order of ``keys[i]`` (each in ``[0, n_keys)``), ties in position
+    order, and where each key's run begins (``start[k]:start[k + 1]``; ``n_keys + 1`` entries)."""
+    n = keys.shape[0]
+    start = np.zeros(n_keys + 1, dtype=np.int64)
+    for i in range(n):
+        start[keys[i] + 1] += 1
+    for k in range(n_keys):
+        start[k + 1] += start[k]
+    order = np.empty(n, dtype=np.int64)
+    fill = start[:-1].copy()
+    for i in range(n):
+        order[fill[keys[i]]] = i
+        fill[keys[i]] += 1
+    return start, order
+
+
+@numba.njit(nogil=True, cache=CACHE)
 def _group_sweep(X, l_sq, groupT, members, offsets, groups, settled, group_settled, nearest_p):
     """:func:`coarse_to_fine`'s first sweep after the groups: each row's nearest landmark ``p`` in its group
     ``groups[i]`` (into ``nearest_p``), the rows of a group together (:func:`_nearest_columns`); returns how many
@@ -302,16 +320,7 @@ def _group_sweep(X, l_sq, groupT, members, offsets, groups, settled, group_settl
     n = X.shape[0]
     z = offsets.shape[0] - 1
     skip = settled.shape[0] > 0
-    start = np.zeros(z + 1, dtype=np.int64)  # rows by group: a counting sort
-    for i in range(n):
-        start[groups[i] + 1] += 1
-    for g in range(z):
-        start[g + 1] += start[g]
-    order = np.empty(n, dtype=np.int64)
-    fill = start[:-1].copy()
-    for i in range(n):
-        order[fill[groups[i]]] = i
-        fill[groups[i]] += 1
+    start, order = _counting_sort(groups, z)  # rows by group
     sq = np.empty(groupT.shape[2], dtype=X.dtype)
     found = np.empty(n, dtype=np.int64)
     pending = 0
@@ -349,15 +358,7 @@ def _candidate_sweep(X, L, candidates, candT, cand_sq, r, keys, idx, settled, ne
     probe = np.empty(1, dtype=X.dtype)
     blocks = candT.shape[0] > 0
     skip = settled.shape[0] > 0
-    start = np.zeros(m + 1, dtype=np.int64)  # rows by p: a counting sort
-    for i in range(n):
-        start[nearest_p[i] + 1] += 1
-    for j in range(m):
-        start[j + 1] += start[j]
-    order = np.empty(n, dtype=np.int64)
-    for i in range(n):
-        order[start[nearest_p[i]]] = i
-        start[nearest_p[i]] += 1
+    _, order = _counting_sort(nearest_p, m)  # rows by p
     t = 0
     while t < n:
         i = order[t]

@@ -29,6 +29,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable
+from typing import NamedTuple
 
 MiB = 2**20
 
@@ -257,27 +258,40 @@ def peak_extra_mb(fn) -> float | None:
     return max(peak - rss0, 0) / MiB
 
 
-def run_child(cmd: list, env=None, cwd=None, timeout=None):
-    """Run ``cmd``; return (exit code, wall seconds, peak RSS MiB of that child).
+class ChildRun(NamedTuple):
+    """What :func:`run_child` measured of one child process."""
+
+    code: int  # exit code
+    wall: float  # seconds
+    peak_mib: float  # its own peak RSS
+    cpu: float  # user + system seconds of it (and the children it waited for)
+
+
+def run_child(cmd: list, env=None, cwd=None, timeout=None) -> ChildRun:
+    """Run ``cmd``; return its :class:`ChildRun` (exit code, wall seconds, peak RSS MiB, CPU seconds).
 
     ``os.wait4`` returns the rusage of this one child (RUSAGE_CHILDREN would
-    be the maximum over every child ever waited for).
+    be the maximum over every child ever waited for).  Without ``timeout`` the wait blocks (the wall is the
+    child's to the scheduler's wake-up); with one it polls every 10 ms and kills the child at the deadline.
     """
     t0 = time.perf_counter()
     proc = subprocess.Popen(cmd, env=env, cwd=cwd)
-    deadline = None if timeout is None else t0 + timeout
-    while True:
-        pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
-        if pid:
-            break
-        if deadline is not None and time.perf_counter() > deadline:
-            proc.kill()
-            pid, status, usage = os.wait4(proc.pid, 0)
-            break
-        time.sleep(0.01)
+    if timeout is None:
+        _, status, usage = os.wait4(proc.pid, 0)
+    else:
+        deadline = t0 + timeout
+        while True:
+            pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
+            if pid:
+                break
+            if time.perf_counter() > deadline:
+                proc.kill()
+                _, status, usage = os.wait4(proc.pid, 0)
+                break
+            time.sleep(0.01)
     wall = time.perf_counter() - t0
     proc.returncode = os.waitstatus_to_exitcode(status)
-    return proc.returncode, wall, usage.ru_maxrss * 1024 / MiB
+    return ChildRun(proc.returncode, wall, usage.ru_maxrss * 1024 / MiB, usage.ru_utime + usage.ru_stime)
 
 
 # ---------------------------------------------------------------------------

@@ -24,11 +24,10 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import time
 
 import numpy as np
 
-from ._harness import MiB, call_in_child, machine_info, render_header, write_page
+from ._harness import call_in_child, machine_info, render_header, run_child, write_page
 
 RESULTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "results")
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -53,13 +52,10 @@ def _copy_of_src(folder, compiled, revision="HEAD"):
 def _run(src, X, labels):
     """(wall seconds, peak MiB) of the command from the package in ``src``."""
     env = {**os.environ, "PYTHONPATH": src, "PYTHONDONTWRITEBYTECODE": "1"}
-    t0 = time.perf_counter()
-    proc = subprocess.Popen([sys.executable, "-c", _COMMAND, X, labels], env=env)
-    _, status, usage = os.wait4(proc.pid, 0)
-    wall = time.perf_counter() - t0
-    if os.waitstatus_to_exitcode(status) != 0:
+    run = run_child([sys.executable, "-c", _COMMAND, X, labels], env=env)
+    if run.code != 0:
         raise RuntimeError("the cluster command failed")
-    return wall, usage.ru_maxrss * 1024 / MiB
+    return run.wall, run.peak_mib
 
 
 def measure(n_rows, repeats):

@@ -31,7 +31,6 @@ from __future__ import annotations
 import argparse
 import os
 import shutil
-import subprocess
 import sys
 import tempfile
 import time
@@ -39,11 +38,11 @@ import time
 import numpy as np
 
 from ._harness import (
-    MiB,
     byte_compile_package,
     call_in_child,
     machine_info,
     render_header,
+    run_child,
     time_interleaved,
     write_page,
 )
@@ -108,14 +107,11 @@ def _have(module):
 def _minibatch(k, X, labels, n_init=None):
     """(wall, peak MiB) of scikit-learn's MiniBatchKMeans(k) (its default ``n_init``, or ``n_init``) on the file,
     in a fresh process."""
-    t0 = time.perf_counter()
     code = MINIBATCH.format(k=k, n_init="" if n_init is None else f"n_init={n_init}, ")
-    proc = subprocess.Popen([sys.executable, "-c", code, X, labels])
-    _, status, usage = os.wait4(proc.pid, 0)
-    wall = time.perf_counter() - t0
-    if os.waitstatus_to_exitcode(status) != 0:
+    run = run_child([sys.executable, "-c", code, X, labels])
+    if run.code != 0:
         raise RuntimeError("the MiniBatchKMeans reference failed")
-    return wall, usage.ru_maxrss * 1024 / MiB
+    return run.wall, run.peak_mib
 
 
 def job(n_rows, k, dask, repeats=3, n_cols=20, extras=True):

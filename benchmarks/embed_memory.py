@@ -63,7 +63,7 @@ def run(cfg: RunConfig) -> CaseResult:
         call_in_child("benchmarks.embed_memory", "write_input", src, N, p)
         cmd = [*cmd0, "embed", src, "-o", dst, "--method", "kjl", "-n", str(n), "-d", str(d)]
         cfg.log(f"[{NAME}] {' '.join(cmd)}")
-        code, wall, peak_mb = run_child(cmd)
+        code, wall, peak_mb, _ = run_child(cmd)
         if code != 0 or not os.path.exists(dst):
             raise NotAvailable(f"`kernelsketch embed` failed (exit code {code}): see stderr")
         Z = np.load(dst, mmap_mode="r")

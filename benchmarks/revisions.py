@@ -23,20 +23,18 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import time
 
 import numpy as np
 
-from ._harness import MiB, call_in_child, machine_info, render_header, write_page
+from ._harness import call_in_child, machine_info, render_header, run_child, write_page
 from .byte_code import _COMMAND, _copy_of_src
+from .cluster_floor import MINIBATCH
 
 RESULTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "results")
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
-_MBK = (
-    "import sys, numpy as np; from sklearn.cluster import MiniBatchKMeans; X = np.load(sys.argv[1]); "
-    "np.save(sys.argv[2], MiniBatchKMeans(8, random_state=0).fit_predict(X))"
-)
+#: the floor benchmark's reference command, MiniBatchKMeans(8) with its default n_init
+_MBK = MINIBATCH.format(k=8, n_init="")
 
 
 def _commit(revision):
@@ -53,13 +51,10 @@ def _run(code, src, X, labels):
     env = dict(os.environ)
     if src is not None:
         env["PYTHONPATH"] = src
-    t0 = time.perf_counter()
-    proc = subprocess.Popen([sys.executable, "-c", code, X, labels], env=env)
-    _, status, usage = os.wait4(proc.pid, 0)
-    wall = time.perf_counter() - t0
-    if os.waitstatus_to_exitcode(status) != 0:
+    run = run_child([sys.executable, "-c", code, X, labels], env=env)
+    if run.code != 0:
         raise RuntimeError(f"the command failed ({code[:60]} ...)")
-    return wall, usage.ru_maxrss * 1024 / MiB, usage.ru_utime + usage.ru_stime
+    return run.wall, run.peak_mib, run.cpu
 
 
 def measure(base, head, n_rows, repeats):

@@ -95,7 +95,7 @@ def _run_case_subprocess(name: str, args) -> CaseResult:
             cmd.append("--no-memory")
         if args.plots_dir:
             cmd += ["--plots-dir", args.plots_dir]
-        code, wall, peak = run_child(cmd, cwd=ROOT)
+        code, wall, peak, _ = run_child(cmd, cwd=ROOT)
         mod = case_module(name)
         if code != 0 or not os.path.exists(out):
             return CaseResult(

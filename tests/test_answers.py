@@ -81,8 +81,8 @@ def test_standardize_auto_decides_from_column_maxima_then_scales_exactly(tmp_pat
     same_unit = rng.normal(size=(2500, 4)) * [1.0, 2.0, -3.0, 0.5]
     mixed = same_unit * [1.0, 1.0, 1.0, 400.0]
     calls = []
-    moments = st._column_moments
-    monkeypatch.setattr(st, "_column_moments", lambda X, s: calls.append(1) or moments(X, s))
+    moments = st.column_moments
+    monkeypatch.setattr(st, "column_moments", lambda X, s: calls.append(1) or moments(X, s))
     for X in (same_unit, mixed):
         np.save(tmp_path / "X.npy", X)
         calls.clear()
@@ -107,15 +107,15 @@ def test_column_magnitudes_are_the_columns_largest_absolute_values(n_rows):
     """The pass that decides ``standardize="auto"`` folds each block by halves on several threads: the same
     values as ``np.abs(X).max(axis=0)`` for any row count (odd halves, one row), integer columns, and a NaN
     (which propagates, as numpy's maximum does)."""
-    from kernelsketch.out_of_core import standardize as st
+    from kernelsketch.out_of_core import column_statistics as st
 
     rng = np.random.default_rng(n_rows)
     X = rng.standard_t(2, size=(n_rows, 7)).astype(np.float32) * np.float32(1e3)
-    n, absmax = st._column_absmax(X, None)
+    n, absmax = st.column_absmax(X, None)
     assert n == n_rows and absmax.dtype == np.float64
     np.testing.assert_array_equal(absmax, np.abs(X).max(axis=0).astype(np.float64))
     ints = rng.integers(-50, 40, size=(n_rows, 3))
-    np.testing.assert_array_equal(st._column_absmax(ints, None)[1], np.abs(ints).max(axis=0))
+    np.testing.assert_array_equal(st.column_absmax(ints, None)[1], np.abs(ints).max(axis=0))
     X[n_rows // 2, 2] = np.nan
-    absmax = st._column_absmax(X, None)[1]
+    absmax = st.column_absmax(X, None)[1]
     assert np.isnan(absmax[2]) and not np.isnan(np.delete(absmax, 2)).any()

@@ -12,6 +12,7 @@ import kernelsketch as ks
 from kernelsketch.cli.main import main
 from kernelsketch.cluster.choose_k import AUTO_CRITERION, STABILITY_SAMPLE, choose_n_clusters
 from kernelsketch.maps import LandmarkSpectralEmbedding
+from kernelsketch.maps.landmark_graph import LandmarkGraph
 from kernelsketch.maps.landmark_spectral import graph_warnings_deferred
 
 
@@ -34,13 +35,13 @@ def test_auto_finds_the_number_of_well_separated_clusters(k):
 def test_auto_makes_no_second_pass_over_the_data_and_matches_the_fit_with_k_given(monkeypatch):
     X, _ = _blobs(4)
     calls = []
-    graph = LandmarkSpectralEmbedding.graph
+    graph = LandmarkGraph.graph
 
     def counting(self, rows, also=()):
         calls.append(rows.shape[0])
         return graph(self, rows, also)
 
-    monkeypatch.setattr(LandmarkSpectralEmbedding, "graph", counting)
+    monkeypatch.setattr(LandmarkGraph, "graph", counting)
     auto = ks.LandmarkSpectralClustering("auto", n_landmarks=300, search="exact", random_state=0).fit(X)
     searched_auto, calls[:] = sum(calls), []
     given = ks.LandmarkSpectralClustering(4, n_landmarks=300, search="exact", random_state=0).fit(X)

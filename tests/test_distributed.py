@@ -623,18 +623,18 @@ def test_dask_keeps_each_chunks_graph_on_the_workers_and_searches_each_row_once(
 
     import kernelsketch as ks
     from kernelsketch.distributed.engine import DaskEngine
-    from kernelsketch.maps import LandmarkSpectralEmbedding
+    from kernelsketch.maps.landmark_graph import LandmarkGraph
 
     X, _ = make_blobs(12000, centers=4, n_features=3, random_state=1)
     X = X.astype(dtype)
     searched = {"rows": 0}
-    graph = LandmarkSpectralEmbedding.graph
+    graph = LandmarkGraph.graph
 
     def counting(self, rows, **kw):
         searched["rows"] += rows.shape[0]
         return graph(self, rows, **kw)
 
-    monkeypatch.setattr(LandmarkSpectralEmbedding, "graph", counting)
+    monkeypatch.setattr(LandmarkGraph, "graph", counting)
     released = []
     release = DaskEngine.release
     monkeypatch.setattr(DaskEngine, "release", lambda self: (released.append(self._kept is not None), release(self)))
@@ -653,6 +653,23 @@ def test_dask_keeps_each_chunks_graph_on_the_workers_and_searches_each_row_once(
     np.testing.assert_array_equal(kept.labels, local)
     assert n_kept == 12000 + 2000 and n_again == 2 * 12000 + 2000  # the fit pass, k-means' sample, (assignment)
     assert released == [True]  # the kept graphs were dropped when the run ended
+
+
+def test_each_chunk_goes_to_the_workers_with_its_own_tasks_only(tmp_path):
+    """A pass submits its chunks a window at a time: each chunk's delayed carries only the tasks of that chunk (not
+    the whole array's graph, which ``to_delayed`` gives every chunk and which was pickled again with each one), and
+    the chunks are still the file's rows in order."""
+    from kernelsketch.distributed.engine import DaskEngine
+
+    X = _data(n=5000, d=3, seed=1)
+    np.save(tmp_path / "X.npy", X)
+    engine = DaskEngine.open(tmp_path / "X.npy", chunk_rows=500)
+    blocks = engine._blocks()
+    whole = len(engine.X.to_delayed().ravel()[0].__dask_graph__())
+    sizes = [len(b.__dask_graph__()) for b in blocks]
+    assert len(blocks) == 10 and whole >= 2 * len(blocks) and max(sizes) * len(blocks) <= whole
+    np.testing.assert_array_equal(np.concatenate(da.compute(*blocks)), X)
+    assert engine._blocks()[0] is blocks[0]  # (culled once per array)
 
 
 def test_bytes_to_client_counts_the_arrays_without_pickling_them_again():
@@ -674,20 +691,42 @@ def test_bytes_to_client_counts_the_arrays_without_pickling_them_again():
     assert _payload_bytes(labels) == len(pickle.dumps(labels, protocol=pickle.HIGHEST_PROTOCOL))
 
 
-def test_a_local_cluster_started_on_a_thread_serves_connect_with_its_workers_already_importing_the_drivers():
+def test_a_local_cluster_started_on_a_thread_serves_connect_and_the_default_clustering_never_imports_sklearn_there(
+    tmp_path,
+):
     """``--workers N`` starts its cluster first thing (LocalClusterStart), and connect(start=...) uses it: its
-    workers import the drivers and scikit-learn as they start (the preload), not on the pass's first task; the
-    cluster is stopped when the block ends."""
+    workers import the default clustering's block functions as they start (the preload), not on the pass's first
+    task, and a whole default ``cluster_file`` run (standardize's pass, the statistics' sample, the seeding sample,
+    the assignment) sends them only plain arrays and sklearn-free functions: scikit-learn (1-1.3 s of CPU a process)
+    is never imported on a worker.  The cluster is stopped when the block ends."""
+    import kernelsketch as ks
     from kernelsketch.distributed.cluster import LocalClusterStart, connect
+    from kernelsketch.maps import LandmarkSpectralEmbedding
 
+    def modules():
+        import sys
+
+        names = ("kernelsketch.out_of_core.assignment", "kernelsketch.maps.landmark_graph", "sklearn")
+        return tuple(m in sys.modules for m in names)
+
+    X = _data(n=6000, d=3, seed=2).astype(np.float32)
+    np.save(tmp_path / "X.npy", X)
     start = LocalClusterStart(2, memory_limit="1GiB")
     with pytest.raises(ValueError, match="start"):
         with connect(n_workers=2, start=start):
             pass
     with connect(start=start) as client:
-        loaded = client.run(lambda: "kernelsketch.out_of_core.drivers" in __import__("sys").modules)
-        assert list(loaded.values()) == [True, True]
-        assert client.submit(sum, [1, 2, 3]).result() == 6
+        assert list(client.run(modules).values()) == [(True, True, False)] * 2
+        options = dict(
+            embedding=LandmarkSpectralEmbedding(statistics_rows=2000),  # (the statistics of a sample's pieces)
+            standardize="auto",
+            init_size=1000,
+            random_state=0,
+            missing_codes=None,
+        )
+        on_dask = ks.cluster_file(tmp_path / "X.npy", 3, client=client, **options)
+        assert list(client.run(modules).values()) == [(True, True, False)] * 2
+    np.testing.assert_array_equal(on_dask.labels, ks.cluster_file(tmp_path / "X.npy", 3, **options).labels)
     assert start._cluster is None  # closed by connect
     with pytest.raises(ValueError, match="was closed"):
         with connect(start=start):
@@ -756,14 +795,12 @@ def test_the_seeding_sample_is_embedded_on_a_worker_with_the_local_labels(client
     """On Dask the clusterer's seeding sample is embedded by a worker (where the rows are and the search's kernels
     are loaded), not by this process, which embeds it when it runs locally: the same labels."""
     import kernelsketch as ks
-    from kernelsketch.maps import LandmarkSpectralEmbedding
+    from kernelsketch.maps.landmark_graph import LandmarkGraph
 
     X = _data(n=3000, d=3, seed=4)
     calls = []
-    original = LandmarkSpectralEmbedding.transform_with_graph
-    monkeypatch.setattr(
-        LandmarkSpectralEmbedding, "transform_with_graph", lambda self, R: (calls.append(len(R)), original(self, R))[1]
-    )
+    original = LandmarkGraph.embed_rows
+    monkeypatch.setattr(LandmarkGraph, "embed_rows", lambda self, R: (calls.append(len(R)), original(self, R))[1])
     local = ks.cluster_file(X, 3, init_size=1000, random_state=0, missing_codes=None)
     assert calls == [1000]
     calls.clear()

@@ -138,7 +138,7 @@ def test_the_assignment_pass_does_not_search_again(tmp_path, monkeypatch):
 
 @pytest.mark.parametrize("error", [RuntimeError, KeyboardInterrupt])
 def test_a_failed_or_interrupted_run_removes_the_kept_graph(tmp_path, monkeypatch, error):
-    from kernelsketch.maps.landmark_spectral import LandmarkSpectralEmbedding
+    from kernelsketch.maps.landmark_graph import LandmarkGraph
 
     X = _blobs(3000)
     before = _leftovers()
@@ -148,7 +148,7 @@ def test_a_failed_or_interrupted_run_removes_the_kept_graph(tmp_path, monkeypatc
         seen.append(_leftovers() - before)  # the kept graph exists while the assignment pass runs
         raise error("disk on fire")
 
-    monkeypatch.setattr(LandmarkSpectralEmbedding, "assign_graph", boom)
+    monkeypatch.setattr(LandmarkGraph, "assign_graph", boom)
     with pytest.raises(error, match="disk on fire"):  # (Ctrl-C is a KeyboardInterrupt in the main thread)
         ks.cluster_file(X, 3, init_size=500, keep_graph=True, random_state=0)
     assert seen and len(seen[0]) == 1

@@ -14,6 +14,7 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 import kernelsketch as ks
 from kernelsketch.cluster import LandmarkSpectralClustering
 from kernelsketch.maps import LandmarkSpectralEmbedding
+from kernelsketch.maps.landmark_graph import LandmarkGraph
 from kernelsketch.maps.landmark_spectral import GraphWarning
 
 
@@ -385,7 +386,7 @@ def test_with_components_equals_a_refit_without_a_pass(search, monkeypatch):
             n_components=k, n_landmarks=200, trivial=trivial, search=search, random_state=0
         ).fit(X)
         # no pass over the data: the search is never called
-        monkeypatch.setattr(LandmarkSpectralEmbedding, "graph", lambda *a, **kw: pytest.fail("searched"))
+        monkeypatch.setattr(LandmarkGraph, "graph", lambda *a, **kw: pytest.fail("searched"))
         derived = base.with_components(k, trivial=trivial)
         monkeypatch.undo()
         assert derived.n_components == k and derived.trivial == trivial and base.n_components == 2

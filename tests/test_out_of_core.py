@@ -270,11 +270,11 @@ def test_sigint_during_assignment_leaves_the_previous_output(tmp_path):
     script = textwrap.dedent(f"""
         import os, signal, threading, kernelsketch as ks
         from kernelsketch.out_of_core import drivers as out_of_core
-        real = out_of_core._assign_block
+        real = out_of_core.assign_block
         def slow(X, state):
             os.kill(os.getpid(), signal.SIGINT)  # Ctrl-C arrives during the assignment pass
             return real(X, state)
-        out_of_core._assign_block = slow
+        out_of_core.assign_block = slow
         try:
             ks.cluster_file({str(tmp_path / "X.npy")!r}, 3, embedding=None, output={str(out)!r}, force=True,
                             init_size=1000, block_rows=10000)

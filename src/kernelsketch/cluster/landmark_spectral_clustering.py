@@ -11,6 +11,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from .._typing import ArrayLike, NDArray, RandomStateLike
 from ..maps.landmark_eigen import landmark_spectrum
+from ..maps.landmark_graph import sample_embedding
 from ..maps.landmark_spectral import (
     _HEURISTICS,
     STATISTICS_ROWS,
@@ -36,13 +37,6 @@ def kmeans_on_embedding(n_clusters, *, n_init, random_state, **params):
     """
     km = StreamingKMeans(n_clusters, n_init=n_init, random_state=random_state, **params)
     return km, check_random_state(derive_seed(random_state) + 1)
-
-
-def _embed_keeping_graph(X, embedding):
-    """The seeding sample's embedding (transform's numbers), and what the labeling's rule reads of those rows: their
-    graph and the rows themselves (:meth:`LandmarkSpectralClustering.fit_rows`; run where the rows are)."""
-    U, graph = embedding.transform_with_graph(X)
-    return U, (graph, X)
 
 
 class LandmarkSpectralClustering(ClusterMixin, BaseEstimator):
@@ -433,7 +427,7 @@ class LandmarkSpectralClustering(ClusterMixin, BaseEstimator):
         try:
             self.embedding_ = embedding
             self._choose_k(lambda: _stability_sample(rows, self.random_state), km)  # (n_clusters="auto")
-            seeding = seed_on_rows(rows, km, rng, _embed_keeping_graph, self.embedding_)
+            seeding = seed_on_rows(rows, km, rng, sample_embedding, self.embedding_.landmark_graph())
             self._adopt_clusters(km)
             (indices, weights), X_sample = seeding.kept
             seeding.kept = None

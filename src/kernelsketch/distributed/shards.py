@@ -178,6 +178,16 @@ def _read_shard_rows(path, fmt, columns, label_column, dtype, start, stop, rows)
     return X[rows], (None if y is None else y[rows])
 
 
+def read_chunk(spec, read_options, preprocess=()):
+    """``(X, y)`` of one chunk of :func:`read_shards`' array (``spec``: one of :attr:`ShardChunks.chunks`), through
+    the engine's row-wise steps (``preprocess``): the chunk the array's own tasks would give, read in one task."""
+    path, fmt, start, stop = spec
+    X, y = _read_shard(path, fmt, *read_options, start, stop)
+    for fn in preprocess:
+        X = fn(X)
+    return X, y
+
+
 def _stack_rows(parts, preprocess):
     """The chunks' selected rows in order, as ``(X, y)``, through the engine's row-wise steps (``preprocess``)."""
     X = np.concatenate([p[0] for p in parts]) if len(parts) > 1 else parts[0][0]

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import numpy as np
 import scipy.sparse as sp
-from sklearn.cluster import kmeans_plusplus
 
 from ..utils.threads import blas_num_threads, run_claim_loops
 from ..utils.validation import check_input
@@ -341,6 +340,8 @@ def kmeans_on_sample(sample, k, rng, *, n_init=1, tol=1e-4, max_iter=SAMPLE_MAX_
     its mean (the centres are returned where the rows are).  ``search``: a searcher object
     (:mod:`kernelsketch.kernels.search`) for every nearest-centre step instead of the package's own.
     """
+    from sklearn.cluster import kmeans_plusplus
+
     sample = check_input(sample, accept_sparse=("csr",), name="sample")
     if sample.shape[0] < k:
         raise ValueError(f"n_clusters={k} must be <= the number of rows ({sample.shape[0]})")

@@ -14,7 +14,7 @@ from __future__ import annotations
 import contextlib
 import numbers
 import warnings
-from typing import ClassVar, Self
+from typing import Any, ClassVar, Self
 
 import numpy as np
 import scipy.sparse as sp
@@ -23,21 +23,23 @@ from sklearn.utils.validation import check_is_fitted
 
 from .._typing import ArrayLike, FloatArray, RandomStateLike
 from ..kernels.bandwidth import bandwidth_of_rows, check_distance_scale
-from ..kernels.neighbors import (
-    graph_csr,
-    graph_embed,
-    graph_gram,
-    nearest,
-)
-from ..kernels.search import ApproximateSearch, built_searcher, checked_search
+from ..kernels.neighbors import nearest
 from ..utils.chunking import get_chunk_n_rows
 from ..utils.dispatch import maybe_dask_transform
 from ..utils.estimator_checks import HasMethods, Interval, StrOptions
 from ..utils.row_source import ArrayRows
-from ..utils.threads import parallel_rows, run_pieces, thread_limit
+from ..utils.threads import thread_limit
 from ..utils.validation import check_input, check_random_state, derive_seed
 from ..utils.warnings import warn as _warn
 from .landmark_eigen import GraphStatistics, landmark_embedding
+from .landmark_graph import (  # noqa: F401  (AUTO_APPROXIMATE_MAX_FEATURES, user_searcher: named here too)
+    AUTO_APPROXIMATE_MAX_FEATURES,
+    LandmarkGraph,
+    block_graph,
+    block_statistics,
+    rows_statistics,
+    user_searcher,
+)
 from .landmark_selection import KMeansLandmarks, LandmarkData, UniformLandmarks, select_landmarks
 from .landmarks import resolve_n_landmarks, uniform_sorted_indices
 
@@ -49,16 +51,8 @@ _KNN_MEAN = "knn_mean"
 LANDMARK_SELECTIONS = ("uniform", "kmeans")
 #: how each row's nearest landmarks are found
 SEARCHES = ("auto", "exact", "approximate")
-#: search="auto" is approximate up to this many columns, where it is faster than the exact search
-#: (``benchmarks/results/approximate-search.md``: 2-5x at 2-20 columns, even near 80, slower above)
-AUTO_APPROXIMATE_MAX_FEATURES = 40
 #: the k-means selection clusters a uniform sample of this many rows per landmark (U-SPEC's hybrid: ~10 m)
 KMEANS_SAMPLE_FACTOR = 10
-
-
-def user_searcher(search):
-    """``search`` when it is a searcher object (a user's, faiss's), else None (a name: the package's own)."""
-    return None if search is None or isinstance(search, str) else search
 
 
 #: ``n_landmarks``'s default
@@ -120,13 +114,6 @@ def graph_warnings_deferred(active=True):
         if active:
             warnings.simplefilter("ignore", GraphWarning)
         yield
-
-
-def _unit_rows(U):
-    """Each row of ``U`` scaled to unit length in place (Ng, Jordan & Weiss); a zero row stays 0."""
-    norms = np.sqrt(np.einsum("ij,ij->i", U, U))
-    np.divide(U, norms[:, None], out=U, where=norms[:, None] > 0)
-    return U
 
 
 class LandmarkSpectralEmbedding(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
@@ -405,81 +392,38 @@ class LandmarkSpectralEmbedding(ClassNamePrefixFeaturesOutMixin, TransformerMixi
             raise ValueError("bandwidth='knn_mean': every row coincides with its nearest landmarks (distance 0)")
         return np.sqrt(2.0) * sigma
 
-    def graph(self, X, also=()):
-        """The graph stage: each row's ``r`` nearest landmarks and its Gaussian weights summing to 1.
-
-        ``(indices int32 (n, r), weights (n, r))``: everything the embedding needs of a row.  The weights are
-        float32 for float32 rows (their distances are float32: the search runs in the rows' dtype), else
-        float64.  ``also``: independent calls run beside the search, on its threads (e.g. the previous
-        block's ``Z^T Z`` in :meth:`fit_rows`), all done on return.  The search is :meth:`_searcher`'s.
-        ``X``: rows as fitted (validated by the caller).
-        """
-        m = self.landmarks_.shape[0]
-        r = min(self.n_neighbors, m)
-        searcher = self._searcher(X)
-        if isinstance(searcher, ApproximateSearch):
-            d2, indices = searcher.search(X, r, also=also)
-        else:
-            run_pieces(also)
-            if sp.issparse(X) and not getattr(searcher, "accepts_sparse", False):
-                X = X.toarray()
-            dtype = np.float32 if X.dtype == np.float32 else np.float64
-            d2, indices = checked_search(searcher, X, r, m, dtype)  # ascending: d2[:, -1] is the r-th nearest
-        return indices, self._weights(d2)
-
-    def _weights(self, d2):
-        """The Gaussian weights of rows at squared distances ``d2`` (:meth:`_weights_into`), float32 for float32
-        distances, row by row: the same weights on any number of threads."""
-        weights = np.empty(d2.shape, dtype=np.float32 if d2.dtype == np.float32 else np.float64)
-        parallel_rows(self._weights_into, d2, weights)
-        return weights
-
-    def _weights_into(self, d2, weights):
-        """The Gaussian weights of rows at squared distances ``d2`` (ascending), each row summing to 1, into
-        ``weights`` (the same shape; computed in its dtype)."""
-        weights[...] = d2
-        if self.bandwidth_ is None:
-            scale = weights[:, -1:].copy()  # the r-th nearest landmark's squared distance
-            at_zero = scale[:, 0] <= 0  # every neighbour at distance 0: equal weights
-            if at_zero.any():
-                scale[at_zero] = 1.0
-                weights[at_zero] = 0.0
-            np.divide(weights, scale, out=weights)
-            np.negative(weights, out=weights)
-        else:
-            # exp(-(d^2 - d_1^2) / h^2): the same weights once each row is scaled to sum 1, without the
-            # underflow of exp(-d^2 / h^2) for a row far from every landmark (its nearest one weighs 1)
-            weights -= weights[:, :1].copy()
-            np.negative(weights, out=weights)
-            weights /= self.bandwidth_**2
-        np.exp(weights, out=weights)
-        weights /= weights.sum(axis=1, keepdims=True)  # >= 1 before: the nearest landmark's weight is > 0
-
-    def _search_kind(self, X):
-        """``search`` resolved for rows like ``X``: ``"exact"``, ``"approximate"`` or the user's searcher object.
-
-        ``"auto"`` is approximate for dense rows of at most :data:`AUTO_APPROXIMATE_MAX_FEATURES` columns.
-        """
-        if not isinstance(self.search, str):
-            return self.search
-        if sp.issparse(X) or self.search == "exact":
-            return "exact"
-        return "approximate" if self.search == "approximate" or X.shape[1] <= AUTO_APPROXIMATE_MAX_FEATURES else "exact"
-
-    def _searcher(self, X):
-        """The searcher of :meth:`_search_kind`, built on ``landmarks_`` once (every process builds the same
-        one from the same landmarks), kept with the estimator but never saved."""
-        return self._searcher_of(self._search_kind(X))
-
-    def _searcher_of(self, kind):
-        """:meth:`_searcher` of a resolved kind."""
-        key = kind if isinstance(kind, str) else id(kind)
+    def landmark_graph(self) -> LandmarkGraph:
+        """The fitted graph as plain arrays (:class:`~kernelsketch.maps.landmark_graph.LandmarkGraph`): what a block of
+        rows needs (the search, the weights, the projection once solved), and what a pass sends to where the rows
+        are.  It shares this estimator's searchers (built on ``landmarks_`` once, never saved)."""
+        check_is_fitted(self, "landmarks_")
         cache = vars(self).get("_searcher_cache")
         if cache is None or cache[0] is not self.landmarks_:
-            cache = self._searcher_cache = (self.landmarks_, {})
-        if key not in cache[1]:
-            cache[1][key] = built_searcher(kind, self.landmarks_)
-        return cache[1][key]
+            cache = self._searcher_cache = (self.landmarks_, dict[Any, Any]())
+        return LandmarkGraph(
+            self.landmarks_,
+            n_neighbors=self.n_neighbors,
+            bandwidth=self.bandwidth_,
+            search=self.search,
+            projection=vars(self).get("projection_"),
+            unit_rows=self.unit_rows,
+            searchers=cache[1],
+            name=type(self).__name__,
+        )
+
+    def graph(self, X, also=()):
+        """The graph stage: each row's ``r`` nearest landmarks and its Gaussian weights summing to 1
+        (:meth:`LandmarkGraph.graph <kernelsketch.maps.landmark_graph.LandmarkGraph.graph>`: ``(indices int32 (n,
+        r), weights (n, r))``, float32 weights for float32 rows).  ``X``: rows as fitted (validated by the caller)."""
+        return self.landmark_graph().graph(X, also=also)
+
+    def _weights(self, d2):
+        """The Gaussian weights of rows at squared distances ``d2`` (:meth:`LandmarkGraph.weights`)."""
+        return self.landmark_graph().weights(d2)
+
+    def _searcher_of(self, kind):
+        """The searcher of a resolved kind, built on ``landmarks_`` once, kept with the estimator but never saved."""
+        return self.landmark_graph().searcher_of(kind)
 
     def __getstate__(self):
         state = super().__getstate__()
@@ -487,102 +431,38 @@ class LandmarkSpectralEmbedding(ClassNamePrefixFeaturesOutMixin, TransformerMixi
             state.pop(name, None)
         return state
 
-    def _csr(self, indices, weights):
-        return graph_csr(indices, weights, self.landmarks_.shape[0])
-
     def _affinity(self, X):
         """``Z`` of the rows of ``X``: CSR ``(n, m)``, ``r`` Gaussian weights per row summing to 1."""
-        return self._csr(*self.graph(X))
+        graph = self.landmark_graph()
+        return graph.csr(*graph.graph(X))
 
     def embed_graph(self, indices, weights):
-        """The embed stage: ``Z @ P`` of rows given by their graph (:meth:`graph`; unit rows when asked), float64
-        (:func:`~kernelsketch.kernels.neighbors.graph_embed`: the numbers of ``transform``'s CSR product)."""
-        U = graph_embed(indices, weights, self.projection_)
-        if self.unit_rows:
-            _unit_rows(U)
-        return U
+        """The embed stage: ``Z @ P`` of rows given by their graph (:meth:`graph`; unit rows when asked), float64."""
+        return self.landmark_graph().embed_graph(indices, weights)
 
     def assign_graph(self, indices, weights, centers, dtype):
-        """k-means' assignment of rows given by their graph (:meth:`graph`), the embedding in ``dtype`` never
-        stored (:func:`~kernelsketch.kernels.lloyd.assign_graph_with_statistics`): ``(labels, squared distances,
-        sums, counts)``, the numbers of :func:`~kernelsketch.kernels.lloyd.assign_with_statistics` of
-        ``transform``'s rows, so a kept graph and a second search give the same labels."""
-        from ..kernels.lloyd import assign_graph_with_statistics, assign_with_statistics
-
-        if self.unit_rows or user_searcher(self.search) is not None:  # (a user's searcher finds the centres too)
-            E = self.embed_graph(indices, weights).astype(dtype, copy=False)
-            return assign_with_statistics(E, centers, user_searcher(self.search))
-        return assign_graph_with_statistics(indices, weights, self.projection_, centers, dtype)
+        """k-means' assignment of rows given by their graph (:meth:`LandmarkGraph.assign_graph`): ``(labels,
+        squared distances, sums, counts)``, the embedding in ``dtype`` never stored."""
+        return self.landmark_graph().assign_graph(indices, weights, centers, dtype)
 
     def settled_cells(self, centers):
-        """Which rows :meth:`assign_rows` labels from the approximate search's first sweep alone: ``(m,)`` int64,
-        landmark ``p``'s entry the label of every row whose nearest landmark found by the first sweep is ``p``,
-        or -1; None where no row can be (unit rows, a user's searcher, no numba).
-
-        A row's embedding ``u = sum_a w_a P[j_a]`` is a convex combination (weights >= 0 summing to 1) of the
-        projection's rows of its ``r`` neighbours, which the approximate search takes from ``p``'s candidates.
-        The cells of the nearest-centre assignment are convex, so when the rows of every candidate of ``p``
-        have the same nearest centre ``h``, with each key ``|c|^2 - 2 c.v`` of another centre ahead of ``h``'s
-        by more than the rounding of an assignment in float32 or float64 (bounded below), so has ``u``: the label is
-        ``h`` whichever neighbours and weights the second sweep would find.  The votes' assigner (one-hot rows,
-        the identity's centres) settles a cell whose candidates share one landmark label.
-        """
-        from ..utils.numba_cache import numba_installed
-
+        """Which rows :meth:`assign_rows` labels from the approximate search's first sweep alone
+        (:meth:`LandmarkGraph.settled_cells`: ``(m,)`` int64, or None where no row can be)."""
         check_is_fitted(self)
-        if self.unit_rows or user_searcher(self.search) is not None or not numba_installed():
-            return None  # (numba installed but broken: the search finds no p, and every row is searched in full)
-        m = self.landmarks_.shape[0]
-        candidates = self._searcher_of("approximate").index(min(self.n_neighbors, m)).candidates
-        P = np.asarray(self.projection_, dtype=np.float64)
-        C = np.asarray(centers, dtype=np.float64)
-        c_sq = (C * C).sum(axis=1)
-        keys = c_sq[None, :] - 2.0 * (P @ C.T)  # (m, n_centres): each landmark's own row's keys
-        if C.shape[0] == 1:
-            return np.zeros(m, dtype=np.int64)
-        two = np.partition(keys, 1, axis=1)[:, :2]
-        nearest = np.argmin(keys, axis=1)
-        # the assignment's rounding (in float32 at worst): u and the centres rounded, a k-term dot product in
-        # float32, the weights' sum 1 to rounding; |u| <= max |P_j| (a convex combination)
-        eps = float(np.finfo(np.float32).eps)
-        scale = float(c_sq.max()) + 2.0 * float(np.sqrt(c_sq.max())) * float(np.sqrt((P * P).sum(axis=1).max()))
-        tol = 8.0 * (P.shape[1] + candidates.shape[1] + 4) * eps * scale
-        clear = (two[:, 1] - two[:, 0]) > tol
-        first = nearest[candidates[:, 0]]
-        same = (nearest[candidates] == first[:, None]).all(axis=1) & clear[candidates].all(axis=1)
-        return np.where(same, first, -1).astype(np.int64)
+        return self.landmark_graph().settled_cells(centers)
 
     def assign_rows(self, X, centers, dtype, settled=None):
-        """:meth:`assign_graph` of the rows of ``X`` (validated) searched again, rows of a settled cell
-        (:meth:`settled_cells`) labelled without the search's second sweep: ``(labels, squared distances, sums,
-        counts)``, where ``labels`` and ``counts`` cover every row and the distances and sums only the rows
-        embedded (the others' embedding is never formed).  The labels are :meth:`assign_graph`'s."""
-        searcher = self._searcher(X)
-        found = None
-        if settled is not None and isinstance(searcher, ApproximateSearch):
-            found = searcher.search_settled(X, min(self.n_neighbors, self.landmarks_.shape[0]), settled)
-        if found is None:
-            return self.assign_graph(*self.graph(X), centers, dtype)
-        d2, indices, p = found
-        labels = settled[p]
-        counts = np.bincount(labels[labels >= 0], minlength=np.asarray(centers).shape[0]).astype(np.float64)
-        rest = np.flatnonzero(labels < 0)
-        out, sq, sums, counts_rest = self.assign_graph(indices[rest], self._weights(d2[rest]), centers, dtype)
-        labels[rest] = out
-        return labels, sq, sums, counts + counts_rest
+        """:meth:`assign_graph` of the rows of ``X`` (validated) searched again, rows of a settled cell labelled
+        without the search's second sweep (:meth:`LandmarkGraph.assign_rows`)."""
+        return self.landmark_graph().assign_rows(X, centers, dtype, settled)
 
     def statistics(self, X) -> GraphStatistics:
         """The graph statistics ``(Z^T Z, Z^T 1, rows)`` of the rows of ``X`` to the fitted landmarks (what
         :meth:`fit_rows` sums over every row; ``Z^T Z`` sparse where it is small)."""
         check_is_fitted(self)
         X = check_input(X, accept_sparse=("csr",), estimator=self, reset=False)
-        return GraphStatistics(*self._graph_statistics(*self.graph(X)))
-
-    def _graph_statistics(self, indices, weights):
-        """:meth:`statistics` of rows given by their graph (:meth:`graph`'s output, e.g. kept from a pass)."""
-        m = self.landmarks_.shape[0]
-        degrees = np.zeros(m)  # Z^T 1, summed in the same sweep as Z^T Z
-        return graph_gram(indices, weights, m, degrees), degrees, indices.shape[0]
+        graph = self.landmark_graph()
+        return GraphStatistics(*graph.statistics(*graph.graph(X)))
 
     def _finish(self, stats):
         """The eigenproblem (:func:`~kernelsketch.maps.landmark_eigen.landmark_embedding`) of the
@@ -690,9 +570,10 @@ class LandmarkSpectralEmbedding(ClassNamePrefixFeaturesOutMixin, TransformerMixi
             idx = uniform_sorted_indices(np.random.default_rng([seed, 0x5354]), N, self.statistics_rows)
             self._finish(self._sample_statistics(rows, idx))
             return None
-        graphs = rows.map(_block_graph, self, desc=f"{name} graph", keep=keep_graph)
+        graph = self.landmark_graph()
+        graphs = rows.map(block_graph, graph, desc=f"{name} graph", keep=keep_graph)
         try:
-            stats = graphs.reduce(_block_statistics, GraphStatistics.add, state=self, desc=f"{name} statistics")
+            stats = graphs.reduce(block_statistics, GraphStatistics.add, state=graph, desc=f"{name} statistics")
             self._finish(stats)
         except BaseException:
             graphs.release()
@@ -712,10 +593,10 @@ class LandmarkSpectralEmbedding(ClassNamePrefixFeaturesOutMixin, TransformerMixi
         step = max(1, min(_SAMPLE_PIECE_ROWS, get_chunk_n_rows(8 * (d + 4 * r), idx.size)))
         pieces = [idx[start : start + step] for start in range(0, idx.size, step)]
         batch = max(1, _SAMPLE_STATISTICS_BYTES // (8 * m * m))
-        total = None
+        total, graph = None, self.landmark_graph()
         with progress(total=idx.size, desc=f"{type(self).__name__} statistics (sample)", unit="rows") as bar:
             for b in range(0, len(pieces), batch):
-                parts = gather_mapped_pieces(rows, pieces[b : b + batch], _rows_statistics, self)
+                parts = gather_mapped_pieces(rows, pieces[b : b + batch], rows_statistics, graph)
                 total = GraphStatistics.add([total, *parts])
                 bar.update(sum(len(piece) for piece in pieces[b : b + batch]))
         return total
@@ -732,34 +613,13 @@ class LandmarkSpectralEmbedding(ClassNamePrefixFeaturesOutMixin, TransformerMixi
         caller that needs both (the clusterer's labeling cuts the graph of the rows k-means was seeded on)."""
         check_is_fitted(self)
         X = check_input(X, accept_sparse=("csr",), estimator=self, reset=False)
-        graph = self.graph(X)
-        U = self.embed_graph(*graph)
-        return (U.astype(X.dtype, copy=False) if X.dtype == np.float32 else U), graph
+        return self.landmark_graph().embed_rows(X)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.input_tags.sparse = True
         tags.transformer_tags.preserves_dtype = ["float64", "float32"]
         return tags
-
-
-def _block_graph(X, embedding, also=()):
-    """A block's graph as :meth:`LandmarkSpectralEmbedding.fit_rows` maps (and keeps) it: ``(indices, weights,
-    whether X is float32)``; ``also`` run beside the search (the previous block's statistics)."""
-    indices, weights = embedding.graph(X, also=also)
-    return indices, weights, X.dtype == np.float32
-
-
-def _rows_statistics(X, embedding):
-    """The graph statistics of gathered rows (:meth:`LandmarkSpectralEmbedding._sample_statistics`): the fit pass's
-    :func:`_block_graph` and :func:`_block_statistics` of them."""
-    X = check_input(X, accept_sparse=("csr",))
-    return GraphStatistics(*_block_statistics(_block_graph(X, embedding), embedding))
-
-
-def _block_statistics(graph, embedding):
-    """The graph statistics of a block given by its graph (:func:`_block_graph`)."""
-    return embedding._graph_statistics(graph[0], graph[1])
 
 
 def rows_in_memory(X, n_landmarks):

@@ -30,6 +30,7 @@ and back up once:
 
 * :mod:`~kernelsketch.out_of_core.engine` -- the :class:`Engine` contract and :class:`LocalEngine`;
 * :mod:`~kernelsketch.out_of_core.missing` -- missing-value codes found on a sample and read as medians;
+* :mod:`~kernelsketch.out_of_core.column_statistics` -- per-column statistics of a block and their exact merge;
 * :mod:`~kernelsketch.out_of_core.standardize` -- z-scoring a source in one pass;
 * :mod:`~kernelsketch.out_of_core.fit` -- :func:`fit_source`, one strategy per kind of estimator,
   and :func:`choose_landmarks`;
@@ -37,55 +38,45 @@ and back up once:
   (:class:`SpilledBlocks`: each row's landmark graph kept from the fit pass, so that later passes need no
   second search);
 * :mod:`~kernelsketch.out_of_core.sinks` -- where output blocks go;
+* :mod:`~kernelsketch.out_of_core.assignment` -- a block's k-means assignment, the pass function the drivers send
+  to where the rows are;
 * :mod:`~kernelsketch.out_of_core.drivers` -- :func:`transform_source`, :func:`embed_file`,
   :func:`cluster_file`.
 """
 
-from __future__ import annotations
+from .._lazy import attach
 
-from .drivers import (
-    ClusterResult,
-    EmbedResult,
-    EmptyClusterWarning,
-    PairCounts,
-    TransformResult,
-    cluster_file,
-    embed_file,
-    model_read_options,
-    transform_source,
-)
-from .engine import Engine, LocalEngine, align_columns, open_engine, record_feature_names
-from .fit import FIT_ROWS, FIT_STRATEGIES, FitResult, choose_landmarks, fit_source, fit_strategy, resolve_kernel
-from .missing import CODE_CHECK_ROWS, replace_missing_codes
-from .spilled_blocks import SpilledBlocks
-from .standardize import UNIT_SPREAD, magnitude_spread, standardize_source
+_LAZY = {
+    "CODE_CHECK_ROWS": "missing",
+    "ClusterResult": "drivers",
+    "EmbedResult": "drivers",
+    "EmptyClusterWarning": "drivers",
+    "Engine": "engine",
+    "FIT_ROWS": "fit",
+    "FIT_STRATEGIES": "fit",
+    "FitResult": "fit",
+    "LocalEngine": "engine",
+    "PairCounts": "drivers",
+    "SpilledBlocks": "spilled_blocks",
+    "TransformResult": "drivers",
+    "UNIT_SPREAD": "standardize",
+    "align_columns": "engine",
+    "choose_landmarks": "fit",
+    "cluster_file": "drivers",
+    "embed_file": "drivers",
+    "fit_source": "fit",
+    "fit_strategy": "fit",
+    "magnitude_spread": "standardize",
+    "model_read_options": "drivers",
+    "open_engine": "engine",
+    "record_feature_names": "engine",
+    "replace_missing_codes": "missing",
+    "resolve_kernel": "fit",
+    "standardize_source": "standardize",
+    "transform_source": "drivers",
+}
 
-__all__ = [
-    "CODE_CHECK_ROWS",
-    "FIT_ROWS",
-    "FIT_STRATEGIES",
-    "UNIT_SPREAD",
-    "ClusterResult",
-    "EmbedResult",
-    "EmptyClusterWarning",
-    "Engine",
-    "FitResult",
-    "LocalEngine",
-    "PairCounts",
-    "SpilledBlocks",
-    "TransformResult",
-    "align_columns",
-    "choose_landmarks",
-    "cluster_file",
-    "embed_file",
-    "fit_source",
-    "fit_strategy",
-    "magnitude_spread",
-    "model_read_options",
-    "open_engine",
-    "record_feature_names",
-    "replace_missing_codes",
-    "resolve_kernel",
-    "standardize_source",
-    "transform_source",
-]
+__all__ = sorted(_LAZY)
+
+
+__getattr__, __dir__ = attach(__name__, _LAZY)

@@ -6,7 +6,6 @@ import contextlib
 import numbers
 import os
 import time
-import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -19,11 +18,19 @@ from ..cluster.seeding import seed_on_rows
 from ..io import RowReservoir
 from ..io.readers import guess_format as _guess_format
 from ..utils.row_source import sum_parts
-from ..utils.validation import check_input, derive_seed
+from ..utils.validation import dense_if_needed, derive_seed
 from ..utils.warnings import EmptyClusterWarning
 from ..utils.warnings import warn as _warn
+from .assignment import (
+    assign_block,
+    assignment_state,
+    block_names_ignored,
+    embed_sample,
+    stats_block,
+    transform_block,
+)
 from .device import host_data, searches_on, spectral_on_device
-from .engine import _dense_if_needed, align_columns, open_engine, refuse_label_like_columns
+from .engine import align_columns, open_engine, refuse_label_like_columns
 from .fit import FIT_ROWS, FitResult, fit_source
 from .missing import check_missing_codes, impute_missing_cells, inspection_sample, replace_missing_codes
 from .params import driver_params
@@ -84,24 +91,6 @@ class TransformResult:
         return d
 
 
-#: scikit-learn's warning when an estimator fitted with feature names gets a NumPy block: the
-#: driver aligns a file's columns by name first (:func:`align_columns`), then hands it NumPy blocks
-_NAMES_WARNING = "X does not have valid feature names"
-
-
-@contextlib.contextmanager
-def _block_names_ignored():
-    """:data:`_NAMES_WARNING` silenced while a fitted estimator takes a NumPy block."""
-    with warnings.catch_warnings():
-        warnings.filterwarnings("ignore", message=_NAMES_WARNING, category=UserWarning)
-        yield
-
-
-def _transform_block(est, X):
-    with _block_names_ignored():
-        return np.asarray(est.transform(_dense_if_needed(est, X)))
-
-
 def model_missing_rule(estimator):
     """What a fitted clustering does with a row's missing cells: ``"impute"``, ``"drop"`` (its label is -1), or
     None (refused): the rule of its first step, a :class:`~kernelsketch.preprocessing.MissingValueCodeImputer`
@@ -131,12 +120,12 @@ def model_read_options(estimator, data, read_options):
 
 
 def _apply_transform(X, est):
-    return _transform_block(est, X)
+    return transform_block(est, X)
 
 
 def _apply_predict(X, est):
-    with _block_names_ignored():
-        labels = np.asarray(est.predict(_dense_if_needed(est, X)), dtype=np.int64)
+    with block_names_ignored():
+        labels = np.asarray(est.predict(dense_if_needed(est, X)), dtype=np.int64)
     if model_missing_rule(est) == "drop" and not sp.issparse(X):  # (rows with a missing cell: -1, as fitted)
         labels[np.isnan(np.asarray(X, dtype=np.float64)).any(axis=1)] = -1
     return labels
@@ -562,59 +551,14 @@ class ClusterResult:
         return d
 
 
-def _embed_block(X, embedding):
-    """The block's embedding (``X`` itself without one)."""
-    return X if embedding is None else _transform_block(embedding, X)
-
-
-def _embed_sample(X, embedding):
-    """The seeding sample's embedding (:func:`~kernelsketch.cluster.seeding.seed_on_rows`), nothing kept beside."""
-    return _embed_block(X, embedding), None
-
-
 def _assignment_source(engine, embedding, centers, graphs, settled=None):
-    """``(source, state)`` of a pass that assigns every row: each row's graph kept by the fit (``graphs``, read
-    back without a second search, the labels with it), else the engine's rows (``settled``: the cells whose rows
-    are labelled without the search's second sweep, :meth:`~kernelsketch.maps.LandmarkSpectralEmbedding.
-    settled_cells`)."""
+    """``(source, state)`` of a pass that assigns every row (:func:`~kernelsketch.out_of_core.assignment.
+    block_assignment`): each row's graph kept by the fit (``graphs``, read back without a second search, the labels
+    with it), else the engine's rows (``settled``: the cells whose rows are labelled without the search's second
+    sweep, :meth:`~kernelsketch.maps.LandmarkSpectralEmbedding.settled_cells`)."""
     if graphs is not None:
-        return graphs, (embedding, centers, True, None)
-    return engine, (embedding, centers, False, settled)
-
-
-def _block_assignment(X, state):
-    """``(labels, squared distances, sums, counts)`` of the block's embedded rows and ``state[1]``'s centres.
-
-    A block that is a kept graph (``state[2]``) is assigned straight from it
-    (:meth:`~kernelsketch.maps.LandmarkSpectralEmbedding.assign_graph`: one compiled sweep, the embedding never
-    stored), a block of rows of a landmark spectral embedding from its graph searched again (the same numbers);
-    any other is embedded, then assigned.  With settled cells (``state[3]``) the rows of those cells are labelled
-    from the search's first sweep alone, and the distances and sums cover the other rows only."""
-    from ..kernels.lloyd import assign_with_statistics
-
-    embedding, centers, kept, settled = state
-    if kept:
-        indices, weights, single = X
-        return embedding.assign_graph(indices, weights, centers, np.float32 if single else np.float64)
-    if hasattr(embedding, "assign_graph"):  # searched again: the same numbers as from the kept graph
-        with _block_names_ignored():
-            X = check_input(_dense_if_needed(embedding, X), accept_sparse=("csr",), estimator=embedding, reset=False)
-        dtype = np.float32 if X.dtype == np.float32 else np.float64
-        if settled is not None:
-            return embedding.assign_rows(X, centers, dtype, settled)
-        return embedding.assign_graph(*embedding.graph(X), centers, dtype)
-    return assign_with_statistics(_embed_block(X, embedding), centers)
-
-
-def _stats_block(X, state):
-    _labels, dist, sums, counts = _block_assignment(X, state)
-    return sums, counts, float(dist.sum())
-
-
-def _assign_block(X, state):
-    # the statistics of this assignment come free: a look at one more Lloyd step
-    labels, dist, sums, counts = _block_assignment(X, state)
-    return labels, float(dist.sum()), sums, counts
+        return graphs, assignment_state(embedding, centers, kept=True)
+    return engine, assignment_state(embedding, centers, settled=settled)
 
 
 def _refuse_empty_clusters(E, km, n_clusters):
@@ -958,7 +902,7 @@ def _seeded(model, fit, engine, n_clusters, *, n_init, init_size, tol, random_st
         search=user_searcher(getattr(model, "search", None)),
     )
     km._validate_params()
-    return None, model, km, seed_on_rows(engine, km, rng, _embed_sample, model)
+    return None, model, km, seed_on_rows(engine, km, rng, embed_sample, model)
 
 
 def _keeps_graph(keep_graph, engine, model, init_size=None) -> bool:
@@ -1065,7 +1009,7 @@ def _lloyd_passes(engine, embedding, km, lloyd_passes, graphs=None):
     passes = 0
     for passes in range(1, lloyd_passes + 1):
         source, state = _assignment_source(engine, embedding, km.cluster_centers_, graphs)
-        sums, counts, _ = source.reduce(_stats_block, sum_parts, state=state, desc=f"Lloyd pass {passes}")
+        sums, counts, _ = source.reduce(stats_block, sum_parts, state=state, desc=f"Lloyd pass {passes}")
         if km.converged(km.update(sums, counts)):
             break
     return passes
@@ -1125,7 +1069,7 @@ class _Assignment:
                 self.assign_in_memory(*in_memory, centers)
             else:
                 source, state = _assignment_source(engine, embedding, centers, graphs, settled)
-                source.foreach(_assign_block, self.consume, state=state, desc="assign clusters")
+                source.foreach(assign_block, self.consume, state=state, desc="assign clusters")
             return self.sink.close()
         except BaseException:
             self.sink.abort()
@@ -1138,7 +1082,7 @@ class _Assignment:
         for start in range(0, N, step):
             stop = min(N, start + step)
             self.consume(
-                _assign_block(sample[start:stop], (None, centers, False, None)),
+                assign_block(sample[start:stop], assignment_state(None, centers)),
                 None if y_rows is None else y_rows[start:stop],
             )
 

@@ -24,7 +24,7 @@ from ..utils.dispatch import is_dask_array
 from ..utils.progress import progress
 from ..utils.row_source import BlockFolds
 from ..utils.threads import iter_prefetched
-from ..utils.validation import label_like_names
+from ..utils.validation import dense_if_needed, label_like_names
 from ..utils.warnings import warn as _warn
 
 
@@ -214,7 +214,7 @@ class LocalEngine(BlockFolds):
         """``partial_fit`` of (a copy of) ``template`` on every block in order."""
         est = copy.deepcopy(template)
         for X, _ in self._blocks(desc):
-            est.partial_fit(_dense_if_needed(est, X))
+            est.partial_fit(dense_if_needed(est, X))
         return est
 
     def _store(self):
@@ -314,16 +314,6 @@ def refuse_label_like_columns(engine, read_options):
             f"column {suspects[0]!r} looks like the class labels; pass label_column={suspects[0]!r} to leave it "
             f"out, or columns={names} to keep it as a feature (e.g. coordinates x, y)"
         )
-
-
-def _dense_if_needed(est, X):
-    if not sp.issparse(X):
-        return X
-    try:
-        sparse_ok = bool(est.__sklearn_tags__().input_tags.sparse)
-    except AttributeError:
-        sparse_ok = False
-    return X if sparse_ok else X.toarray()
 
 
 def _file_feature_names(engine):

@@ -41,8 +41,8 @@ from ..kernels.kernel_functions import KERNELS, Kernel, ShiftInvariantKernel
 from ..kernels.selection import make_kernel
 from ..maps.landmark_selection import rows_in_order
 from ..utils.row_source import gather_mapped, gather_mapped_pieces
-from ..utils.validation import check_input, check_random_state, derive_seed
-from .engine import _dense_if_needed, open_engine, record_feature_names
+from ..utils.validation import check_input, check_random_state, dense_if_needed, derive_seed
+from .engine import open_engine, record_feature_names
 from .params import driver_params
 
 #: rows an estimator without a streaming or landmark fit is fitted on (all rows when fewer)
@@ -390,7 +390,7 @@ def _fit_sample(est, engine, fit_rows, seed):
         X, _ = engine.reservoir(fit_rows, seed, desc="sample rows")
     else:
         X, _ = engine.gather(sample_row_indices(engine.n_rows, fit_rows, seed))
-    est.fit(_dense_if_needed(est, X))
+    est.fit(dense_if_needed(est, X))
     return FitResult(est, "sample", engine.n_rows, X.shape[0], None, _bandwidth_of(est))
 
 

@@ -9,106 +9,8 @@ import numpy as np
 import scipy.sparse as sp
 
 from .._typing import DataLike
-from ..utils.threads import blas_num_threads, run_claim_loops
+from .column_statistics import column_absmax, column_moments, merge_absmax, merge_moments, units
 from .engine import _file_feature_names, open_engine
-
-
-# -- standardizing ----------------------------------------------------------------
-def _units(absmax):
-    """Each column's unit for the scaled moments: its largest ``|value|`` (1 for an all-zero column)."""
-    return np.where(absmax > 0, absmax, 1.0)
-
-
-def _column_moments(X, _):
-    """(n, column means, scaled sums of squared deviations, column max |value|) of one block.
-
-    The deviations are summed in units of the column's largest ``|value|`` ``c``:
-    ``sum(((x - mean) / c)^2)``, so a column of values near 1e160 (whose squares overflow)
-    gets a finite, exact-to-rounding scale.
-    """
-    X = np.asarray(X, dtype=np.float64)
-    absmax = np.abs(X).max(axis=0, initial=0.0)
-    c = _units(absmax)
-    Xc = X / c
-    mean_c = Xc.mean(axis=0)
-    return X.shape[0], mean_c * c, ((Xc - mean_c) ** 2).sum(axis=0), absmax
-
-
-def _column_absmax(X, _):
-    """(n, column max |value|) of one block: all ``standardize="auto"`` needs to decide.
-
-    Each column's largest and smallest value by pairwise folds (``np.maximum`` of the block's two
-    halves, then of that result's halves, ...): every ufunc call runs over long contiguous rows, where
-    ``X.max(axis=0)`` makes one call per row of ``d`` values, on the BLAS thread count.  The same values as
-    ``X.max(axis=0)`` / ``X.min(axis=0)``: a maximum is exact in any order, and a NaN propagates either way.
-    """
-    X = np.asarray(X)
-    if X.dtype.kind != "f":
-        X = X.astype(np.float64)
-    n, d = X.shape
-    if n == 0:
-        return 0, np.full(d, -np.inf)
-    parts = max(1, min(blas_num_threads(), n // _FOLD_MIN_ROWS))
-    bounds = np.linspace(0, n, parts + 1).astype(np.int64)
-    extremes = np.empty((parts, 2, d), dtype=X.dtype)
-
-    def piece(i, _state):
-        rows = X[bounds[i] : bounds[i + 1]]
-        extremes[i, 0] = _fold(rows, np.maximum)
-        extremes[i, 1] = _fold(rows, np.minimum)
-
-    run_claim_loops(piece, parts, parts)
-    hi, lo = extremes[:, 0].max(axis=0), extremes[:, 1].min(axis=0)
-    return n, np.maximum(hi, -lo).astype(np.float64)
-
-
-#: rows per thread below which the column extremes are folded on one thread
-_FOLD_MIN_ROWS = 4096
-
-
-def _fold(Y, ufunc):
-    """``ufunc.reduce(Y, axis=0)`` for a binary ``ufunc`` like ``np.maximum``, by halving ``Y`` (``n >= 1`` rows)."""
-    while Y.shape[0] > 1:
-        h = Y.shape[0] // 2
-        Z = ufunc(Y[:h], Y[h : 2 * h])
-        if Y.shape[0] % 2:
-            ufunc(Z[0], Y[-1], out=Z[0])
-        Y = Z
-    return Y[0]
-
-
-def _merge_absmax(parts):
-    n, absmax = 0, None
-    for nb, ab in parts:
-        n += nb
-        absmax = ab.copy() if absmax is None else np.maximum(absmax, ab)
-    return n, absmax
-
-
-def _merge_moments(parts):
-    """Chan et al.'s pairwise update (exact to rounding, no cancellation of raw sums), in scaled units.
-
-    Each part's scaled sum of squares is in units of its own column maxima; the merged one
-    is in units of the merged maxima (never smaller, so rescaling cannot overflow).
-    """
-    n, mean, m2, absmax = 0, None, None, None
-    for nb, mb, m2b, ab in parts:
-        if nb == 0:
-            continue
-        if mean is None:
-            n, mean, m2, absmax = nb, mb.copy(), m2b.copy(), ab.copy()
-            continue
-        new_max = np.maximum(absmax, ab)
-        c = _units(new_max)
-        ca, cb = _units(absmax) / c, _units(ab) / c
-        delta = mb / c - mean / c
-        total = n + nb
-        mean = mean + (mb - mean) * (nb / total)
-        m2 = m2 * ca**2 + m2b * cb**2 + delta**2 * (n * nb / total)
-        absmax = new_max
-        n = total
-    return n, mean, m2, absmax
-
 
 #: ``standardize="auto"`` z-scores when the columns' magnitudes spread over more than this factor
 UNIT_SPREAD = 10.0
@@ -201,20 +103,20 @@ def standardize_source(
         # pass when a sample already says the magnitudes differ
         likely = sample is not None and sample.shape[0] > 0 and magnitude_spread(_sample_absmax(sample)) > UNIT_SPREAD
         if likely:
-            moments = engine.reduce(_column_moments, _merge_moments, desc="standardize (one pass)")
+            moments = engine.reduce(column_moments, merge_moments, desc="standardize (one pass)")
             n, absmax = moments[0], moments[3]
         else:
-            n, absmax = engine.reduce(_column_absmax, _merge_absmax, desc="column magnitudes (one pass)")
+            n, absmax = engine.reduce(column_absmax, merge_absmax, desc="column magnitudes (one pass)")
         if not n:
             raise ValueError("the data has no rows")
         if magnitude_spread(absmax) <= UNIT_SPREAD:
             return engine, None
     if moments is None:
-        moments = engine.reduce(_column_moments, _merge_moments, desc="standardize (one pass)")
+        moments = engine.reduce(column_moments, merge_moments, desc="standardize (one pass)")
     n, mean, m2, absmax = moments
     if not n:
         raise ValueError("the data has no rows")
-    scale = _units(absmax) * np.sqrt(m2 / n)  # the standard deviation, computed without squaring the values
+    scale = units(absmax) * np.sqrt(m2 / n)  # the standard deviation, computed without squaring the values
     with np.errstate(over="ignore"):
         var = scale**2  # (inf for a column whose variance exceeds float64's range; scale_ is what is used)
     scaler = StandardScaler()

@@ -3,6 +3,9 @@
 Thin wrappers over :func:`sklearn.utils.check_array` (which already rejects
 NaN/inf, complex and empty input with clear messages) plus the few checks it
 does not make for us (object/bool dtypes, feature counts at transform time).
+
+scikit-learn is imported on the first input that needs it: a finite float32/float64 NumPy block passes
+:func:`check_input` without it (:func:`_plain_float_block`), so a Dask worker's block tasks never import it.
 """
 
 from __future__ import annotations
@@ -13,8 +16,6 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 from numpy.typing import NDArray
-from sklearn.utils import check_array
-from sklearn.utils.validation import validate_data
 
 from .array_api import array_namespace, to_numpy
 
@@ -46,6 +47,15 @@ def check_input(
     """
     if X is None:
         raise TypeError(f"{name} is None; expected an array of shape (n_samples, n_features)")
+    if (estimator is None or reset is None) and _plain_float_block(
+        X, dtype, ensure_min_samples, ensure_min_features, copy, allow_nan
+    ):
+        X = np.asarray(X)  # (what check_array returns for it: the same array, a subclass as an ndarray view)
+        _check_magnitude(X, name)
+        return X
+    from sklearn.utils import check_array
+    from sklearn.utils.validation import validate_data
+
     if (ns := array_namespace(X)) is not None:
         # a PyTorch / CuPy / ... array under array_api_dispatch: the NumPy code runs on a host copy
         # (the estimators' transforms with a device path never come here: kernels.array_api)
@@ -86,6 +96,23 @@ def check_input(
         if X.dtype not in FLOAT_DTYPES:
             X = X.astype(np.float64)
     return X
+
+
+def _plain_float_block(X, dtype, ensure_min_samples, ensure_min_features, copy, allow_nan):
+    """Whether ``X`` is a NumPy array that :func:`sklearn.utils.check_array` would return as it is: 2-D, of at least
+    the rows and columns asked, float32 or float64 among ``dtype``, every value finite (its sum is: any NaN or
+    infinity makes it non-finite), no copy asked.  Anything else (a doubt included: a sum that overflows) goes to
+    scikit-learn, whose answer and messages stand."""
+    if type(X) not in (np.ndarray, np.memmap) or X.ndim != 2 or copy or allow_nan:
+        return False
+    if X.shape[0] < max(ensure_min_samples, 1) or X.shape[1] < max(ensure_min_features, 1):
+        return False
+    allowed = dtype if isinstance(dtype, tuple | list) else (dtype,)
+    named = [np.dtype(d) for d in allowed if isinstance(d, type | np.dtype)]
+    if X.dtype not in (np.float32, np.float64) or X.dtype not in named:
+        return False
+    with np.errstate(over="ignore", invalid="ignore"):
+        return bool(np.isfinite(X.sum()))
 
 
 #: what validate_data(reset=True) sets on the estimator
@@ -149,6 +176,17 @@ def check_input_xp(X, xp, *, estimator=None, reset=None, ensure_min_samples=1, n
         else:
             check_n_features(estimator, X, name)
     return X
+
+
+def dense_if_needed(est, X):
+    """``X`` as ``est`` takes it: a sparse block made dense unless the estimator's tags accept sparse input."""
+    if not sp.issparse(X):
+        return X
+    try:
+        sparse_ok = bool(est.__sklearn_tags__().input_tags.sparse)
+    except AttributeError:
+        sparse_ok = False
+    return X if sparse_ok else X.toarray()
 
 
 def check_n_features(estimator, X, name="X"):

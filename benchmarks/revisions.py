@@ -9,9 +9,12 @@ fresh processes with the file in the page cache.  Reports the medians of wall an
 (head / base, each / MiniBatchKMeans; head / base of the CPU seconds) and whether both revisions give the same
 labels.
 
+``--workers N`` runs both revisions' command with ``--workers N`` (a local Dask cluster of N processes; its workers
+import the same copy of the package), against the same MiniBatchKMeans.
+
 Usage (writes ``benchmarks/results/revisions.md``)::
 
-    python -m benchmarks.revisions --base REV [--head HEAD] [--rows 5000000] [--repeats 7]
+    python -m benchmarks.revisions --base REV [--head HEAD] [--rows 5000000] [--repeats 7] [--workers N]
 """
 
 from __future__ import annotations
@@ -37,6 +40,13 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 _MBK = MINIBATCH.format(k=8, n_init="")
 
 
+def _command(workers=None):
+    """The default ``cluster`` command of :mod:`benchmarks.byte_code`, with ``--workers N`` when given."""
+    if workers is None:
+        return _COMMAND
+    return _COMMAND.replace("'--force', '-q']", f"'--force', '-q', '--workers', '{int(workers)}']")
+
+
 def _commit(revision):
     """The full hash of ``revision`` (a ValueError naming it when git does not know it)."""
     out = subprocess.run(["git", "rev-parse", "--verify", f"{revision}^{{commit}}"], cwd=ROOT, capture_output=True)
@@ -57,15 +67,15 @@ def _run(code, src, X, labels):
     return run.wall, run.peak_mib, run.cpu
 
 
-def measure(base, head, n_rows, repeats):
+def measure(base, head, n_rows, repeats, workers=None):
     tmp = tempfile.mkdtemp(prefix="ks-revisions-")
     try:
         # the floor benchmark's input (cluster_scale's blobs, float32, seed 38), written in a child
         call_in_child("benchmarks.cluster_scale", "write_input", tmp, int(n_rows), 20, 8, 500_000, "float32", 38)
         X = os.path.join(tmp, "X.npy")
         runs = {
-            "base": (_COMMAND, _copy_of_src(os.path.join(tmp, "base"), True, base)),
-            "head": (_COMMAND, _copy_of_src(os.path.join(tmp, "head"), True, head)),
+            "base": (_command(workers), _copy_of_src(os.path.join(tmp, "base"), True, base)),
+            "head": (_command(workers), _copy_of_src(os.path.join(tmp, "head"), True, head)),
             "MiniBatchKMeans": (_MBK, None),
         }
         for name, (code, src) in runs.items():  # warm-up: the page cache, numba's kernel cache of each copy
@@ -102,8 +112,9 @@ def render(walls, cpus, peaks, same, base, head, args):
         "base / MiniBatchKMeans": _ratios(walls["base"], mbk),
         "head / MiniBatchKMeans": _ratios(walls["head"], mbk),
     }
+    on = "" if args.workers is None else f" with `--workers {args.workers}` (a local Dask cluster)"
     lines = [
-        f"## The default `kernelsketch cluster` of {args.rows:,} x 20 float32 rows (8 blobs, k = 8): revision "
+        f"## The default `kernelsketch cluster`{on} of {args.rows:,} x 20 float32 rows (8 blobs, k = 8): revision "
         f"`{base[:7]}` (base) and `{head[:7]}` (head) in the same rounds",
         "",
         f"Each of {args.repeats} rounds (after one warm-up run of each): the base's command, the head's, then "
@@ -134,10 +145,11 @@ def main(argv=None):
     ap.add_argument("--head", default="HEAD")
     ap.add_argument("--rows", type=int, default=5_000_000)
     ap.add_argument("--repeats", type=int, default=7)
+    ap.add_argument("--workers", type=int, default=None, help="run both revisions' command with --workers N")
     ap.add_argument("--output", default=os.path.join(RESULTS, "revisions.md"))
     args = ap.parse_args(argv)
     base, head = _commit(args.base), _commit(args.head)
-    walls, cpus, peaks, same = measure(base, head, args.rows, args.repeats)
+    walls, cpus, peaks, same = measure(base, head, args.rows, args.repeats, args.workers)
     page = render_header(machine_info(), False) + "\n" + render(walls, cpus, peaks, same, base, head, args)
     write_page(page, args.output)
     return 0

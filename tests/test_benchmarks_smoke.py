@@ -163,6 +163,12 @@ def test_the_revisions_benchmark_runs_both_commits_and_the_reference_in_each_rou
     assert "labels identical in every run: yes" in text
     with pytest.raises(ValueError, match="no-such-revision"):
         revisions.main(["--base", "no-such-revision", "--output", str(out)])
+    # --workers: both revisions' command on a local Dask cluster, said on the page, the same labels
+    assert revisions._command(2).count("'--workers', '2'") == 1 and "--workers" not in revisions._command()
+    argv = ["--base", "HEAD", "--rows", "3000", "--repeats", "1", "--workers", "1", "--output", str(out)]
+    assert revisions.main(argv) == 0
+    text = out.read_text()
+    assert "with `--workers 1` (a local Dask cluster)" in text and "labels identical in every run: yes" in text
 
 
 def test_the_gpu_benchmark_runs_on_a_cpu_array_api_library(tmp_path):

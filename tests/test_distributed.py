@@ -744,9 +744,10 @@ def _plus_one(X):
 
 
 def test_rows_by_index_from_shard_files_read_only_those_rows(tmp_path, monkeypatch):
-    """An engine over shard files gathers rows by index from the files alone (each chunk that holds one reads only
-    its rows, through the row-wise steps set since), never a whole chunk; ``gather_mapped`` runs its function on
-    those rows; the rows and labels are ``X[idx]``'s, for ``.npy`` and Parquet shards and for any dask array."""
+    """An engine over shard files gathers rows by index from the files alone (one task reads only its rows of each
+    chunk that holds one, through the row-wise steps set since), never a whole chunk; ``gather_mapped`` runs its
+    function on those rows; the rows and labels are ``X[idx]``'s, for ``.npy`` and Parquet shards and for any dask
+    array."""
     pa = pytest.importorskip("pyarrow")
     import dask
     import pyarrow.parquet as pq
@@ -771,9 +772,11 @@ def test_rows_by_index_from_shard_files_read_only_those_rows(tmp_path, monkeypat
     with dask.config.set(scheduler="synchronous"):
         engine = DaskEngine.open(tmp_path / "npy", chunk_rows=50)
         assert engine.X.numblocks == (6, 1)
+        tasks = engine.stats["tasks"]
         rows, y = engine.gather(idx)
         np.testing.assert_array_equal(rows, X[idx])
         assert y is None and whole == [] and sorted(taken) == [1, 1, 2, 2]  # 4 chunks hold some: only those rows
+        assert engine.stats["tasks"] == tasks + 1  # (in one task)
         engine.set_preprocess(_plus_one)
         np.testing.assert_array_equal(engine.gather(idx)[0], X[idx] + 1.0)
         (out, y) = gather_mapped(engine, idx, _shifted, 10.0)

@@ -233,9 +233,9 @@ class DaskEngine:
         return np.asarray(X), (None if y is None else np.asarray(y))
 
     def _rows(self, idx):
-        """``(a delayed (X, y), its task count)`` of the rows at sorted distinct ``idx``: from shard files, each
-        chunk that holds one reads only its rows (:func:`~kernelsketch.distributed.shards.gather_shard_rows`); from
-        any other dask array, ``X[idx]`` (dask's take, which computes every chunk that holds one)."""
+        """``(a delayed (X, y), its task count)`` of the rows at sorted distinct ``idx``: from shard files, one task
+        reads only those rows of each chunk that holds one (:func:`~kernelsketch.distributed.shards.gather_shard_rows`);
+        from any other dask array, ``X[idx]`` (dask's take, which computes every chunk that holds one)."""
         dask = import_dask("dask")
         if self._shards is not None:
             return gather_shard_rows(self._shards, idx, self._preprocess)

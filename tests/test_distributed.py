@@ -697,7 +697,7 @@ def test_a_local_cluster_started_on_a_thread_serves_connect_and_the_default_clus
     """``--workers N`` starts its cluster first thing (LocalClusterStart), and connect(start=...) uses it: its
     workers import the default clustering's block functions as they start (the preload), not on the pass's first
     task, and a whole default ``cluster_file`` run (standardize's pass, the statistics' sample, the seeding sample,
-    the assignment) sends them only plain arrays and sklearn-free functions: scikit-learn (1-1.3 s of CPU a process)
+    the assignment) sends them only plain arrays and sklearn-free functions: scikit-learn (a heavy import)
     is never imported on a worker.  The cluster is stopped when the block ends."""
     import kernelsketch as ks
     from kernelsketch.distributed.cluster import LocalClusterStart, connect

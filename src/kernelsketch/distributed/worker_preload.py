@@ -4,8 +4,8 @@ nearest-landmark kernels.  Without it each worker imports them on its first task
 critical path, while the client waits; with it they are imported while the worker process starts, which the
 command line overlaps with its own imports (:class:`~kernelsketch.distributed.cluster.LocalClusterStart`).
 
-None of them imports scikit-learn (1-1.3 s of CPU a process on the 2-core host, while the client and the other
-workers import too): the passes of ``kernelsketch cluster`` send plain arrays (a
+None of them imports scikit-learn (a heavy import: SciPy's statistics and pandas come with it, while the client and
+the other workers import too): the passes of ``kernelsketch cluster`` send plain arrays (a
 :class:`~kernelsketch.maps.landmark_graph.LandmarkGraph`) and functions of sklearn-free modules.  A task whose state
 is a scikit-learn estimator (another embedding's ``transform``) imports it on the worker when it arrives.
 

@@ -691,6 +691,36 @@ def test_bytes_to_client_counts_the_arrays_without_pickling_them_again():
     assert _payload_bytes(labels) == len(pickle.dumps(labels, protocol=pickle.HIGHEST_PROTOCOL))
 
 
+def _row_sums(X, _state):
+    return X.sum(axis=1)
+
+
+def test_a_shard_chunk_is_read_and_worked_on_in_one_task_with_its_labels(tmp_path):
+    """A pass over shard files runs one task a chunk (read, preprocessed, ``fn``): each chunk's result comes with
+    its own labels, in row order, and ``bytes_to_client`` counts ``fn``'s output, not the labels."""
+    pa = pytest.importorskip("pyarrow")
+    import dask
+    import pyarrow.parquet as pq
+
+    from kernelsketch.distributed.engine import DaskEngine
+
+    X = _data(n=300)
+    labels = np.arange(300) % 7
+    pq.write_table(
+        pa.table({f"f{j}": X[:, j] for j in range(4)} | {"label": labels}), tmp_path / "x.parquet", row_group_size=40
+    )
+    with dask.config.set(scheduler="synchronous"):
+        engine = DaskEngine.open(tmp_path / "x.parquet", label_column="label", chunk_rows=80)
+        engine.set_preprocess(_plus_one)
+        outs, ys = [], []
+        tasks = engine.stats["tasks"]
+        engine.foreach(_row_sums, lambda out, y: (outs.append(out), ys.append(y)))
+    assert engine.stats["tasks"] - tasks == engine.X.numblocks[0] > 1  # (one task a chunk)
+    np.testing.assert_allclose(np.concatenate(outs), (X + 1.0).sum(axis=1))
+    np.testing.assert_array_equal(np.concatenate(ys).astype(int), labels)
+    assert engine.stats["bytes_to_client"] == sum(o.nbytes for o in outs)
+
+
 def test_a_local_cluster_started_on_a_thread_serves_connect_and_the_default_clustering_never_imports_sklearn_there(
     tmp_path,
 ):

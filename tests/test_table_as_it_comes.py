@@ -284,3 +284,30 @@ def test_a_small_text_file_is_opened_at_most_three_times_per_run(tmp_path, monke
     assert len(opened) <= 3, opened
     again = ks.cluster_file(np.loadtxt(path, delimiter=",", skiprows=1), 3, random_state=0)  # (the rows as written)
     assert np.array_equal(res.labels, again.labels)
+
+
+def test_a_sigterm_dropped_in_a_c_callback_is_sent_again_until_the_command_line_catches_it(tmp_path):
+    """A signal's exception raised in a C library's callback into Python (numba compiling: llvmlite's object cache) is
+    printed and dropped at the callback's edge; the command line sends the signal again until it has caught it, so
+    the run still ends with 143, without the dropped exception's report."""
+    import textwrap
+
+    script = textwrap.dedent("""
+        import ctypes, os, signal, sys, threading, time
+        from kernelsketch.cli import main as cli
+
+        def run(args, ui):  # the command: a C callback that the signal interrupts, then plain Python
+            callback = ctypes.CFUNCTYPE(None)(lambda: time.sleep(0.5))
+            threading.Timer(0.1, os.kill, (os.getpid(), signal.SIGTERM)).start()
+            callback()  # (the first _Terminated is raised in here, and dropped by ctypes)
+            print("past the callback", file=sys.stderr, flush=True)
+            time.sleep(5)
+            return 0
+
+        cli._dispatch = run
+        sys.exit(cli.main(["cluster", "x.npy", "-k", "2", "-o", "labels.npy"]))
+    """)
+    p = subprocess.run([sys.executable, "-c", script], cwd=tmp_path, capture_output=True, text=True, timeout=60)
+    assert p.returncode == 143, p.stderr[-500:]
+    assert "past the callback" in p.stderr and "interrupted; no output was written" in p.stderr
+    assert "Exception ignored" not in p.stderr and "Traceback" not in p.stderr

@@ -12,9 +12,12 @@ import argparse
 import difflib
 import gc
 import json
+import os
 import re
 import signal
 import sys
+import threading
+import time
 import warnings
 
 from ..cluster.landmark_labels import LABELINGS
@@ -611,8 +614,50 @@ class _Terminated(KeyboardInterrupt):
         self.signum = signum
 
 
+#: this run's signal being unwound (``signum``) and whether the command line has caught its exception (``caught``):
+#: a new dict for each run of :func:`_main`
+_UNWINDING: dict = {"signum": None, "caught": False}
+#: seconds between deliveries of a signal whose exception has not reached the command line yet
+_AGAIN_AFTER = 0.25
+
+
 def _raise_interrupt(signum, frame):
+    """SIGTERM / SIGHUP: raise :class:`_Terminated` where the main thread is.
+
+    Python runs a signal's handler at the main thread's next line of Python; when that line is a C library's callback
+    into Python (numba compiling a kernel: llvmlite's object cache), the exception is printed and dropped at the
+    callback's edge and the run would go on to its end.  So the signal is sent again every :data:`_AGAIN_AFTER`
+    seconds until the command line has caught it (:func:`_main`); once it has, its cleanup runs undisturbed."""
+    run = _UNWINDING
+    if run["caught"]:
+        return
+    if run["signum"] is None:
+        run["signum"] = signum
+        threading.Thread(target=_deliver_again, args=(run, signum), name="kernelsketch-signal", daemon=True).start()
     raise _Terminated(signum)
+
+
+def _deliver_again(run, signum):
+    while True:
+        time.sleep(_AGAIN_AFTER)
+        if run["caught"]:
+            return
+        os.kill(os.getpid(), signum)
+
+
+def _unraisable(hook):
+    """``sys.unraisablehook`` without the report of a :class:`_Terminated` dropped at a C callback's edge (the signal is
+    sent again, :func:`_raise_interrupt`); anything else goes to ``hook``.  Installed once."""
+    if getattr(hook, "_kernelsketch", False):
+        return hook
+
+    def unraisable(info):
+        if isinstance(info.exc_value, _Terminated):
+            return
+        hook(info)
+
+    unraisable._kernelsketch = True
+    return unraisable
 
 
 def main(argv=None):
@@ -662,6 +707,9 @@ def _main(argv=None):
         lambda: ui.say("compiling the numba kernels (once: seconds; later runs load them from the cache)")
     )
     # SIGTERM and SIGHUP (a closed terminal) unwind like Ctrl-C, so temporary outputs are removed.
+    global _UNWINDING
+    _UNWINDING = {"signum": None, "caught": False}
+    sys.unraisablehook = _unraisable(sys.unraisablehook)
     for sig in (signal.SIGTERM, getattr(signal, "SIGHUP", None)):
         if sig is None:
             continue
@@ -681,6 +729,7 @@ def _main(argv=None):
             ui.finish()
         return code
     except KeyboardInterrupt as exc:
+        _UNWINDING["caught"] = True
         written = ui.written
         if written:
             print(

@@ -417,10 +417,6 @@ class LandmarkSpectralEmbedding(ClassNamePrefixFeaturesOutMixin, TransformerMixi
         r), weights (n, r))``, float32 weights for float32 rows).  ``X``: rows as fitted (validated by the caller)."""
         return self.landmark_graph().graph(X, also=also)
 
-    def _weights(self, d2):
-        """The Gaussian weights of rows at squared distances ``d2`` (:meth:`LandmarkGraph.weights`)."""
-        return self.landmark_graph().weights(d2)
-
     def _searcher_of(self, kind):
         """The searcher of a resolved kind, built on ``landmarks_`` once, kept with the estimator but never saved."""
         return self.landmark_graph().searcher_of(kind)

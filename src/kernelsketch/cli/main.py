@@ -678,6 +678,9 @@ def main(argv=None):
 def _main(argv=None):
     console = argv is None  # the console script (not a caller in a Python process of its own)
     if console:
+        from .lean_imports import install
+
+        install()  # scikit-learn without the scipy.stats and pandas its shims import and a command does not use
         gc.disable()  # the imports make ~1e6 objects and no garbage: no collection while they load
     try:
         parser = build_parser()

@@ -3,9 +3,9 @@
 The embedding of a large file never exists in memory at once, so the
 clustering step works from what a stream of blocks can give cheaply:
 
-1. **Seeding on a sample.** k-means++ (scikit-learn's :func:`~sklearn.cluster.kmeans_plusplus`)
-   on a uniform sample of ``init_size`` rows, refined there by Lloyd
-   iterations to convergence; the best of ``n_init`` starts (compared on a
+1. **Seeding on a sample.** k-means++ (scikit-learn's algorithm,
+   :func:`~kernelsketch.kernels.kmeans_plusplus.kmeans_plusplus`) on a uniform sample of
+   ``init_size`` rows, refined there by Lloyd iterations to convergence; the best of ``n_init`` starts (compared on a
    subsample) is kept.
 2. **Exact Lloyd passes.** Each pass assigns every block to its nearest
    centre and accumulates per-cluster sums and counts (one GEMM per block for
@@ -30,10 +30,10 @@ from typing import Any, ClassVar, Self
 import numpy as np
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, ClusterMixin, TransformerMixin, _fit_context
-from sklearn.cluster import kmeans_plusplus
 from sklearn.utils.validation import check_is_fitted
 
 from .._typing import ArrayLike, FloatArray, NDArray, RandomStateLike
+from ..kernels.kmeans_plusplus import kmeans_plusplus
 from ..kernels.lloyd import (
     _centers_from,
     _mean_variance,

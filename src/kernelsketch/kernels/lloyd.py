@@ -15,6 +15,7 @@ import scipy.sparse as sp
 
 from ..utils.threads import blas_num_threads, run_claim_loops
 from ..utils.validation import check_input
+from .kmeans_plusplus import kmeans_plusplus
 from .neighbors import nearest_centre as _assign
 from .neighbors import search_origin
 from .neighbors import two_nearest_centres as _two_nearest
@@ -340,8 +341,6 @@ def kmeans_on_sample(sample, k, rng, *, n_init=1, tol=1e-4, max_iter=SAMPLE_MAX_
     its mean (the centres are returned where the rows are).  ``search``: a searcher object
     (:mod:`kernelsketch.kernels.search`) for every nearest-centre step instead of the package's own.
     """
-    from sklearn.cluster import kmeans_plusplus
-
     sample = check_input(sample, accept_sparse=("csr",), name="sample")
     if sample.shape[0] < k:
         raise ValueError(f"n_clusters={k} must be <= the number of rows ({sample.shape[0]})")

@@ -11,7 +11,6 @@ estimators' ``score`` returns, for choosing ``k`` and the bandwidth.
 from __future__ import annotations
 
 import numpy as np
-from sklearn.metrics import adjusted_rand_score, rand_score
 
 __all__ = ["adjusted_rand_index", "embedding_silhouette", "rand_index", "relative_eigengap"]
 
@@ -68,6 +67,8 @@ def rand_index(labels_true, labels_pred):
     0.8333
     """
     t, p = _check_labels(labels_true, labels_pred)
+    from sklearn.metrics import rand_score  # (on use: sklearn.metrics loads scipy.stats)
+
     return float(rand_score(t, p))
 
 
@@ -101,6 +102,8 @@ def adjusted_rand_index(labels_true, labels_pred):
     0.5714
     """
     t, p = _check_labels(labels_true, labels_pred)
+    from sklearn.metrics import adjusted_rand_score
+
     return float(adjusted_rand_score(t, p))
 
 

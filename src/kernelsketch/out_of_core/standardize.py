@@ -84,8 +84,6 @@ def standardize_source(
     >>> bool(np.allclose(scaler.mean_, X.mean(axis=0)))
     True
     """
-    from sklearn.preprocessing import StandardScaler
-
     engine = open_engine(data, client=client, **read_options)
     if getattr(engine, "sparse", False) and when == "auto":
         return engine, None  # the automatic choice never densifies: sparse data stay as given
@@ -119,6 +117,8 @@ def standardize_source(
     scale = units(absmax) * np.sqrt(m2 / n)  # the standard deviation, computed without squaring the values
     with np.errstate(over="ignore"):
         var = scale**2  # (inf for a column whose variance exceeds float64's range; scale_ is what is used)
+    from sklearn.preprocessing import StandardScaler  # (here: sklearn.preprocessing imports scipy.stats)
+
     scaler = StandardScaler()
     scaler.mean_, scaler.var_ = mean, var
     scale[scale < 10 * np.finfo(np.float64).eps * np.maximum(np.abs(mean), 1.0)] = 1.0  # constant columns

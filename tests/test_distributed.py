@@ -765,6 +765,36 @@ def test_a_local_cluster_started_on_a_thread_serves_connect_and_the_default_clus
         LocalClusterStart(0)
 
 
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc; fork servers are POSIX-only")
+def test_a_local_clusters_workers_are_forked_from_a_server_started_with_their_environment(tmp_path):
+    """LocalClusterStart forks its workers from a fork server that imported their modules as it started, with one
+    BLAS thread a process (the environment distributed's nannies give a spawned worker; the libraries read it as
+    they load, in the server): the workers' parent is that server, their OpenBLAS has one thread, and each
+    reports its own peak memory, which the process that started them cannot see."""
+    code = (
+        "import os, threadpoolctl\n"
+        "from kernelsketch.distributed.cluster import LocalClusterStart, connect, start_worker_forkserver\n"
+        "from kernelsketch.distributed.engine import DaskEngine\n"
+        "import numpy as np\n"
+        "def seen():\n"
+        "    parent = open(f'/proc/{os.getppid()}/cmdline', 'rb').read().replace(b'\\0', b' ').decode()\n"
+        "    blas = [p['num_threads'] for p in threadpoolctl.threadpool_info() if p['user_api'] == 'blas']\n"
+        "    return ('forkserver' in parent, os.getppid() != MAIN, tuple(sorted(set(blas))))\n"
+        "MAIN = os.getpid()\n"
+        "start = LocalClusterStart(2, memory_limit='1GiB')\n"
+        "assert start_worker_forkserver()\n"  # (the one LocalClusterStart started, already running)
+        "with connect(start=start) as client:\n"
+        "    print('SEEN', sorted(set(client.run(seen).values())))\n"
+        "    engine = DaskEngine.open(da_path, client=client)\n"
+        "    print('PEAK', engine.worker_peak_mib() > 50)\n"
+    )
+    np.save(tmp_path / "X.npy", np.zeros((100, 3)))
+    code = f"da_path = {str(tmp_path / 'X.npy')!r}\n" + code
+    out = __import__("subprocess").run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert "SEEN [(True, True, (1,))]" in out.stdout and "PEAK True" in out.stdout, out.stdout + out.stderr[-1000:]
+
+
 def _shifted(X, shift):
     return X + shift
 

@@ -264,7 +264,7 @@ def _transform_to_output(est, engine, args, ui, method="transform"):
         ui.say(_scores_line(res))
     ui.record(**res.to_dict())
     if getattr(engine, "stats", None) and engine.name == "dask":
-        ui.record(dask=dict(engine.stats))
+        ui.record(dask=dict(engine.stats, worker_peak_mib=engine.worker_peak_mib()))
     if getattr(args, "plot", None) and res.sample is not None:
         from .plotting import scatter_png
 
@@ -462,7 +462,7 @@ def cmd_cluster(args, ui):
             )
             ui.record(command="cluster", method=args.method, engine=engine.name, **res.to_dict())
             if engine.name == "dask":
-                ui.record(dask=dict(engine.stats))
+                ui.record(dask=dict(engine.stats, worker_peak_mib=engine.worker_peak_mib()))
             if args.output is not None:
                 ui.wrote(args.output)
                 ui.say(f"labels written to {args.output}")

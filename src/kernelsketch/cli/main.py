@@ -681,6 +681,12 @@ def _main(argv=None):
         from .lean_imports import install
 
         install()  # scikit-learn without the scipy.stats and pandas its shims import and a command does not use
+        if any(a == "--workers" or a.startswith("--workers=") for a in sys.argv[1:]):
+            from ..distributed.cluster import start_worker_forkserver
+
+            # the workers' fork server imports their modules beside this process's own imports (a usage error found
+            # later ends it with this process)
+            start_worker_forkserver()
         gc.disable()  # the imports make ~1e6 objects and no garbage: no collection while they load
     try:
         parser = build_parser()

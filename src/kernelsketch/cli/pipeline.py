@@ -153,6 +153,9 @@ def engine_for(args, ui):
 
     start = getattr(args, "cluster_start", None)
     if start is not None:  # (--workers N, started by early_cluster)
+        from ..distributed._dask import import_dask
+
+        import_dask("dask.array")  # (the engine's: imported while the workers start, not after)
         with connect(start=start) as client:
             yield DaskEngine.open(args.input, client=client, **opts)
         return

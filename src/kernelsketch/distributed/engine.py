@@ -53,6 +53,15 @@ def _payload_bytes(value):
         return 0
 
 
+def _peak_rss_mib():
+    """This process's peak resident set in MiB (a worker's, through ``client.run``); None where not reported."""
+    import resource
+    import sys
+
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return peak / 2**20 if sys.platform == "darwin" else peak / 1024  # (bytes on macOS, KiB on Linux)
+
+
 def _run(fn, block, state):
     return fn(block, state)
 
@@ -190,6 +199,17 @@ class DaskEngine:
         engine._shards = shards
         engine.input_paths = [data]  # the shard directory (or file): outputs may never be in it
         return engine
+
+    def worker_peak_mib(self):
+        """The largest peak resident set of the cluster's workers so far, in MiB (None without a client).
+
+        A local cluster's workers are forked by a fork server
+        (:func:`~kernelsketch.distributed.cluster.start_worker_forkserver`), not waited for by the process that
+        started them, so its own resource accounting never sees their peaks: each worker reports its own."""
+        if self.client is None:
+            return None
+        peaks = [p for p in self.client.run(_peak_rss_mib).values() if p is not None]
+        return round(max(peaks), 1) if peaks else None
 
     def describe(self):
         where = self.client.scheduler.address if self.client is not None else "local threads"

@@ -854,11 +854,25 @@ def test_rows_by_index_from_shard_files_read_only_those_rows(tmp_path, monkeypat
     np.testing.assert_array_equal(gather_mapped(ArrayRows(X), idx, _shifted, 1.0)[0], X[idx] + 1.0)  # (here)
 
 
-def test_the_seeding_sample_is_embedded_on_a_worker_with_the_local_labels(client, monkeypatch):
+@pytest.mark.parametrize("split_rows", [None, 100])
+def test_the_seeding_sample_is_embedded_on_a_worker_with_the_local_labels(client, monkeypatch, split_rows):
     """On Dask the clusterer's seeding sample is embedded by a worker (where the rows are and the search's kernels
-    are loaded), not by this process, which embeds it when it runs locally: the same labels."""
+    are loaded), not by this process, which embeds it when it runs locally: the same labels.  A sample of at least
+    twice ``SPLIT_ROWS`` rows is cut into one piece a worker (the embedding maps each row on its own): the same
+    labels again."""
     import kernelsketch as ks
+    from kernelsketch.distributed import engine as dask_engine
     from kernelsketch.maps.landmark_graph import LandmarkGraph
+
+    pieces = []
+    mapped = dask_engine.DaskEngine._mapped
+    monkeypatch.setattr(
+        dask_engine.DaskEngine,
+        "_mapped",
+        lambda self, ps, *a: (pieces.append([len(p) for p in ps]), mapped(self, ps, *a))[1],
+    )
+    if split_rows is not None:
+        monkeypatch.setattr(dask_engine, "SPLIT_ROWS", split_rows)
 
     X = _data(n=3000, d=3, seed=4)
     calls = []
@@ -872,6 +886,7 @@ def test_the_seeding_sample_is_embedded_on_a_worker_with_the_local_labels(client
     )
     assert calls == []  # (the workers are other processes: the spy is not there)
     np.testing.assert_array_equal(on_dask.labels, local.labels)
+    assert [1000] in pieces if split_rows is None else ([500, 500] in pieces and [1000] not in pieces)
 
 
 class _MarksTeardown:

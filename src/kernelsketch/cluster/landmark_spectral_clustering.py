@@ -427,7 +427,8 @@ class LandmarkSpectralClustering(ClusterMixin, BaseEstimator):
         try:
             self.embedding_ = embedding
             self._choose_k(lambda: _stability_sample(rows, self.random_state), km)  # (n_clusters="auto")
-            seeding = seed_on_rows(rows, km, rng, sample_embedding, self.embedding_.landmark_graph())
+            graph = self.embedding_.landmark_graph()
+            seeding = seed_on_rows(rows, km, rng, sample_embedding, graph, rowwise=True)  # (each row on its own)
             self._adopt_clusters(km)
             (indices, weights), X_sample = seeding.kept
             seeding.kept = None

@@ -35,7 +35,7 @@ class Seeding:
     kept: Any = None
 
 
-def seed_on_rows(rows, km, rng, embed, state=None) -> Seeding:
+def seed_on_rows(rows, km, rng, embed, state=None, *, rowwise=False) -> Seeding:
     """k-means++ and Lloyd (``km``, :class:`~kernelsketch.cluster.StreamingKMeans`) on the embedding of a uniform
     sample of ``rows`` (a row source, :mod:`kernelsketch.utils.row_source`), drawn with ``rng``: a
     :class:`Seeding`, with the time spent embedding the sample and running k-means on it.
@@ -44,6 +44,9 @@ def seed_on_rows(rows, km, rng, embed, state=None) -> Seeding:
     wants of them, :attr:`Seeding.kept`).  It runs where the rows are
     (:func:`~kernelsketch.utils.row_source.gather_mapped`: on a Dask worker, which has the search's kernels loaded
     from the fit pass), so it must be a module-level function.
+
+    ``rowwise``: ``embed`` maps each row on its own (:func:`~kernelsketch.utils.row_source.gather_mapped`): the
+    sample's rows may then be split among the workers.
     """
     from ..utils.row_source import gather_mapped
 
@@ -51,7 +54,7 @@ def seed_on_rows(rows, km, rng, embed, state=None) -> Seeding:
     at: dict[str, Any] = {"labels": None, "kept": None, "embedded": t0}
 
     def embedded_rows(idx):
-        (out, at["kept"]), at["labels"] = gather_mapped(rows, idx, embed, state)
+        (out, at["kept"]), at["labels"] = gather_mapped(rows, idx, embed, state, rowwise=rowwise)
         at["embedded"] = time.perf_counter()
         return out
 

@@ -53,6 +53,10 @@ def _payload_bytes(value):
         return 0
 
 
+#: rows of a piece at least when a row-wise mapping of gathered rows is split among the workers
+SPLIT_ROWS = 10_000
+
+
 def _peak_rss_mib():
     """This process's peak resident set in MiB (a worker's, through ``client.run``); None where not reported."""
     import resource
@@ -263,15 +267,25 @@ class DaskEngine:
         return rows, self.X.numblocks[0] + 1
 
     @_worker_memory
-    def gather_mapped(self, indices, fn, state=None):
+    def gather_mapped(self, indices, fn, state=None, rowwise=False):
         """``(fn(X, state), y)`` of the rows at sorted distinct ``indices``, ``fn`` run on the worker that collects
         them (:func:`~kernelsketch.utils.row_source.gather_mapped`): the seeding sample's embedding, where the
-        workers have the search's kernels loaded and this process has not."""
+        workers have the search's kernels loaded and this process has not.  ``rowwise`` (``fn`` maps each row on its
+        own): with a client of several workers, the rows are cut into one consecutive piece a worker (at least
+        :data:`SPLIT_ROWS` rows each), gathered and mapped side by side, and the outputs stacked in order."""
+        from ..utils.row_source import stack_rows
+
         idx = np.asarray(indices, dtype=np.int64)
         if idx.size == 0:
             X, y = self.gather(idx)
             return fn(X, state), y
-        out, y = self._mapped([idx], fn, state)[0]
+        n = 1
+        if rowwise and self.client is not None:
+            n = max(1, min(len(self.client.scheduler_info().get("workers", {})), idx.size // SPLIT_ROWS))
+        outs = self._mapped(np.array_split(idx, n), fn, state)
+        out, y = (
+            (outs[0][0], outs[0][1]) if n == 1 else (stack_rows([o for o, _ in outs]), stack_rows([y for _, y in outs]))
+        )
         return out, (None if y is None else np.asarray(y))
 
     @_worker_memory

@@ -321,8 +321,8 @@ class _Counted:
         self.n_read += X.shape[0]
         return X, y
 
-    def gather_mapped(self, indices, fn, state=None):
-        out = gather_mapped(self.rows, indices, fn, state)
+    def gather_mapped(self, indices, fn, state=None, rowwise=False):
+        out = gather_mapped(self.rows, indices, fn, state, rowwise=rowwise)
         self.n_read += len(indices)
         return out
 

@@ -68,14 +68,19 @@ def count_rows(rows) -> int:
     return int(rows.n_rows)
 
 
-def gather_mapped(rows, indices, fn, state=None):
+def gather_mapped(rows, indices, fn, state=None, *, rowwise=False):
     """``(fn(X, state), y)`` of the rows at sorted distinct ``indices``: ``fn`` of what ``rows.gather`` returns,
     run where the rows are when the source offers it (``rows.gather_mapped``: a Dask worker, so that this process
     neither loads ``fn``'s kernels nor waits for them; ``fn`` a module-level function), else here.  The
-    same numbers either way."""
+    same numbers either way.
+
+    ``rowwise``: ``fn`` maps each row on its own and returns arrays with a row for each of ``X``'s (or nested tuples
+    of them, or None), so that a source may split the rows among its workers and stack what each returns
+    (:func:`stack_rows`): the same numbers.
+    """
     own = getattr(rows, "gather_mapped", None)
     if own is not None:
-        return own(indices, fn, state)
+        return own(indices, fn, state, rowwise=rowwise) if rowwise else own(indices, fn, state)
     X, y = rows.gather(indices)
     return fn(X, state), y
 
@@ -88,6 +93,24 @@ def gather_mapped_pieces(rows, pieces, fn, state=None) -> list:
     if own is not None:
         return own(pieces, fn, state)
     return [gather_mapped(rows, piece, fn, state)[0] for piece in pieces]
+
+
+def stack_rows(parts):
+    """The row-wise outputs of consecutive pieces of rows stacked into one: arrays concatenated along their first
+    axis, tuples (and lists) element by element, None kept (every piece's None).  Anything else is not a row-wise
+    output: TypeError."""
+    first = parts[0]
+    if first is None:
+        if any(p is not None for p in parts):
+            raise TypeError("row-wise outputs: None in some pieces and not in others")
+        return None
+    if isinstance(first, (tuple, list)):
+        if any(not isinstance(p, type(first)) or len(p) != len(first) for p in parts):
+            raise TypeError("row-wise outputs: pieces of different structures")
+        return type(first)(stack_rows([p[i] for p in parts]) for i in range(len(first)))
+    if isinstance(first, np.ndarray) and first.ndim >= 1:
+        return np.concatenate(parts)
+    raise TypeError(f"a row-wise output is arrays, tuples of them or None, not {type(first).__name__}")
 
 
 def sum_parts(parts):

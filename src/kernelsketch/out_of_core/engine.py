@@ -102,6 +102,10 @@ class Engine(Protocol):
         """Whether ``nbytes`` of kept per-block results fit where this engine keeps them (:meth:`map`)."""
         ...
 
+    def worker_peak_mib(self) -> float | None:
+        """The largest peak resident set of the engine's worker processes so far, in MiB; None when it has none."""
+        ...
+
 
 # -- engines ----------------------------------------------------------------------
 class LocalEngine(BlockFolds):
@@ -229,6 +233,10 @@ class LocalEngine(BlockFolds):
         import tempfile
 
         return shutil.disk_usage(tempfile.gettempdir()).free >= 2 * nbytes
+
+    def worker_peak_mib(self):
+        """None: the blocks are read and worked on in this process (its own peak is the operating system's to tell)."""
+        return None
 
 
 def open_engine(data, *, client=None, block_rows=None, **read_options):

@@ -311,3 +311,43 @@ def test_a_sigterm_dropped_in_a_c_callback_is_sent_again_until_the_command_line_
     assert p.returncode == 143, p.stderr[-500:]
     assert "past the callback" in p.stderr and "interrupted; no output was written" in p.stderr
     assert "Exception ignored" not in p.stderr and "Traceback" not in p.stderr
+
+
+def test_a_terminating_signal_is_sent_again_only_once_its_exception_was_dropped(monkeypatch):
+    """The signal is delivered again only after its exception was dropped at a C callback's edge (reported to the
+    unraisable hook); while it unwinds normally (a Dask cluster's close, temporary files removed) it is left alone:
+    a second delivery inside a cluster's close left it half closed, and the exit waited 10 s for it."""
+    import signal
+    import threading
+    import time
+    import types
+
+    from kernelsketch.cli import main as cli_main
+
+    got = []
+    previous = signal.signal(signal.SIGUSR1, lambda signum, frame: got.append(signum))
+    monkeypatch.setattr(cli_main, "_AGAIN_AFTER", 0.05)
+    monkeypatch.setattr(cli_main, "_UNWINDING", {"signum": signal.SIGUSR1, "caught": False})
+    run = cli_main._UNWINDING
+    try:
+        again = threading.Thread(target=cli_main._deliver_again, args=(run, signal.SIGUSR1), daemon=True)
+        again.start()
+        time.sleep(0.4)
+        assert got == []  # unwinding as it should: not sent again
+        reported = []
+        hook = cli_main._unraisable(reported.append)
+        hook(types.SimpleNamespace(exc_value=cli_main._Terminated(signal.SIGUSR1)))  # dropped at a callback's edge
+        assert reported == [] and run["dropped"]
+        deadline = time.monotonic() + 5
+        while not got and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert got == [signal.SIGUSR1] and "dropped" not in run  # sent again, once
+        hook(types.SimpleNamespace(exc_value=ValueError("other")))
+        assert len(reported) == 1  # anything else is reported as before
+        run["caught"] = True
+        again.join(2)
+        assert not again.is_alive()
+    finally:
+        run["caught"] = True  # (the thread stops sending)
+        time.sleep(0.1)
+        signal.signal(signal.SIGUSR1, previous)

@@ -614,8 +614,9 @@ class _Terminated(KeyboardInterrupt):
         self.signum = signum
 
 
-#: this run's signal being unwound (``signum``) and whether the command line has caught its exception (``caught``):
-#: a new dict for each run of :func:`_main`
+#: this run's signal being unwound (``signum``), whether the command line has caught its exception (``caught``) and
+#: whether its exception was dropped at a C callback's edge since it was last sent (``dropped``): a new dict for each
+#: run of :func:`_main`
 _UNWINDING: dict = {"signum": None, "caught": False}
 #: seconds between deliveries of a signal whose exception has not reached the command line yet
 _AGAIN_AFTER = 0.25
@@ -625,9 +626,12 @@ def _raise_interrupt(signum, frame):
     """SIGTERM / SIGHUP: raise :class:`_Terminated` where the main thread is.
 
     Python runs a signal's handler at the main thread's next line of Python; when that line is a C library's callback
-    into Python (numba compiling a kernel: llvmlite's object cache), the exception is printed and dropped at the
-    callback's edge and the run would go on to its end.  So the signal is sent again every :data:`_AGAIN_AFTER`
-    seconds until the command line has caught it (:func:`_main`); once it has, its cleanup runs undisturbed."""
+    into Python (numba compiling a kernel: llvmlite's object cache), the exception is dropped at the callback's edge
+    (reported to :data:`sys.unraisablehook`, :func:`_unraisable`) and the run would go on to its end.  So a dropped
+    one is sent again after :data:`_AGAIN_AFTER` seconds, until the command line has caught it (:func:`_main`).  One
+    that was not dropped is never sent again: its unwinding (a Dask cluster's close, temporary files removed) runs
+    undisturbed (a second delivery inside a cluster's close left it half closed, and the exit then waited 10 s for
+    it)."""
     run = _UNWINDING
     if run["caught"]:
         return
@@ -642,17 +646,19 @@ def _deliver_again(run, signum):
         time.sleep(_AGAIN_AFTER)
         if run["caught"]:
             return
-        os.kill(os.getpid(), signum)
+        if run.pop("dropped", False):
+            os.kill(os.getpid(), signum)
 
 
 def _unraisable(hook):
-    """``sys.unraisablehook`` without the report of a :class:`_Terminated` dropped at a C callback's edge (the signal is
-    sent again, :func:`_raise_interrupt`); anything else goes to ``hook``.  Installed once."""
+    """``sys.unraisablehook`` without the report of a :class:`_Terminated` dropped at a C callback's edge (marked, so
+    that the signal is sent again: :func:`_raise_interrupt`); anything else goes to ``hook``.  Installed once."""
     if getattr(hook, "_kernelsketch", False):
         return hook
 
     def unraisable(info):
         if isinstance(info.exc_value, _Terminated):
+            _UNWINDING["dropped"] = True  # (sent again: _deliver_again)
             return
         hook(info)
 

@@ -136,7 +136,19 @@ def render(walls, cpus, peaks, same, base, head, args):
     for name, r in pairs.items():
         lines.append(f"| {name} | **{statistics.median(r):.3f}** | {', '.join(f'{x:.3f}' for x in r)} |")
     lines += ["", f"The two revisions' labels identical in every run: {'yes' if same else 'NO'}.", ""]
+    if args.workers is not None:
+        lines += [FORKED_NOTE, ""]
     return "\n".join(lines)
+
+
+#: what a ``--workers`` page's CPU and peak columns cover (every such page says it)
+FORKED_NOTE = (
+    "With `--workers`, the CPU seconds and the peak RSS are those of the command and of the processes it waited for. "
+    "From 864c720 on, a local cluster's workers are forked by a fork server "
+    "(`kernelsketch.distributed.cluster.start_worker_forkserver`), which the command does not wait for: their CPU "
+    "and memory are outside those two columns for such a revision (the wall is comparable; each worker's own peak is "
+    "in the command's `--json` summary, `dask.worker_peak_mib`), and its CPU ratio is not a comparison of work."
+)
 
 
 def main(argv=None):

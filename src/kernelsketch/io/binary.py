@@ -154,14 +154,20 @@ class NpySource(MatrixSource):
             out = self._select(arr[start:stop], lambda i, s=start: s + i)
             self._release_pages()
             return out
-        row_items = arr.shape[1]
         with open(self.path, "rb") as f:
-            f.seek(offset + start * row_items * arr.dtype.itemsize)
-            raw = np.fromfile(f, dtype=arr.dtype, count=(stop - start) * row_items)
+            return self._read_plain(f, start, stop)
+
+    def _read_plain(self, f, start, stop):
+        """``(X, y)`` of rows ``start:stop`` read from the open file ``f`` with one plain read into a buffer of this
+        call's (which ``X`` may be)."""
+        arr = self._arr
+        row_items = arr.shape[1]
+        f.seek(arr.offset + start * row_items * arr.dtype.itemsize)
+        raw = np.fromfile(f, dtype=arr.dtype, count=(stop - start) * row_items)
         if raw.size != (stop - start) * row_items:
             raise ValueError(
-                f"{self.path}: truncated at row index {start + raw.size // row_items} (the file now holds fewer "
-                f"than the {self.n_rows} rows its header says; was it overwritten while being read?)"
+                f"{self.path}: truncated at row index {start + raw.size // row_items} (the file holds fewer than the "
+                f"{self.n_rows} rows its header says; was it overwritten while being read?)"
             )
         return self._select(raw.reshape(stop - start, row_items), lambda i, s=start: s + i, owned=True)
 
@@ -180,18 +186,9 @@ class NpySource(MatrixSource):
             for start in range(0, self.n_rows, block_rows):
                 yield self.read_range(start, min(start + block_rows, self.n_rows))
             return
-        row_items = arr.shape[1]
         with open(self.path, "rb") as f:
             for start in range(0, self.n_rows, block_rows):
-                stop = min(start + block_rows, self.n_rows)
-                f.seek(offset + start * row_items * arr.dtype.itemsize)
-                raw = np.fromfile(f, dtype=arr.dtype, count=(stop - start) * row_items)
-                if raw.size != (stop - start) * row_items:
-                    raise ValueError(
-                        f"{self.path}: truncated at row index {start + raw.size // row_items} (the file "
-                        f"holds fewer than the {self.n_rows} rows its header says)"
-                    )
-                yield self._select(raw.reshape(stop - start, row_items), lambda i, s=start: s + i, owned=True)
+                yield self._read_plain(f, start, min(start + block_rows, self.n_rows))
 
 
 class ParquetSource(MatrixSource):

@@ -267,7 +267,7 @@ class ChildRun(NamedTuple):
     cpu: float  # user + system seconds of it (and the children it waited for)
 
 
-def run_child(cmd: list, env=None, cwd=None, timeout=None) -> ChildRun:
+def run_child(cmd: list, env=None, cwd=None, timeout=None, stdout=None) -> ChildRun:
     """Run ``cmd``; return its :class:`ChildRun` (exit code, wall seconds, peak RSS MiB, CPU seconds).
 
     ``os.wait4`` returns the rusage of this one child (RUSAGE_CHILDREN would
@@ -275,7 +275,7 @@ def run_child(cmd: list, env=None, cwd=None, timeout=None) -> ChildRun:
     child's to the scheduler's wake-up); with one it polls every 10 ms and kills the child at the deadline.
     """
     t0 = time.perf_counter()
-    proc = subprocess.Popen(cmd, env=env, cwd=cwd)
+    proc = subprocess.Popen(cmd, env=env, cwd=cwd, stdout=stdout)
     if timeout is None:
         _, status, usage = os.wait4(proc.pid, 0)
     else:

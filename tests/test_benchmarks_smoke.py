@@ -146,6 +146,23 @@ def test_the_byte_code_benchmark_runs_both_copies_and_keeps_the_plain_one_plain(
     assert "Labels identical in every run: yes" in text and "stayed without byte-code" in text
 
 
+def test_the_start_benchmark_times_each_command_in_every_round(tmp_path, monkeypatch):
+    """``benchmarks.cli_start``: every command run in each round (one untimed first), a row per command with its
+    target where it has one, and a failing command refused rather than timed."""
+    from benchmarks import cli_start
+
+    ran = []
+    real = cli_start.run_child
+    monkeypatch.setattr(cli_start, "run_child", lambda cmd, **kw: (ran.append(cmd[-1]), real(cmd, **kw))[1])
+    walls = cli_start.measure(2)
+    assert len(ran) == 3 * len(cli_start.COMMANDS) and all(len(w) == 2 for w in walls.values())
+    page = cli_start.render(walls, 2)
+    assert "| `kernelsketch --help` |" in page and "<= 0.5 s" in page and "<= 0.3 s" in page
+    monkeypatch.setattr(cli_start, "COMMANDS", [("`python -c exit(3)`", "py", ["-c", "exit(3)"], None)])
+    with pytest.raises(RuntimeError, match=r"failed \(exit 3\)"):
+        cli_start.measure(1)
+
+
 def test_the_revisions_benchmark_runs_both_commits_and_the_reference_in_each_round(tmp_path):
     """``benchmarks.revisions``: two committed revisions' commands and MiniBatchKMeans in every round, the ratios
     from the rounds, the labels of both compared; a revision git does not know is refused by name."""

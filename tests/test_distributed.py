@@ -795,26 +795,6 @@ def test_a_local_clusters_workers_are_forked_from_a_server_started_with_their_en
     assert "SEEN [(True, True, (1,))]" in out.stdout and "PEAK True" in out.stdout, out.stdout + out.stderr[-1000:]
 
 
-def test_the_worker_preload_loads_the_search_and_assignment_kernels_for_both_float_types():
-    """The workers' preload calls the default clustering's block functions on synthetic rows (a warm-up whose failure
-    is only logged): in a fresh process, the approximate search's and the assignment's compiled kernels then hold
-    a float32 and a float64 signature each, loaded before any task (in the fork server, for forked workers)."""
-    code = (
-        "import numba\n"
-        "import kernelsketch.distributed.worker_preload\n"
-        "from kernelsketch.kernels import _neighbors_numba as nb\n"
-        "for name in ('coarse_to_fine', 'graph_assign'):\n"
-        "    sigs = getattr(nb, name).signatures\n"
-        "    kinds = sorted({str(a.dtype) for sig in sigs for a in sig if hasattr(a, 'dtype')})\n"
-        "    print(name, kinds)\n"
-    )
-    out = __import__("subprocess").run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
-    assert out.returncode == 0, out.stderr[-2000:]
-    for name in ("coarse_to_fine", "graph_assign"):
-        line = next(row for row in out.stdout.splitlines() if row.startswith(name))
-        assert "'float32'" in line and "'float64'" in line, out.stdout
-
-
 def _shifted(X, shift):
     return X + shift
 

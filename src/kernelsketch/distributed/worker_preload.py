@@ -17,10 +17,6 @@ other ending (an error, a signal) takes the ordinary path.
 
 from __future__ import annotations
 
-import logging
-
-import numpy as np
-
 from ..kernels.neighbors import _numba_kernel
 from ..maps import landmark_graph  # noqa: F401  (the fit pass's and the seeding sample's block functions)
 from ..out_of_core import assignment, column_statistics  # noqa: F401  (the assignment's and standardize's)
@@ -28,37 +24,6 @@ from ..utils.process_exit import end_without_teardown
 from . import engine, shards  # noqa: F401  (the engine's task wrappers, the shard readers)
 
 _numba_kernel()  # (numba and the search kernels, from its disk cache)
-
-
-def _first_calls():
-    """Each block function of the default clustering once on a few synthetic rows, float32 and float64: numba loads
-    a cached kernel's machine code on its first call with those types, which would otherwise fall in each worker's
-    first pass.  Rows this few reach the approximate search's kernel and the assignment's (``coarse_to_fine``,
-    ``graph_assign``); the others are taken only for blocks of thousands of rows and load there.  A local cluster's
-    workers are forked from a fork server that imports this module once, beside the client's own imports
-    (:func:`~kernelsketch.distributed.cluster.start_worker_forkserver`): the kernels are loaded there, once, and
-    every forked worker has them (a spawned worker pays them in its own start, where they gained nothing)."""
-    from ..maps.landmark_graph import LandmarkGraph, rows_statistics, sample_embedding
-    from ..out_of_core.assignment import assign_block
-    from ..out_of_core.column_statistics import column_absmax
-
-    rng = np.random.default_rng(0)
-    graph = LandmarkGraph(rng.normal(size=(64, 3)), n_neighbors=10, bandwidth=None, search="auto")
-    graph.projection = rng.normal(size=(64, 4))
-    centers = rng.normal(size=(4, 4))
-    settled = graph.settled_cells(centers)
-    for dtype in (np.float32, np.float64):
-        X = rng.normal(size=(256, 3)).astype(dtype)
-        column_absmax(X, None)
-        rows_statistics(X, graph)
-        sample_embedding(X, graph)
-        assign_block(X, (graph, centers, False, settled))
-
-
-try:
-    _first_calls()
-except Exception:  # (a warm-up only: the tasks themselves say what is wrong, if anything is)
-    logging.getLogger(__name__).debug("the first calls of the block functions failed", exc_info=True)
 
 
 def dask_setup(worker):

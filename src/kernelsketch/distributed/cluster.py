@@ -217,7 +217,9 @@ def connect(
     n_workers : int, optional
         Start a ``LocalCluster`` of that many worker processes on this
         machine (loopback only, dashboard on a free port if bokeh is installed), stopped on exit;
-        its workers log nothing below CRITICAL: a failed task raises its exception here instead.
+        its workers log nothing below CRITICAL: a failed task raises its exception here instead.  They are forked
+        from a fork server that imports their modules once (:func:`start_worker_forkserver`; spawned where there
+        is none).
     threads_per_worker : int, default=1
         For a local cluster: kernelsketch's hot paths are BLAS calls, so
         one thread per process avoids oversubscribing the cores.
@@ -268,8 +270,9 @@ def connect(
             yield client
         return
     _check_n_workers(n_workers)
+    forked = start_worker_forkserver()
     with (
-        _local_cluster(n_workers, threads_per_worker, memory_limit) as cluster,
+        _local_cluster(n_workers, threads_per_worker, memory_limit, forked=forked) as cluster,
         distributed.Client(cluster) as client,
     ):
         yield client

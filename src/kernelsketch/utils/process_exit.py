@@ -5,7 +5,9 @@ interpreter's finalization walks and frees one by one (0.4-0.7 s on the 2-core h
 its output closed).  :func:`end_without_teardown` asks that, at exit, every other exit handler runs first
 (logging's flush, weak-reference finalizers such as temporary directories' removal, multiprocessing's children,
 a coverage or profiling tool's save), stdio is flushed, and the process then ends with ``os._exit``.  Non-daemon
-threads have been joined by then (the interpreter does that before the exit handlers).
+threads have been joined by then (the interpreter does that before the exit handlers).  A child of a fork server (a
+forked Dask worker) ends with ``os._exit`` anyway, without exit handlers: there the handlers run as its last
+multiprocessing finalizer.
 """
 
 from __future__ import annotations
@@ -27,7 +29,30 @@ def end_without_teardown(code: int = 0) -> None:
     global _code
     if _code is None:
         atexit.register(_exit_now)
+        _in_a_forked_child()
     _code = int(code)
+
+
+def _in_a_forked_child() -> None:
+    """A child of a fork or a fork server (a forked Dask worker) ends with ``os._exit`` once its run has returned and
+    multiprocessing's finalizers have run: no module teardown, but no exit handler either.  So the last of those
+    finalizers runs the exit handlers (this module's own taken off: the process's end is multiprocessing's)."""
+    import multiprocessing
+    from multiprocessing import util
+
+    if multiprocessing.parent_process() is None or multiprocessing.get_start_method(allow_none=True) not in (
+        "fork",
+        "forkserver",
+    ):
+        return
+    util.Finalize(None, _exit_handlers_only, exitpriority=-(2**31))
+
+
+def _exit_handlers_only() -> None:
+    run_others = getattr(atexit, "_run_exitfuncs", None)
+    atexit.unregister(_exit_now)
+    if run_others is not None:
+        run_others()
 
 
 def _exit_now() -> None:

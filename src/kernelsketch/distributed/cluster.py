@@ -124,25 +124,25 @@ def _check_n_workers(n_workers):
 
 def _local_cluster(n_workers, threads_per_worker, memory_limit, *, forked=False):
     distributed = import_dask("distributed")
+    method = contextlib.nullcontext()
     if forked:  # the nannies fork their workers from the fork server start_worker_forkserver started
-        dask = import_dask("dask")
         # (distributed's own first use of a fork server imports numpy, pandas and lz4 here to preload them in it:
         # this process's fork server has its preload already)
         distributed.utils._forkserver_preload_set = True
-        with dask.config.set({"distributed.worker.multiprocessing-method": "forkserver"}):
-            return _local_cluster(n_workers, threads_per_worker, memory_limit)
-    return distributed.LocalCluster(
-        n_workers=n_workers,
-        threads_per_worker=threads_per_worker,
-        processes=True,
-        host="127.0.0.1",
-        dashboard_address=":0",
-        memory_limit=memory_limit,
-        # a failed task raises its exception here, with the library's message: the workers'
-        # own log of it ("Compute Failed" and a traceback block on stderr) would repeat it
-        silence_logs=logging.CRITICAL,
-        preload=[WORKER_PRELOAD],
-    )
+        method = import_dask("dask").config.set({"distributed.worker.multiprocessing-method": "forkserver"})
+    with method:
+        return distributed.LocalCluster(
+            n_workers=n_workers,
+            threads_per_worker=threads_per_worker,
+            processes=True,
+            host="127.0.0.1",
+            dashboard_address=":0",
+            memory_limit=memory_limit,
+            # a failed task raises its exception here, with the library's message: the workers'
+            # own log of it ("Compute Failed" and a traceback block on stderr) would repeat it
+            silence_logs=logging.CRITICAL,
+            preload=[WORKER_PRELOAD],
+        )
 
 
 class LocalClusterStart:

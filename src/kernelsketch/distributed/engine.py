@@ -283,9 +283,7 @@ class DaskEngine:
         if rowwise and self.client is not None:
             n = max(1, min(len(self.client.scheduler_info().get("workers", {})), idx.size // SPLIT_ROWS))
         outs = self._mapped(np.array_split(idx, n), fn, state)
-        out, y = (
-            (outs[0][0], outs[0][1]) if n == 1 else (stack_rows([o for o, _ in outs]), stack_rows([y for _, y in outs]))
-        )
+        out, y = outs[0] if n == 1 else (stack_rows([o for o, _ in outs]), stack_rows([y for _, y in outs]))
         return out, (None if y is None else np.asarray(y))
 
     @_worker_memory

@@ -182,3 +182,70 @@ def test_moving_a_model_without_spectral_searches_is_refused(blobs):
     res = ks.cluster_file(X[:500], 3, embedding=None, random_state=0)  # plain k-means: nothing searches landmarks
     with pytest.raises(ValueError, match="no spectral embedding"):
         ks.transform_source(res.model, X[:10], method="predict", device="cpu")
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("bandwidth", [None, 2.5])
+@pytest.mark.parametrize("unit_rows", [False, True])
+def test_device_routes_give_the_host_graphs_numbers(dtype, bandwidth, unit_rows):
+    """A block's whole work on the device (search, Gaussian weights, embedding, nearest centre; or ``Z^T Z``) gives
+    the numbers of the host's work on the same search's graph: the same labels and counts, the distances, sums
+    and statistics to the rounding of the dtype (numpy's and PyTorch's exp differ in the last bit)."""
+    from kernelsketch.maps.landmark_graph import LandmarkGraph
+
+    rng = np.random.default_rng(7)
+    X = (3.0 * rng.normal(size=(12000, 5))).astype(dtype)
+    g = LandmarkGraph(
+        3.0 * rng.normal(size=(150, 5)),
+        n_neighbors=7,
+        bandwidth=bandwidth,
+        search=TorchSearch("cpu", block_rows=2500),  # (several sub-blocks, the last one short)
+        projection=rng.normal(size=(150, 4)),
+        unit_rows=unit_rows,
+    )
+    E = g.embed_graph(*g.graph(X))
+    C = E[np.argsort(E[:, 0])[[0, 2400, 4800, 7200, 9600, 11999]]]  # (centres spread over the embedded rows)
+    host = g.assign_graph(*g.graph(X), C, dtype)
+    dev = g.assign_searched(X, C, dtype)
+    rtol = 1e-5 if dtype == np.float32 else 1e-12
+    np.testing.assert_array_equal(dev[0], host[0])
+    np.testing.assert_allclose(dev[1], host[1], rtol=rtol, atol=rtol)
+    np.testing.assert_allclose(dev[2], host[2], rtol=rtol)
+    np.testing.assert_array_equal(dev[3], host[3])
+    assert len(set(host[0].tolist())) == 6  # (every centre has rows: the sums are all compared)
+    G, degrees, n = g.statistics(*g.graph(X))
+    G_dev, degrees_dev, n_dev = g.rows_statistics(X)
+    np.testing.assert_allclose(G_dev, G.toarray() if hasattr(G, "toarray") else G, rtol=rtol, atol=rtol * 1e-3)
+    np.testing.assert_allclose(degrees_dev, degrees, rtol=rtol)
+    assert n_dev == n == 12000
+    with pytest.raises(ValueError, match="4 columns"):
+        g.assign_searched(X, C[:, :3], dtype)
+
+
+def test_the_device_does_each_blocks_whole_work(blobs, monkeypatch):
+    """With a device searcher the fit pass's statistics and the assignment run there as one route each: no graph
+    of their rows comes back to the host, and none is kept (only k-means' seeding sample is searched and embedded
+    on the host, as the labeling needs its graph)."""
+    X, y = blobs
+    routed = {"landmark_assign": 0, "landmark_statistics": 0}
+    landmark_rows = []
+    for name in routed:
+        real = getattr(TorchSearch, name)
+
+        def spy(self, X, *a, _real=real, _name=name, **kw):
+            routed[_name] += X.shape[0]
+            return _real(self, X, *a, **kw)
+
+        monkeypatch.setattr(TorchSearch, name, spy)
+    real_search = TorchSearch.search
+
+    def search_spy(self, X, r):
+        if self.n_points_ > 6:  # (the landmarks, not k-means' centres)
+            landmark_rows.append(X.shape[0])
+        return real_search(self, X, r)
+
+    monkeypatch.setattr(TorchSearch, "search", search_spy)
+    res = ks.cluster_file(X, 6, device="cpu", init_size=1000, random_state=0)
+    assert adjusted_rand_score(y, res.labels) >= 0.99
+    assert routed == {"landmark_assign": 6000, "landmark_statistics": 6000}
+    assert landmark_rows == [1000]

@@ -29,7 +29,7 @@ from ..utils.chunking import get_chunk_n_rows
 from .neighbors import search_origin
 from .search import _points
 
-__all__ = ["TorchSearch", "available_devices", "resolve_device"]
+__all__ = ["TorchSearch", "available_devices", "gaussian_weights", "resolve_device"]
 
 #: the fraction of a CUDA device's free memory one sub-block's temporaries may take
 CUDA_MEMORY_FRACTION = 0.25
@@ -153,43 +153,129 @@ class TorchSearch:
             T = T - torch.as_tensor(self.origin_, dtype=T.dtype, device=self.device_)
         return T
 
-    def _sub_block_rows(self, n, itemsize):
+    def _sub_block_rows(self, n, itemsize, extra_bytes=0):
+        """Rows per sub-block: the ``(rows x points)`` distances and topk's scratch (``itemsize`` each), plus
+        ``extra_bytes`` a row (what a fused route keeps beside them), in a quarter of the free CUDA memory or in
+        ``working_memory``."""
         if self.block_rows is not None:
             return max(1, int(self.block_rows))
-        per_row = itemsize * (2 * self.n_points_ + 8)  # the distance row, topk's scratch
+        per_row = itemsize * (2 * self.n_points_ + 8) + int(extra_bytes)
         if self.device_.type == "cuda":
             torch = _torch()
             free, _ = torch.cuda.mem_get_info(self.device_)
             return max(1, min(n, int(CUDA_MEMORY_FRACTION * free // per_row)))
         return get_chunk_n_rows(per_row, max(n, 1))
 
-    def search(self, X, r):
+    def _checked_rows(self, X, r):
+        """``(X as a tensor on the device, its NumPy dtype, the points and their squared norms)``, checked."""
         torch = _torch()
         if not hasattr(self, "device_"):
             raise RuntimeError("TorchSearch.search before build(points)")
-        r = int(r)
         if not 1 <= r <= self.n_points_:
             raise ValueError(f"r must be in [1, {self.n_points_}] (the points built), got {r}")
         T = self._rows(X)
         if T.ndim != 2 or T.shape[1] != self._host_points.shape[1]:
             raise ValueError(f"X must have {self._host_points.shape[1]} columns, got shape {tuple(T.shape)}")
         np_dtype = np.float32 if T.dtype == torch.float32 else np.float64
-        P, p2 = self._on_device(np_dtype)
+        return T, np_dtype, self._on_device(np_dtype)
+
+    @staticmethod
+    def _nearest(B, r, P, p2):
+        """The ``r`` nearest of the points ``P`` (squared norms ``p2``) to each row of the sub-block ``B``:
+        ``(squared distances >= 0, indices)``, each row ascending."""
+        torch = _torch()
+        # |p|^2 - 2 x.p: a row's |x|^2 is the same for all its points, so it is added to the r kept only
+        # (one pass over the (rows x points) block fewer; the same order, the same numbers)
+        D = torch.addmm(p2.unsqueeze(0), B, P.T, beta=1.0, alpha=-2.0)
+        d2, idx = torch.topk(D, r, dim=1, largest=False, sorted=True)
+        d2 += (B * B).sum(dim=1, keepdim=True)
+        return d2.clamp_min_(0.0), idx
+
+    def search(self, X, r):
+        torch = _torch()
+        r = int(r)
+        T, np_dtype, (P, p2) = self._checked_rows(X, r)
         n = T.shape[0]
         d2_out = np.empty((n, r), dtype=np_dtype)
         idx_out = np.empty((n, r), dtype=np.int32)
         step = self._sub_block_rows(n, np.dtype(np_dtype).itemsize)
         with torch.no_grad():
             for start in range(0, n, step):
-                B = T[start : start + step]
-                # |p|^2 - 2 x.p: a row's |x|^2 is the same for all its points, so it is added to the r kept only
-                # (one pass over the (rows x points) block fewer; the same order, the same numbers)
-                D = torch.addmm(p2.unsqueeze(0), B, P.T, beta=1.0, alpha=-2.0)
-                d2, idx = torch.topk(D, r, dim=1, largest=False, sorted=True)
-                d2 += (B * B).sum(dim=1, keepdim=True)
-                d2_out[start : start + step] = d2.clamp_min_(0.0).cpu().numpy()
+                d2, idx = self._nearest(T[start : start + step], r, P, p2)
+                d2_out[start : start + step] = d2.cpu().numpy()
                 idx_out[start : start + step] = idx.to(torch.int32).cpu().numpy()
         return d2_out, idx_out
+
+    # -- a landmark graph's block work on the device (LandmarkGraph's fused routes) -----------------------------
+    def landmark_statistics(self, X, r, bandwidth):
+        """The graph statistics ``(Z^T Z (m, m) float64, Z^T 1 (m,), rows)`` of the rows of ``X`` joined to their
+        ``r`` nearest points (the landmarks this searcher was built on) with Gaussian weights, computed on the
+        device: :meth:`~kernelsketch.maps.landmark_graph.LandmarkGraph.statistics` of its ``graph(X)``, to
+        rounding, with only ``X`` sent and ``m x m`` numbers returned (each sub-block's ``Z`` dense, ``Z^T Z`` one
+        float64 GEMM)."""
+        torch = _torch()
+        r = int(r)
+        T, np_dtype, (P, p2) = self._checked_rows(X, r)
+        n, m = T.shape[0], self.n_points_
+        G = torch.zeros((m, m), dtype=torch.float64, device=self.device_)
+        degrees = torch.zeros(m, dtype=torch.float64, device=self.device_)
+        step = self._sub_block_rows(n, np.dtype(np_dtype).itemsize, extra_bytes=8 * m)
+        with torch.no_grad():
+            for start in range(0, n, step):
+                d2, idx = self._nearest(T[start : start + step], r, P, p2)
+                Z = torch.zeros((d2.shape[0], m), dtype=torch.float64, device=self.device_)
+                Z.scatter_(1, idx, gaussian_weights(d2, bandwidth).to(torch.float64))
+                G.addmm_(Z.T, Z)
+                degrees += Z.sum(dim=0)
+        return G.cpu().numpy(), degrees.cpu().numpy(), n
+
+    def landmark_assign(self, X, r, bandwidth, projection, centers, dtype, unit_rows=False):
+        """k-means' assignment of the rows of ``X`` embedded by a landmark graph, on the device:
+        ``(labels int64, squared distances float64, per-centre sums float64, counts float64)``.
+
+        Each row's ``r`` nearest points (the landmarks), their Gaussian weights (:func:`gaussian_weights`), its
+        embedding ``sum_a w_a P[j_a]`` in float64 (``projection``'s rows; unit length with ``unit_rows``),
+        rounded to ``dtype``, and its nearest centre in ``dtype``: the numbers of
+        :meth:`~kernelsketch.maps.landmark_graph.LandmarkGraph.assign_graph` of ``graph(X)`` with this searcher
+        finding the centres, to rounding (summation order), with only ``X`` sent and the labels returned.
+        """
+        torch = _torch()
+        r = int(r)
+        T, np_dtype, (P, p2) = self._checked_rows(X, r)
+        n = T.shape[0]
+        proj = torch.as_tensor(np.ascontiguousarray(projection, dtype=np.float64), device=self.device_)
+        k = proj.shape[1]
+        C = np.asarray(centers)
+        if C.ndim != 2 or C.shape[1] != k:
+            raise ValueError(f"centers must have {k} columns (the embedding's), got shape {C.shape}")
+        centre_search = TorchSearch(self.device_).build(C)
+        dt = np.dtype(dtype)
+        t_dtype = torch.float32 if dt == np.float32 else torch.float64
+        Pc, pc2 = centre_search._on_device(np.float32 if dt == np.float32 else np.float64)
+        n_centres = C.shape[0]
+        labels = np.empty(n, dtype=np.int64)
+        sq = np.empty(n)
+        sums = torch.zeros((n_centres, k), dtype=torch.float64, device=self.device_)
+        counts = torch.zeros(n_centres, dtype=torch.float64, device=self.device_)
+        step = self._sub_block_rows(n, np.dtype(np_dtype).itemsize, extra_bytes=8 * (2 * r * k + k + n_centres))
+        with torch.no_grad():
+            for start in range(0, n, step):
+                d2, idx = self._nearest(T[start : start + step], r, P, p2)
+                w = gaussian_weights(d2, bandwidth).to(torch.float64)
+                E = (w.unsqueeze(2) * proj[idx]).sum(dim=1)  # (rows, k): sum_a w_a P[j_a]
+                if unit_rows:  # (as the host's: a zero row stays 0)
+                    norms = torch.sqrt((E * E).sum(dim=1, keepdim=True))
+                    E = torch.where(norms > 0, E / norms, E)
+                E = E.to(t_dtype)  # (the embedding a run in dtype keeps)
+                d1, lab = self._nearest(centre_search._rows(E), 1, Pc, pc2)
+                lab = lab[:, 0]
+                labels[start : start + step] = lab.cpu().numpy()
+                sq[start : start + step] = d1[:, 0].cpu().numpy()
+                onehot = torch.zeros((E.shape[0], n_centres), dtype=torch.float64, device=self.device_)
+                onehot.scatter_(1, lab.unsqueeze(1), 1.0)
+                sums.addmm_(onehot.T, E.to(torch.float64))
+                counts += onehot.sum(dim=0)
+        return labels, sq, sums.cpu().numpy(), counts.cpu().numpy()
 
     def __getstate__(self):  # tensors stay where they are: rebuilt from the host copy after unpickling
         state = dict(vars(self))
@@ -200,3 +286,21 @@ class TorchSearch:
         vars(self).update(state)
         if "_host_points" in state:
             self._points = {}
+
+
+def gaussian_weights(d2, bandwidth):
+    """A landmark graph's Gaussian weights of rows at squared distances ``d2`` (a tensor, each row ascending),
+    each row summing to 1, in ``d2``'s dtype: the operations of
+    :meth:`~kernelsketch.maps.landmark_graph.LandmarkGraph.weights_into`, step for step, in PyTorch."""
+    torch = _torch()
+    W = d2.clone()
+    if bandwidth is None:
+        scale = W[:, -1:].clone()  # the r-th nearest point's squared distance
+        at_zero = scale[:, 0] <= 0  # every neighbour at distance 0: equal weights
+        scale[at_zero] = 1.0
+        W[at_zero] = 0.0
+        W = torch.neg(W / scale)
+    else:
+        W = torch.neg(W - W[:, :1]) / bandwidth**2
+    W.exp_()
+    return W / W.sum(dim=1, keepdim=True)

@@ -29,6 +29,12 @@ def user_searcher(search):
     return None if search is None or isinstance(search, str) else search
 
 
+def searches_on_device(search) -> bool:
+    """Whether ``search`` is a device searcher that does a block's whole work where it searches (the routes of
+    :meth:`LandmarkGraph.device_route`: :class:`~kernelsketch.kernels.torch_search.TorchSearch`)."""
+    return callable(getattr(user_searcher(search), "landmark_assign", None))
+
+
 def _unit_rows(U):
     """Each row of ``U`` scaled to unit length in place (Ng, Jordan & Weiss); a zero row stays 0."""
     norms = np.sqrt(np.einsum("ij,ij->i", U, U))
@@ -177,6 +183,22 @@ class LandmarkGraph:
         """``Z`` of rows given by their graph: CSR ``(n, m)``."""
         return graph_csr(indices, weights, self.landmarks.shape[0])
 
+    def device_route(self, X, name):
+        """The searcher's own route ``name`` for the dense rows ``X`` (``"landmark_statistics"``,
+        ``"landmark_assign"``: a device searcher's, :class:`~kernelsketch.kernels.torch_search.TorchSearch`, that
+        does a block's whole work where its search runs, only the rows sent and the answer returned), or None."""
+        if sp.issparse(X):
+            return None
+        return getattr(self.searcher(X), name, None)
+
+    def rows_statistics(self, X):
+        """The graph statistics ``(Z^T Z, Z^T 1, rows)`` of validated rows (:meth:`check_rows`): on the searcher's
+        device where it has the route (:meth:`device_route`), else :meth:`statistics` of :meth:`graph`."""
+        route = self.device_route(X, "landmark_statistics")
+        if route is not None:
+            return route(X, self.r, self.bandwidth)
+        return self.statistics(*self.graph(X))
+
     def statistics(self, indices, weights):
         """The graph statistics ``(Z^T Z, Z^T 1, rows)`` of rows given by their graph."""
         m = self.landmarks.shape[0]
@@ -210,6 +232,14 @@ class LandmarkGraph:
             E = self.embed_graph(indices, weights).astype(dtype, copy=False)
             return assign_with_statistics(E, centers, user_searcher(self.search))
         return assign_graph_with_statistics(indices, weights, self.projection, centers, dtype)
+
+    def assign_searched(self, X, centers, dtype):
+        """:meth:`assign_graph` of the validated rows ``X`` searched again: on the searcher's device where it has
+        the route (:meth:`device_route`; the same numbers to rounding), else of :meth:`graph`."""
+        route = self.device_route(X, "landmark_assign")
+        if route is not None:
+            return route(X, self.r, self.bandwidth, self.projection, centers, dtype, unit_rows=self.unit_rows)
+        return self.assign_graph(*self.graph(X), centers, dtype)
 
     def settled_cells(self, centers):
         """Which rows :meth:`assign_rows` labels from the approximate search's first sweep alone: ``(m,)`` int64,
@@ -258,7 +288,7 @@ class LandmarkGraph:
         if settled is not None and isinstance(searcher, ApproximateSearch):
             found = searcher.search_settled(X, self.r, settled)
         if found is None:
-            return self.assign_graph(*self.graph(X), centers, dtype)
+            return self.assign_searched(X, centers, dtype)
         d2, indices, p = found
         labels = settled[p]
         counts = np.bincount(labels[labels >= 0], minlength=np.asarray(centers).shape[0]).astype(np.float64)
@@ -281,11 +311,15 @@ def block_statistics(kept, graph):
     return graph.statistics(kept[0], kept[1])
 
 
+def block_rows_statistics(X, graph):
+    """The graph statistics of a block of rows as a pass reads it (:meth:`LandmarkGraph.rows_statistics`: on a
+    device searcher's device, the rows' graph never formed on the host)."""
+    return GraphStatistics(*graph.rows_statistics(X))
+
+
 def rows_statistics(X, graph):
-    """The graph statistics of gathered rows (a sample's piece): :func:`block_graph` and :func:`block_statistics`
-    of them."""
-    X = check_input(X, accept_sparse=("csr",))
-    return GraphStatistics(*block_statistics(block_graph(X, graph), graph))
+    """The graph statistics of gathered rows (a sample's piece): :meth:`LandmarkGraph.rows_statistics`."""
+    return GraphStatistics(*graph.rows_statistics(check_input(X, accept_sparse=("csr",))))
 
 
 def sample_embedding(X, graph):

@@ -36,8 +36,10 @@ from .landmark_graph import (  # noqa: F401  (AUTO_APPROXIMATE_MAX_FEATURES, use
     AUTO_APPROXIMATE_MAX_FEATURES,
     LandmarkGraph,
     block_graph,
+    block_rows_statistics,
     block_statistics,
     rows_statistics,
+    searches_on_device,
     user_searcher,
 )
 from .landmark_selection import KMeansLandmarks, LandmarkData, UniformLandmarks, select_landmarks
@@ -567,6 +569,11 @@ class LandmarkSpectralEmbedding(ClassNamePrefixFeaturesOutMixin, TransformerMixi
             self._finish(self._sample_statistics(rows, idx))
             return None
         graph = self.landmark_graph()
+        if not keep_graph and searches_on_device(graph.search):  # (each block's whole work on the device)
+            self._finish(
+                rows.reduce(block_rows_statistics, GraphStatistics.add, state=graph, desc=f"{name} statistics")
+            )
+            return None
         graphs = rows.map(block_graph, graph, desc=f"{name} graph", keep=keep_graph)
         try:
             stats = graphs.reduce(block_statistics, GraphStatistics.add, state=graph, desc=f"{name} statistics")

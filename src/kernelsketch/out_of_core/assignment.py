@@ -74,7 +74,7 @@ def block_assignment(X, state):
         dtype = np.float32 if X.dtype == np.float32 else np.float64
         if settled is not None:
             return embedding.assign_rows(X, centers, dtype, settled)
-        return embedding.assign_graph(*embedding.graph(X), centers, dtype)
+        return embedding.assign_searched(X, centers, dtype)
     return assign_with_statistics(embed_block(X, embedding), centers)
 
 

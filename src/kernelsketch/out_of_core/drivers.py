@@ -910,10 +910,12 @@ def _keeps_graph(keep_graph, engine, model, init_size=None) -> bool:
     ``keep_graph`` asks for it and it can serve.
 
     ``"auto"``: for the landmark spectral clustering, when some rows are outside k-means' sample (else there is
-    no pass to serve) and the engine has room (:meth:`Engine.can_keep`: free disk locally, a quarter of the
+    no pass to serve), its searches are on the host (a device searcher assigns a block where it searches it) and
+    the engine has room (:meth:`Engine.can_keep`: free disk locally, a quarter of the
     workers' memory on Dask, nothing on Dask without a client).
     """
     from ..cluster.streaming_kmeans import DEFAULT_INIT_SIZE
+    from ..maps.landmark_graph import searches_on_device
     from .fit import fit_strategy
     from .spilled_blocks import remove_stale_graphs
 
@@ -933,6 +935,8 @@ def _keeps_graph(keep_graph, engine, model, init_size=None) -> bool:
                 f"array, or Dask with a client); this run has {type(model).__name__} on {engine.describe()}"
             )
         return False
+    if keep_graph == "auto" and searches_on_device(getattr(model, "search", None)):
+        return False  # (the device searches a block again, and assigns it there, faster than the host reads its graph)
     if keep_graph == "auto" and engine.n_rows is not None:
         if engine.n_rows <= (init_size or DEFAULT_INIT_SIZE):  # every row in k-means' sample: no pass to serve
             return False

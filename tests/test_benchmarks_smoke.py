@@ -214,7 +214,12 @@ def test_the_gpu_clustering_benchmark_runs_on_pytorchs_cpu(tmp_path):
     out = tmp_path / "gpu-cluster.md"
     text = gpu_cluster.main(["--quick", "--device", "cpu", "--rows", "6000", "--output", str(out)])
     assert out.read_text() == text and "PyTorch CPU" in text and "not a measurement" in text
-    for row in ("ours: `cluster_file", "PyTorch k-means, k-means++", "/ floor (the search alone)", "Ours / PyTorch k-means"):
+    for row in (
+        "ours: `cluster_file",
+        "PyTorch k-means, k-means++",
+        "/ floor (the search alone)",
+        "Ours / PyTorch k-means",
+    ):
         assert row in text, row
     ours_ari = float(text.split("end to end | ")[1].split("|")[1])
     assert ours_ari >= 0.99  # the blobs are well separated: the device path's labels are the blobs'

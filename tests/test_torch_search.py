@@ -213,6 +213,10 @@ def test_device_routes_give_the_host_graphs_numbers(dtype, bandwidth, unit_rows)
     np.testing.assert_allclose(dev[2], host[2], rtol=rtol)
     np.testing.assert_array_equal(dev[3], host[3])
     assert len(set(host[0].tolist())) == 6  # (every centre has rows: the sums are all compared)
+    # the next pass's centres (the same searcher: what it keeps of the last pass is not reused)
+    np.testing.assert_array_equal(
+        g.assign_searched(X, C[::-1], dtype)[0], g.assign_graph(*g.graph(X), C[::-1], dtype)[0]
+    )
     G, degrees, n = g.statistics(*g.graph(X))
     G_dev, degrees_dev, n_dev = g.rows_statistics(X)
     np.testing.assert_allclose(G_dev, G.toarray() if hasattr(G, "toarray") else G, rtol=rtol, atol=rtol * 1e-3)

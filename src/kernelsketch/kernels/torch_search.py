@@ -116,7 +116,7 @@ class TorchSearch:
     #: a model file keeps the parameters; what build() makes is rebuilt where the model is used
     _init_params = ("device", "block_rows")
     _persistent_state: tuple[str, ...] = ()
-    _transient_state = ("device_", "n_points_", "origin_", "_points", "_host_points")
+    _transient_state = ("device_", "n_points_", "origin_", "_points", "_host_points", "_assign_kept")
 
     def __init__(self, device: Any = "cuda", block_rows: int | None = None) -> None:
         self.device = device
@@ -243,15 +243,12 @@ class TorchSearch:
         r = int(r)
         T, np_dtype, (P, p2) = self._checked_rows(X, r)
         n = T.shape[0]
-        proj = torch.as_tensor(np.ascontiguousarray(projection, dtype=np.float64), device=self.device_)
+        proj, centre_search = self._assign_state(projection, centers)
         k = proj.shape[1]
-        C = np.asarray(centers)
-        if C.ndim != 2 or C.shape[1] != k:
-            raise ValueError(f"centers must have {k} columns (the embedding's), got shape {C.shape}")
-        centre_search = TorchSearch(self.device_).build(C)
         dt = np.dtype(dtype)
         t_dtype = torch.float32 if dt == np.float32 else torch.float64
         Pc, pc2 = centre_search._on_device(np.float32 if dt == np.float32 else np.float64)
+        C = centre_search._host_points
         n_centres = C.shape[0]
         labels = np.empty(n, dtype=np.int64)
         sq = np.empty(n)
@@ -269,17 +266,41 @@ class TorchSearch:
                 E = E.to(t_dtype)  # (the embedding a run in dtype keeps)
                 d1, lab = self._nearest(centre_search._rows(E), 1, Pc, pc2)
                 lab = lab[:, 0]
-                labels[start : start + step] = lab.cpu().numpy()
-                sq[start : start + step] = d1[:, 0].cpu().numpy()
+                both = torch.stack([lab.to(torch.float64), d1[:, 0].to(torch.float64)]).cpu().numpy()  # (one copy)
+                labels[start : start + step] = both[0]
+                sq[start : start + step] = both[1]
                 onehot = torch.zeros((E.shape[0], n_centres), dtype=torch.float64, device=self.device_)
                 onehot.scatter_(1, lab.unsqueeze(1), 1.0)
                 sums.addmm_(onehot.T, E.to(torch.float64))
                 counts += onehot.sum(dim=0)
-        return labels, sq, sums.cpu().numpy(), counts.cpu().numpy()
+        both = torch.cat([sums.ravel(), counts]).cpu().numpy()  # (one copy)
+        return labels, sq, both[:-n_centres].reshape(n_centres, k), both[-n_centres:]
+
+    def _assign_state(self, projection, centers):
+        """``(the projection on the device (float64), a TorchSearch built on the centres)`` for
+        :meth:`landmark_assign`, made once for the blocks of a pass (they share both) and kept while they are the
+        same numbers."""
+        P = np.ascontiguousarray(projection, dtype=np.float64)
+        C = np.asarray(centers)
+        if C.ndim != 2 or C.shape[1] != P.shape[1]:
+            raise ValueError(f"centers must have {P.shape[1]} columns (the embedding's), got shape {C.shape}")
+        kept = getattr(self, "_assign_kept", None)
+        if kept is None or not (
+            kept[0].shape == P.shape
+            and kept[1].shape == C.shape
+            and np.array_equal(kept[0], P)
+            and np.array_equal(kept[1], C)
+        ):
+            torch = _torch()
+            proj = torch.as_tensor(P, device=self.device_)
+            kept = (P.copy(), C.copy(), proj, TorchSearch(self.device_).build(C))
+            self._assign_kept = kept
+        return kept[2], kept[3]
 
     def __getstate__(self):  # tensors stay where they are: rebuilt from the host copy after unpickling
         state = dict(vars(self))
         state.pop("_points", None)
+        state.pop("_assign_kept", None)
         return state
 
     def __setstate__(self, state):

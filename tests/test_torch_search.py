@@ -253,3 +253,23 @@ def test_the_device_does_each_blocks_whole_work(blobs, monkeypatch):
     assert adjusted_rand_score(y, res.labels) >= 0.99
     assert routed == {"landmark_assign": 6000, "landmark_statistics": 6000}
     assert landmark_rows == [1000]
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_the_row_minima_selection_is_topks(dtype):
+    """``select="min"`` (r row minima, each masked before the next: the CUDA default for few neighbours) finds
+    the neighbours and distances ``torch.topk`` finds, rows ascending, ties included (integer grid points)."""
+    rng = np.random.default_rng(3)
+    X = rng.integers(0, 4, size=(2000, 3)).astype(dtype)  # (many tied distances)
+    L = rng.integers(0, 4, size=(60, 3)).astype(np.float64)
+    for r in (1, 5, 60):
+        d_min, i_min = TorchSearch("cpu", select="min", block_rows=700).build(L).search(X, r)
+        d_top, i_top = TorchSearch("cpu", select="topk", block_rows=700).build(L).search(X, r)
+        np.testing.assert_array_equal(d_min, d_top)
+        assert np.all(np.diff(d_min, axis=1) >= 0)
+        Xc = X.astype(np.float64)
+        exact = ((Xc[:, None, :] - L[None, :, :]) ** 2).sum(axis=2)
+        np.testing.assert_allclose(np.take_along_axis(exact, i_min, axis=1), d_min, atol=1e-5)  # (each its own)
+        assert all(len(set(row)) == r for row in i_min.tolist())  # (no landmark twice)
+    with pytest.raises(ValueError, match="select must be one of"):
+        TorchSearch("cpu", select="heap").build(L)

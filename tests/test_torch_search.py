@@ -187,12 +187,14 @@ def test_moving_a_model_without_spectral_searches_is_refused(blobs):
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize("bandwidth", [None, 2.5])
 @pytest.mark.parametrize("unit_rows", [False, True])
-def test_device_routes_give_the_host_graphs_numbers(dtype, bandwidth, unit_rows):
+def test_device_routes_give_the_host_graphs_numbers(dtype, bandwidth, unit_rows, monkeypatch):
     """A block's whole work on the device (search, Gaussian weights, embedding, nearest centre; or ``Z^T Z``) gives
     the numbers of the host's work on the same search's graph: the same labels and counts, the distances, sums
     and statistics to the rounding of the dtype (numpy's and PyTorch's exp differ in the last bit)."""
+    from kernelsketch.kernels.torch_search import FUSED_ROUTES
     from kernelsketch.maps.landmark_graph import LandmarkGraph
 
+    monkeypatch.setattr(TorchSearch, "fused_routes", lambda self: FUSED_ROUTES)  # (CUDA's, on PyTorch's CPU)
     rng = np.random.default_rng(7)
     X = (3.0 * rng.normal(size=(12000, 5))).astype(dtype)
     g = LandmarkGraph(
@@ -227,9 +229,13 @@ def test_device_routes_give_the_host_graphs_numbers(dtype, bandwidth, unit_rows)
 
 
 def test_the_device_does_each_blocks_whole_work(blobs, monkeypatch):
-    """With a device searcher the fit pass's statistics and the assignment run there as one route each: no graph
+    """With a CUDA searcher the fit pass's statistics and the assignment run there as one route each: no graph
     of their rows comes back to the host, and none is kept (only k-means' seeding sample is searched and embedded
     on the host, as the labeling needs its graph)."""
+    from kernelsketch.kernels.torch_search import FUSED_ROUTES
+
+    assert TorchSearch("cpu").fused_routes() == ()  # (PyTorch's CPU: the host's sweeps, the graph kept)
+    monkeypatch.setattr(TorchSearch, "fused_routes", lambda self: FUSED_ROUTES)  # (CUDA's, on PyTorch's CPU)
     X, y = blobs
     routed = {"landmark_assign": 0, "landmark_statistics": 0}
     landmark_rows = []

@@ -35,6 +35,8 @@ __all__ = ["TorchSearch", "available_devices", "gaussian_weights", "resolve_devi
 CUDA_MEMORY_FRACTION = 0.25
 #: ``select="auto"`` picks ``r`` row minima, not ``torch.topk``, on CUDA up to this many neighbours
 MIN_SELECT_MAX_R = 16
+#: the block routes a CUDA ``TorchSearch`` runs on its device (:meth:`TorchSearch.fused_routes`)
+FUSED_ROUTES = ("landmark_statistics", "landmark_assign")
 #: ``TorchSearch``'s ``select`` values
 SELECTIONS = ("auto", "topk", "min")
 
@@ -143,6 +145,14 @@ class TorchSearch:
         self._host_points = P if self.origin_ is None else P - self.origin_
         self._points = {}  # dtype -> (points, squared norms) on the device
         return self
+
+    def fused_routes(self) -> tuple[str, ...]:
+        """The routes that do a landmark graph's block work where this searcher searches
+        (:meth:`~kernelsketch.maps.landmark_graph.LandmarkGraph.device_route`): on CUDA, the fit's graph statistics
+        (:meth:`landmark_statistics`) and the assignment (:meth:`landmark_assign`), only the rows sent; none on
+        PyTorch's CPU, where the host's compiled sweeps (a sparse ``Z^T Z``, the kept graph read back) cost less
+        than a dense ``Z^T Z`` and a second search."""
+        return FUSED_ROUTES if resolve_device(self.device).type == "cuda" else ()
 
     def _on_device(self, dtype):
         torch = _torch()

@@ -30,9 +30,10 @@ def user_searcher(search):
 
 
 def searches_on_device(search) -> bool:
-    """Whether ``search`` is a device searcher that does a block's whole work where it searches (the routes of
-    :meth:`LandmarkGraph.device_route`: :class:`~kernelsketch.kernels.torch_search.TorchSearch`)."""
-    return callable(getattr(user_searcher(search), "landmark_assign", None))
+    """Whether ``search`` is a device searcher that assigns a block where it searches it (its
+    ``fused_routes()``: :meth:`~kernelsketch.kernels.torch_search.TorchSearch.fused_routes`)."""
+    routes = getattr(user_searcher(search), "fused_routes", None)
+    return callable(routes) and "landmark_assign" in routes()
 
 
 def _unit_rows(U):
@@ -185,11 +186,14 @@ class LandmarkGraph:
 
     def device_route(self, X, name):
         """The searcher's own route ``name`` for the dense rows ``X`` (``"landmark_statistics"``,
-        ``"landmark_assign"``: a device searcher's, :class:`~kernelsketch.kernels.torch_search.TorchSearch`, that
-        does a block's whole work where its search runs, only the rows sent and the answer returned), or None."""
+        ``"landmark_assign"``: one its ``fused_routes()`` names, a CUDA
+        :class:`~kernelsketch.kernels.torch_search.TorchSearch`'s, that does a block's whole work where its search
+        runs, only the rows sent and the answer returned), or None."""
         if sp.issparse(X):
             return None
-        return getattr(self.searcher(X), name, None)
+        searcher = self.searcher(X)
+        routes = getattr(searcher, "fused_routes", None)
+        return getattr(searcher, name) if callable(routes) and name in routes() else None
 
     def rows_statistics(self, X):
         """The graph statistics ``(Z^T Z, Z^T 1, rows)`` of validated rows (:meth:`check_rows`): on the searcher's

@@ -138,7 +138,10 @@ def torch_kmeans(path, k, n_iter, device, torch, tol=None, seed=0):
     centers = X[torch.randint(n, (1,), device=X.device, generator=gen)]
     d2 = torch.cdist(X, centers).square_().squeeze(1)
     for _ in range(1, k):
-        pick = torch.multinomial(d2 / d2.sum(), 1, generator=gen)
+        # (a draw with probability d2 / sum d2 by the cumulative sums: torch.multinomial takes at most 2^24 rows)
+        cum = torch.cumsum(d2, 0, dtype=torch.float64)
+        u = torch.rand(1, generator=gen, device=X.device, dtype=torch.float64) * cum[-1]
+        pick = torch.searchsorted(cum, u).clamp_max_(n - 1)
         centers = torch.cat([centers, X[pick]])
         d2 = torch.minimum(d2, (X - X[pick]).square_().sum(dim=1))
     done = 0

@@ -23,13 +23,11 @@ from ..out_of_core import assignment, column_statistics  # noqa: F401  (the assi
 from ..utils.process_exit import end_without_teardown
 from . import engine, shards  # noqa: F401  (the engine's task wrappers, the shard readers)
 
+_numba_kernel()  # (numba and the search kernels, from its disk cache)
 
 
 def dask_setup(worker):
-    """In a worker process, as it starts: numba and the search kernels loaded from its disk cache on a thread."""
-    import threading
-
-    threading.Thread(target=_numba_kernel, name="kernelsketch-load-kernels", daemon=True).start()
+    """In a worker process, as it starts (nothing to do: :func:`dask_teardown` decides how it ends)."""
 
 
 def dask_teardown(worker):

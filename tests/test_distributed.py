@@ -721,38 +721,6 @@ def test_a_shard_chunk_is_read_and_worked_on_in_one_task_with_its_labels(tmp_pat
     assert engine.stats["bytes_to_client"] == sum(o.nbytes for o in outs)
 
 
-def _row_sums_and_rows(X, _state):
-    return X.sum(axis=1), X.shape[0]
-
-
-def test_a_npy_chunk_is_worked_on_in_pieces_in_its_task(tmp_path, monkeypatch):
-    """A ``.npy`` chunk larger than ``REDUCE_PIECE_BYTES`` is read and passed to ``fn`` in pieces within its one
-    task: a reduce pass folds them with its merge (the column extremes of every row, the row count), a consuming
-    pass gets each piece's result in row order with its own labels, and ``bytes_to_client`` counts them all."""
-    import dask
-
-    from kernelsketch.distributed import engine as dask_engine
-    from kernelsketch.distributed.engine import DaskEngine
-    from kernelsketch.out_of_core.column_statistics import column_absmax, merge_absmax
-
-    X = _data(n=1000, d=4, seed=5)
-    np.save(tmp_path / "X.npy", X)
-    monkeypatch.setattr(dask_engine, "REDUCE_PIECE_BYTES", 32 * 4 * 8)  # (32 rows of 4 float64 a piece)
-    with dask.config.set(scheduler="synchronous"):
-        engine = DaskEngine.open(tmp_path / "X.npy", chunk_rows=300)
-        engine.set_preprocess(_plus_one)
-        tasks = engine.stats["tasks"]
-        n, absmax = engine.reduce(column_absmax, merge_absmax)
-        assert engine.stats["tasks"] - tasks == engine.X.numblocks[0] == 4  # (one task a chunk)
-        outs = []
-        engine.foreach(_row_sums_and_rows, lambda out, y: outs.append(out))
-    assert n == 1000
-    np.testing.assert_array_equal(absmax, np.abs(X + 1.0).max(axis=0))
-    assert [rows for _, rows in outs][:10] == [32] * 9 + [300 - 9 * 32]  # (the first chunk's pieces, in order)
-    np.testing.assert_allclose(np.concatenate([o for o, _ in outs]), (X + 1.0).sum(axis=1))
-    assert engine.stats["bytes_to_client"] >= sum(o.nbytes for o, _ in outs)
-
-
 def test_a_local_cluster_started_on_a_thread_serves_connect_and_the_default_clustering_never_imports_sklearn_there(
     tmp_path,
 ):

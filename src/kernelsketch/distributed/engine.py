@@ -82,43 +82,20 @@ def _run_on_chunk(fn, spec, read_options, preprocess, state, with_y, merge=None,
     """``fn(X, state)`` of a shard file's chunk read here (:func:`~kernelsketch.distributed.shards.read_chunk`),
     with the chunk's labels when ``with_y``: one task a chunk.
 
-    With ``sub_rows``, a ``.npy`` chunk is read and passed to ``fn`` in pieces of ``sub_rows`` rows: each piece's
-    reads and temporaries stay in the worker's cache and heap (:data:`REDUCE_PIECE_BYTES`), where a 64 MiB chunk's
-    took fresh pages.  A reduce pass's pieces are folded left with its ``merge`` here; a pass that consumes each
-    block gets :class:`_Pieces`, each piece's result (with its labels when ``with_y``), in row order."""
+    With ``merge`` (a reduce pass's) and ``sub_rows``, a ``.npy`` chunk is read and passed to ``fn`` in pieces of
+    ``sub_rows`` rows, their results folded left with ``merge`` here: each piece's reads and temporaries stay in
+    the worker's cache and heap (:data:`REDUCE_PIECE_BYTES`), where a 64 MiB chunk's each took fresh pages."""
     path, fmt, start, stop = spec
-    if sub_rows is None or fmt != "npy" or stop - start <= sub_rows:
+    if merge is None or sub_rows is None or fmt != "npy" or stop - start <= sub_rows:
         X, y = read_chunk(spec, read_options, preprocess)
         out = fn(X, state)
         return (out, y) if with_y else out
-    out, pieces = None, _Pieces()
+    out = None
     for lo in range(start, stop, sub_rows):
-        X, y = read_chunk((path, fmt, lo, min(lo + sub_rows, stop)), read_options, preprocess)
+        X, _ = read_chunk((path, fmt, lo, min(lo + sub_rows, stop)), read_options, preprocess)
         part = fn(X, state)
-        if merge is None:
-            pieces.append(((part, y) if with_y else part, X.shape[0]))
-        else:
-            out = part if out is None else merge([out, part])
-    return pieces if merge is None else out
-
-
-class _Pieces(list):
-    """A chunk's results piece by piece (:func:`_run_on_chunk`): ``(result, rows)`` each, in row order."""
-
-
-def _each_piece(consume, count):
-    """``consume`` (and ``count``) of a chunk's result, or of each of its pieces in order (:class:`_Pieces`)."""
-
-    def each(result, y):
-        for part in (p for p, _rows in result) if isinstance(result, _Pieces) else (result,):
-            count(part)
-            consume(part, y)
-
-    return each
-
-
-def _counted_by_consume(_result):
-    """Nothing: :func:`_each_piece`'s consume counts each piece."""
+        out = part if out is None else merge([out, part])
+    return out
 
 
 def _run_on_rows(fn, rows, state):
@@ -470,8 +447,6 @@ class DaskEngine:
         count = self._count
         if joined:  # (the bytes counted are fn's output's, as for any other engine's chunk)
             consume, count = _split_labels(consume), (lambda result: self._count(result[0]))
-        if self._shards is not None:  # (a chunk's results may come piece by piece: _run_on_chunk)
-            consume, count = _each_piece(consume, count), _counted_by_consume
         self.stats["tasks"] += len(parts)
         self.stats["passes"] += 1
         bar = progress(total=self.n_rows, desc=desc, unit="rows")

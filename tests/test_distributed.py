@@ -721,6 +721,42 @@ def test_a_shard_chunk_is_read_and_worked_on_in_one_task_with_its_labels(tmp_pat
     assert engine.stats["bytes_to_client"] == sum(o.nbytes for o in outs)
 
 
+def _absmax_and_pieces(X, _state):
+    from kernelsketch.out_of_core.column_statistics import column_absmax
+
+    return (*column_absmax(X, None), [X.shape[0]])
+
+
+def _merge_absmax_and_pieces(parts):
+    from kernelsketch.out_of_core.column_statistics import merge_absmax
+
+    n, absmax = merge_absmax([p[:2] for p in parts])
+    return n, absmax, [rows for p in parts for rows in p[2]]
+
+
+def test_a_reduce_pass_folds_a_npy_chunk_in_pieces_in_its_task(tmp_path, monkeypatch):
+    """A ``.npy`` chunk larger than ``REDUCE_PIECE_BYTES`` is read and passed to a reduce pass's ``fn`` in pieces
+    within its one task, folded left there with the pass's merge: the column extremes of every row, the pieces in
+    row order."""
+    import dask
+
+    from kernelsketch.distributed import engine as dask_engine
+    from kernelsketch.distributed.engine import DaskEngine
+
+    X = _data(n=1000, d=4, seed=5)
+    np.save(tmp_path / "X.npy", X)
+    monkeypatch.setattr(dask_engine, "REDUCE_PIECE_BYTES", 32 * 4 * 8)  # (32 rows of 4 float64 a piece)
+    with dask.config.set(scheduler="synchronous"):
+        engine = DaskEngine.open(tmp_path / "X.npy", chunk_rows=300)
+        engine.set_preprocess(_plus_one)
+        tasks = engine.stats["tasks"]
+        n, absmax, pieces = engine.reduce(_absmax_and_pieces, _merge_absmax_and_pieces)
+    assert engine.stats["tasks"] - tasks == engine.X.numblocks[0] == 4  # (one task a chunk)
+    assert n == sum(pieces) == 1000
+    assert pieces[:10] == [32] * 9 + [300 - 9 * 32]  # (the first chunk's pieces, in order)
+    np.testing.assert_array_equal(absmax, np.abs(X + 1.0).max(axis=0))
+
+
 def test_a_local_cluster_started_on_a_thread_serves_connect_and_the_default_clustering_never_imports_sklearn_there(
     tmp_path,
 ):

@@ -518,7 +518,7 @@ it, so the references get the same repair (compare their two columns).
 
 
 #: the floor benchmark's latest committed page (the current default's figures)
-FLOOR_PAGE = "cluster-floor-forked-workers.md"
+FLOOR_PAGE = "cluster-floor-reduce-pieces.md"
 
 
 def scale_paragraph(path=None):

@@ -5,8 +5,11 @@
 rows against the points and a top-``r`` of each row -- with PyTorch on ``device``.  Passed as ``search=`` (or
 chosen by ``device=`` of :func:`~kernelsketch.out_of_core.cluster_file` and ``kernelsketch cluster --device``),
 it serves every search of the default clustering: the k-means landmark selection, the graph of the fit pass,
-k-means' seeding and the assignment pass.  The graph's weights, ``Z^T Z`` and the ``m x m`` eigenproblem stay on
-the host (``O(N r^2)`` and ``O(m^3)``: small beside the ``O(N m d)`` search).
+k-means' seeding and the assignment pass.  On CUDA it also does a landmark graph's whole block work there
+(:meth:`TorchSearch.fused_routes`): the fit's graph statistics (search, Gaussian weights, ``Z^T Z``) and the
+assignment (search, weights, embedding, nearest centre), only the rows sent and the ``m x m`` sums or the labels
+returned, so the host's ``O(N r^2)`` sweeps do not wait on the card's ``O(N m d)`` search.  The ``m x m``
+eigenproblem stays on the host.
 
 Rows arrive as NumPy blocks (a file read block by block) or as PyTorch tensors already on the device; each is cut
 into sub-blocks whose ``(rows x points)`` distance matrix fits in a quarter of the device's free memory (CUDA), or

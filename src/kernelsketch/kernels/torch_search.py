@@ -284,8 +284,7 @@ class TorchSearch:
         dt = np.dtype(dtype)
         t_dtype = torch.float32 if dt == np.float32 else torch.float64
         Pc, pc2 = centre_search._on_device(np.float32 if dt == np.float32 else np.float64)
-        C = centre_search._host_points
-        n_centres = C.shape[0]
+        n_centres = centre_search.n_points_
         labels = np.empty(n, dtype=np.int64)
         sq = np.empty(n)
         sums = torch.zeros((n_centres, k), dtype=torch.float64, device=self.device_)

@@ -323,7 +323,7 @@ def block_rows_statistics(X, graph):
 
 def rows_statistics(X, graph):
     """The graph statistics of gathered rows (a sample's piece): :meth:`LandmarkGraph.rows_statistics`."""
-    return GraphStatistics(*graph.rows_statistics(check_input(X, accept_sparse=("csr",))))
+    return block_rows_statistics(check_input(X, accept_sparse=("csr",)), graph)
 
 
 def sample_embedding(X, graph):
